@@ -1,0 +1,38 @@
+// A collector owns one source family (procfs, sysfs, a BPF program, ...).
+// Lifecycle around an observation window:
+//   start()  -> takes the "before" snapshot or attaches probes, says if available
+//   finish() -> takes the "after" snapshot or drains, appends to Evidence
+// A collector never throws for a missing or unreadable source: it reports
+// itself unavailable with the reason (naming the path), and the verdict says
+// which layers could not be observed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/evidence.hpp"
+#include "engine/metric_catalog.hpp"
+
+namespace iodiag {
+
+struct CollectOptions {
+    double duration_s = 10;
+    std::vector<std::string> devices;  // empty = all
+    int pid = 0;                       // 0 = all
+    std::string cgroup;                // empty = all
+    std::string root = "/";            // prefix for /proc and /sys (tests use fixture trees)
+};
+
+class Collector {
+public:
+    virtual ~Collector() = default;
+    virtual std::string name() const = 0;
+    // Every metric, fact and histogram this collector may emit.
+    virtual std::vector<MetricSpec> metric_specs() const = 0;
+    // Before the window. The returned status is recorded in the evidence.
+    virtual CollectorStatus start(const CollectOptions& opts) = 0;
+    // After the window: append what was observed. Called only if start() said available.
+    virtual void finish(Evidence& ev) = 0;
+};
+
+}  // namespace iodiag

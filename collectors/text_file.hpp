@@ -1,0 +1,31 @@
+// Reading small kernel text files (procfs, sysfs, cgroupfs) with errors that
+// name the path, for collectors and their fixture tests.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace iodiag {
+
+// Thrown for unreadable or malformed input; what() always names the path.
+struct SourceError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Whole file; throws SourceError("<path>: <strerror>") if it cannot be read.
+std::string read_text_file(const std::string& path);
+// Whole file, or nullopt if it does not exist or cannot be read.
+std::optional<std::string> try_read_text_file(const std::string& path);
+// First line without the newline, trimmed; nullopt when unreadable.
+std::optional<std::string> try_read_first_line(const std::string& path);
+// Joins a root prefix ("/" or a fixture tree) with an absolute path.
+std::string under_root(const std::string& root, const std::string& abs_path);
+// Splits on runs of whitespace.
+std::vector<std::string> split_ws(const std::string& line);
+// Parses an unsigned/signed integer or throws SourceError("<where>: ...").
+unsigned long long parse_u64(const std::string& s, const std::string& where);
+long long parse_i64(const std::string& s, const std::string& where);
+
+}  // namespace iodiag

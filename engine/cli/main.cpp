@@ -1,0 +1,6 @@
+#include <iostream>
+
+int main() {
+    std::cout << "iodiag\n";
+    return 0;
+}
