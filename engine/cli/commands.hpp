@@ -5,6 +5,12 @@
 
 namespace iodiag::cli {
 
+// A subcommand's callback ends the program with this exit code by throwing it
+// (CLI11 callbacks return void). main() catches it.
+struct ExitCode {
+    int code = 0;
+};
+
 // diagnose (default), record, replay — engine/cli/diagnose_command.cpp
 void add_diagnose_commands(CLI::App& app);
 

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
         // Bad arguments: exit 3 (UNKNOWN in Nagios terms) unless it was --help/--version.
         const int rc = app.exit(e);
         return rc == 0 ? 0 : 3;
+    } catch (const iodiag::cli::ExitCode& e) {
+        return e.code;
     }
     return 0;
 }
