@@ -1,9 +1,73 @@
 #include "engine/derived_metrics.hpp"
 
+#include <map>
+
+#include "engine/layers.hpp"
+
 namespace iodiag {
 
-std::vector<MetricSpec> derived_metric_specs() { return {}; }
+namespace {
 
-void add_derived_metrics(Evidence&) {}
+// Nominal 4 KiB latency by device class, the upper end of the ranges in seed 000
+// §3.1. These are reference values, not measurements: they set the "10x nominal"
+// alert level of seed 000 §9.4. Classes the table does not cover (virtio, whose
+// latency is whatever the host's storage does; zram; dm; md) get none, so rules
+// that need one evaluate as unknown instead of guessing.
+struct Nominal {
+    double read_ms;
+    double write_ms;   // < 0: the table gives no figure
+    const char* source;
+};
+
+const std::map<std::string, Nominal>& nominal_by_class() {
+    static const std::map<std::string, Nominal> table{
+        {"nvme", {0.120, 0.030, "seed 000 §3.1: NVMe SSD 4K random read 70-120 us, write 10-30 us"}},
+        {"sata_ssd", {0.300, -1, "seed 000 §3.1: SATA SSD 4K random read 100-300 us"}},
+        {"hdd", {15.0, 15.0,
+                 "seed 000 §3.1: HDD 4K random read 3-15 ms (seek + rotation; a random write "
+                 "pays the same)"}},
+    };
+    return table;
+}
+
+}  // namespace
+
+std::vector<MetricSpec> derived_metric_specs() {
+    using K = MetricSpec::Kind;
+    return {
+        {"device.nominal_read_latency_ms", K::Metric, "ms", layer::kDevice, "device",
+         "reference 4K random read latency of the device's class (seed 000 §3.1, upper end); "
+         "a loop device takes its backing device's class"},
+        {"device.nominal_write_latency_ms", K::Metric, "ms", layer::kDevice, "device",
+         "reference 4K random write latency of the device's class (seed 000 §3.1, upper end)"},
+        {"window.duration_s", K::Metric, "s", "", "", "length of the observation window"},
+    };
+}
+
+void add_derived_metrics(Evidence& ev) {
+    ev.add_metric("window.duration_s", {}, ev.window.duration_s, "s",
+                  {"derived", "measured length of the observation window"});
+    for (const auto& device : ev.instances("device")) {
+        const Labels labels{{"device", device}};
+        const Fact* cls = ev.find_fact("device.class", labels);
+        if (!cls) continue;
+        std::string klass = cls->value;
+        std::string via;
+        if (klass == "loop") {
+            const Fact* backing = ev.find_fact("device.backing_class", labels);
+            if (!backing) continue;
+            klass = backing->value;
+            via = " (loop device: class of its backing device)";
+        }
+        auto it = nominal_by_class().find(klass);
+        if (it == nominal_by_class().end()) continue;
+        const Nominal& n = it->second;
+        ev.add_metric("device.nominal_read_latency_ms", labels, n.read_ms, "ms",
+                      {"reference", std::string(n.source) + via});
+        if (n.write_ms >= 0)
+            ev.add_metric("device.nominal_write_latency_ms", labels, n.write_ms, "ms",
+                          {"reference", std::string(n.source) + via});
+    }
+}
 
 }  // namespace iodiag

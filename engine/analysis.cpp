@@ -1,0 +1,177 @@
+#include "engine/analysis.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "engine/bundle.hpp"
+#include "engine/derived_metrics.hpp"
+#include "engine/layer_table.hpp"
+#include "engine/layers.hpp"
+#include "engine/triage_graph.hpp"
+
+namespace iodiag {
+
+std::string to_string(LayerState s) {
+    switch (s) {
+        case LayerState::Abnormal: return "abnormal";
+        case LayerState::Normal: return "normal";
+        case LayerState::NotObserved: return "not observed";
+    }
+    return "?";
+}
+
+namespace {
+
+// Weight of a finding whose share of latency nobody measured (its layer has no
+// latency attribution): a prior by severity, kept below what a measured
+// dominant share scores, so measured causes rank first (Amdahl).
+double unmeasured_weight(Severity s) {
+    switch (s) {
+        case Severity::Critical: return 0.5;
+        case Severity::Warning: return 0.3;
+        case Severity::Info: return 0.02;
+    }
+    return 0;
+}
+
+// A finding's layer whose latency was not observed keeps the rule's
+// confidence only in part: the rule saw a symptom, not the time it cost.
+constexpr double kUnobservedLayerFactor = 0.75;
+
+Finding make_finding(const RuleResult& r, const Evidence& ev) {
+    const Rule& rule = *r.rule;
+    Finding f;
+    f.rule_id = rule.id;
+    f.layer = rule.layer;
+    f.severity = rule.severity;
+    f.instance_key = rule.for_each;
+    f.instance = r.instance;
+    f.title = r.title;
+    f.mechanism = r.mechanism;
+    f.share_pct = r.share_pct;
+    f.confidence = rule.confidence * (ev.layer_observed(rule.layer) ? 1.0 : kUnobservedLayerFactor);
+    f.score = (f.share_pct ? *f.share_pct / 100.0 : unmeasured_weight(f.severity)) * f.confidence;
+    f.evidence = r.cited;
+    f.fixes = rule.fixes;
+    f.verify = r.verify;
+    f.source = rule.pos.file + ":" + std::to_string(rule.pos.line);
+    return f;
+}
+
+// FNV-1a, 64 bit: small, and stable across builds and hosts (std::hash is not).
+std::string fnv1a_hex(const std::string& text) {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+// Same cause on the same host -> same fingerprint: host plus the sorted set of
+// (rule, instance) of the abnormal findings. Figures are left out on purpose.
+std::string fingerprint(const std::string& host, const std::vector<Finding>& findings) {
+    std::set<std::string> causes;
+    for (const auto& f : findings)
+        if (f.severity != Severity::Info) causes.insert(f.rule_id + "@" + f.instance);
+    std::string key = host;
+    for (const auto& c : causes) key += "|" + c;
+    return fnv1a_hex(key);
+}
+
+std::vector<OrderedFix> order_fixes(const std::vector<Finding>& ranked) {
+    std::vector<OrderedFix> fixes;
+    std::set<std::string> seen;
+    for (const auto& f : ranked) {
+        for (const auto& fix : f.fixes) {
+            if (!seen.insert(fix.action + "|" + f.instance).second) continue;
+            fixes.push_back({fix.priority, fix.action, fix.playbook, f.rule_id, f.instance, f.share_pct});
+        }
+    }
+    // Share first (a P4 fix for the layer holding 80 % beats a P0 fix for 2 %),
+    // then priority. Findings without a measured share keep their rank order.
+    std::stable_sort(fixes.begin(), fixes.end(), [](const OrderedFix& a, const OrderedFix& b) {
+        const double sa = a.share_pct.value_or(-1), sb = b.share_pct.value_or(-1);
+        if (sa != sb) return sa > sb;
+        return a.priority < b.priority;
+    });
+    return fixes;
+}
+
+}  // namespace
+
+Verdict analyze(const Evidence& collected, const RuleSet& rules) {
+    Evidence ev = collected;
+    add_derived_metrics(ev);
+
+    Verdict v;
+    v.host = ev.host;
+    v.kernel = ev.kernel;
+    v.window = ev.window;
+    v.collectors = ev.collectors;
+
+    std::vector<Finding> fired;
+    for (const auto& r : evaluate_rules(rules, ev)) {
+        if (r.outcome == Tri::True) {
+            fired.push_back(make_finding(r, ev));
+        } else if (r.outcome == Tri::Unknown) {
+            std::string line = r.rule->id + (r.instance.empty() ? "" : " (" + r.instance + ")") + ": missing ";
+            for (size_t i = 0; i < r.missing.size(); ++i) line += (i ? ", " : "") + r.missing[i];
+            v.not_evaluated.push_back(line);
+        }
+    }
+
+    std::map<std::string, LayerState> state;
+    size_t observed = 0;
+    for (const auto& l : layer::all()) {
+        const bool seen = ev.layer_observed(l);
+        observed += seen;
+        state[l] = seen ? LayerState::Normal : LayerState::NotObserved;
+    }
+    for (const auto& f : fired)
+        if (f.severity != Severity::Info && state.count(f.layer)) state[f.layer] = LayerState::Abnormal;
+    v.coverage = static_cast<double>(observed) / static_cast<double>(layer::all().size());
+
+    auto summary_of = [&](const std::string& l) {
+        std::string s;
+        for (const auto& f : fired)
+            if (f.layer == l && f.severity != Severity::Info) s += (s.empty() ? "" : "; ") + f.title;
+        const std::string figures = layer_figures(ev, l);
+        if (!figures.empty()) s += (s.empty() ? "" : " — ") + figures;
+        if (state[l] == LayerState::NotObserved) s += (s.empty() ? "" : " — ") + layer_observer(ev, l);
+        return s;
+    };
+    const WalkResult walk = walk_triage([&](const std::string& l) { return state.at(l); }, summary_of);
+    v.trail = walk.trail;
+
+    for (auto& f : fired) {
+        const bool on_path = walk.visited.count(f.layer) > 0;
+        if (f.severity == Severity::Info || !on_path) {
+            if (!on_path) f.mechanism += " (Seen off the triage path: the walk did not reach this layer.)";
+            v.notes.push_back(std::move(f));
+        } else {
+            v.findings.push_back(std::move(f));
+        }
+    }
+    auto by_score = [](const Finding& a, const Finding& b) {
+        if (a.score != b.score) return a.score > b.score;
+        if (a.rule_id != b.rule_id) return a.rule_id < b.rule_id;
+        return a.instance < b.instance;
+    };
+    std::sort(v.findings.begin(), v.findings.end(), by_score);
+    std::sort(v.notes.begin(), v.notes.end(), by_score);
+    for (const auto& f : v.findings) v.status = std::max(v.status, f.severity);
+
+    v.fixes = order_fixes(v.findings);
+    std::vector<std::pair<std::string, LayerState>> states;
+    for (const auto& l : layer::all()) states.push_back({l, state[l]});
+    v.layers = build_layer_table(ev, states);
+    v.fingerprint = fingerprint(v.host, v.findings);
+    return v;
+}
+
+}  // namespace iodiag

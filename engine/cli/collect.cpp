@@ -1,0 +1,61 @@
+#include "engine/cli/collect.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "collectors/registry.hpp"
+
+namespace iodiag::cli {
+
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_sigint(int) { g_interrupted = 1; }
+
+}  // namespace
+
+Evidence collect_evidence(const CollectOptions& opts) {
+    Evidence ev;
+    utsname u{};
+    if (uname(&u) == 0) {
+        ev.host = u.nodename;
+        ev.kernel = u.release;
+    }
+    if (geteuid() != 0)
+        spdlog::warn("not running as root: BPF collectors will be unavailable and their layers not observed");
+
+    auto collectors = make_collectors();
+    std::vector<bool> running(collectors.size(), false);
+    const auto wall_start = std::chrono::system_clock::now();
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < collectors.size(); ++i) {
+        CollectorStatus st = collectors[i]->start(opts);
+        if (st.name.empty()) st.name = collectors[i]->name();
+        running[i] = st.available;
+        if (!st.available) spdlog::info("{} unavailable: {}", st.name, st.reason);
+        ev.collectors.push_back(std::move(st));
+    }
+
+    g_interrupted = 0;
+    auto previous = std::signal(SIGINT, on_sigint);
+    const auto deadline = start + std::chrono::duration<double>(opts.duration_s);
+    while (!g_interrupted && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+            std::chrono::milliseconds(50), deadline - std::chrono::steady_clock::now()));
+    std::signal(SIGINT, previous);
+    if (g_interrupted) spdlog::warn("interrupted: the window was cut short");
+
+    for (size_t i = 0; i < collectors.size(); ++i)
+        if (running[i]) collectors[i]->finish(ev);
+    const auto end = std::chrono::steady_clock::now();
+    ev.window.start_unix = std::chrono::duration<double>(wall_start.time_since_epoch()).count();
+    ev.window.duration_s = std::chrono::duration<double>(end - start).count();
+    return ev;
+}
+
+}  // namespace iodiag::cli

@@ -1,0 +1,13 @@
+// Number formatting shared by the renderers and the layer table.
+#pragma once
+
+#include <string>
+
+namespace iodiag {
+
+// "12.3 ms", "98 %", "1.2 GiB": a value with its unit, 3 significant digits.
+std::string format_value(double value, const std::string& unit);
+// Plain number with up to 3 significant digits ("0.123", "12.3", "1234").
+std::string format_number(double value);
+
+}  // namespace iodiag

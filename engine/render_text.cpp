@@ -1,0 +1,124 @@
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+
+#include "engine/format.hpp"
+#include "engine/render.hpp"
+
+namespace iodiag {
+
+namespace {
+
+std::string utc_time(double unix_s) {
+    const std::time_t t = static_cast<std::time_t>(unix_s);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    return buf;
+}
+
+std::string upper(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string pct_or_dash(const std::optional<double>& v) {
+    return v ? format_number(*v) + " %" : "-";
+}
+
+std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
+
+std::string labels_text(const Labels& l) {
+    if (l.empty()) return "";
+    std::string s = "{";
+    for (const auto& [k, v] : l) s += (s.size() > 1 ? "," : "") + k + "=" + v;
+    return s + "}";
+}
+
+void render_finding(std::ostringstream& out, size_t n, const Finding& f) {
+    out << " " << n << ". [" << upper(to_string(f.severity)) << "] " << f.title << "\n";
+    out << "    layer " << f.layer << " · rule " << f.rule_id << " (" << f.source << ")"
+        << " · share " << (f.share_pct ? format_number(*f.share_pct) + " % (measured)" : std::string("not measured"))
+        << " · confidence " << format_number(f.confidence) << "\n";
+    out << "    why: " << f.mechanism << "\n";
+    if (!f.evidence.empty()) out << "    evidence:\n";
+    for (const auto& c : f.evidence) {
+        out << "      " << c.name << labels_text(c.labels) << " = " << format_value(c.value, c.unit);
+        if (!c.comparison.empty()) out << "  (" << c.comparison << ")";
+        out << "  [" << c.provenance.source << "]\n";
+    }
+    for (const auto& vfy : f.verify) out << "    verify after the fix: " << vfy << "\n";
+}
+
+}  // namespace
+
+std::string render_text(const Verdict& v) {
+    std::ostringstream out;
+    out << "iodiag verdict — host " << v.host << ", kernel " << v.kernel << ", window "
+        << format_number(v.window.duration_s) << " s from " << utc_time(v.window.start_unix) << "\n";
+    const std::string status = v.findings.empty() ? "OK" : upper(to_string(v.status));
+    size_t observed = 0;
+    for (const auto& r : v.layers) observed += r.state != LayerState::NotObserved;
+    out << "STATUS: " << status << " — " << v.findings.size() << " finding(s); latency observed in "
+        << observed << " of " << v.layers.size() << " layers";
+    if (observed < v.layers.size()) out << " (unobserved layers are unknown, not healthy)";
+    out << "\n\n";
+
+    out << "WHERE THE TIME GOES (bottom-up)\n";
+    out << "  " << pad("layer", 12) << pad("state", 14) << pad("share slow", 11) << pad("share all", 10) << "figures\n";
+    std::string basis;
+    for (const auto& r : v.layers) {
+        out << "  " << pad(r.layer, 12) << pad(r.state == LayerState::Abnormal ? "ABNORMAL" : to_string(r.state), 14)
+            << pad(pct_or_dash(r.share_slow_pct), 11) << pad(pct_or_dash(r.share_all_pct), 10)
+            << (r.figures.empty() ? (r.state == LayerState::NotObserved ? r.observed_by : "") : r.figures) << "\n";
+        if (!r.share_basis.empty() && basis.find(r.share_basis) == std::string::npos)
+            basis += (basis.empty() ? "" : "; ") + r.layer + ": " + r.share_basis;
+    }
+    if (!basis.empty()) out << "  shares: " << basis << "\n";
+    out << "\n";
+
+    if (v.findings.empty()) {
+        out << "FINDINGS: none in the observed layers.\n\n";
+    } else {
+        out << "FINDINGS (ranked by latency share x confidence)\n";
+        for (size_t i = 0; i < v.findings.size(); ++i) render_finding(out, i + 1, v.findings[i]);
+        out << "\n";
+        out << "FIXES, in order (share of latency first, then P0..P5)\n";
+        for (size_t i = 0; i < v.fixes.size(); ++i) {
+            const auto& fx = v.fixes[i];
+            out << " " << i + 1 << ". " << to_string(fx.priority) << " " << fx.action << "\n      for "
+                << fx.rule_id << (fx.instance.empty() ? "" : " on " + fx.instance);
+            if (!fx.playbook.empty()) out << " · steps: iodiag playbook " << fx.playbook;
+            out << "\n";
+        }
+        out << "\n";
+    }
+    if (!v.notes.empty()) {
+        out << "NOTES\n";
+        for (size_t i = 0; i < v.notes.size(); ++i) render_finding(out, i + 1, v.notes[i]);
+        out << "\n";
+    }
+
+    out << "HOW THIS WAS REACHED (decision graph, bottom-up, seed 000 §8.7)\n";
+    for (const auto& s : v.trail) {
+        out << "  " << s.layer << ": " << to_string(s.state);
+        if (!s.summary.empty()) out << " — " << s.summary;
+        out << "\n";
+        if (!s.next.empty()) out << "      -> " << s.next << "\n";
+    }
+    out << "\n";
+
+    out << "COLLECTORS\n";
+    for (const auto& c : v.collectors)
+        out << "  " << pad(c.name, 20) << (c.available ? "available" : "UNAVAILABLE") << (c.reason.empty() ? "" : ": " + c.reason)
+            << "\n";
+    if (!v.not_evaluated.empty()) {
+        out << "RULES NOT EVALUATED (their evidence is missing)\n";
+        for (const auto& n : v.not_evaluated) out << "  " << n << "\n";
+    }
+    out << "fingerprint " << v.fingerprint << "\n";
+    return out.str();
+}
+
+}  // namespace iodiag
