@@ -1,0 +1,205 @@
+#include "collectors/bpf_features.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+namespace iodiag {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The smallest valid program: r0 = 0; exit.
+const bpf_insn kReturnZero[] = {
+    {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
+    {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+};
+
+std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
+
+struct BtfDeleter {
+    void operator()(btf* b) const { btf__free(b); }
+};
+using BtfPtr = std::unique_ptr<btf, BtfDeleter>;
+
+// Loads kernel BTF, or says why it cannot.
+BtfPtr load_vmlinux_btf(std::string& why) {
+    btf* b = btf__load_vmlinux_btf();
+    if (!b) {
+        why = "kernel BTF unreadable (/sys/kernel/btf/vmlinux): " + errno_text(errno);
+        return nullptr;
+    }
+    return BtfPtr(b);
+}
+
+// Loads a tracing program (tp_btf or fentry) against BTF type `type_name`, then
+// attaches it; closes everything. True when both steps succeed.
+bool load_and_attach_tracing(bpf_attach_type attach_type, const std::string& type_name, int kind,
+                             const std::string& what, std::string& why) {
+    BtfPtr vmlinux = load_vmlinux_btf(why);
+    if (!vmlinux) return false;
+    const int type_id = btf__find_by_name_kind(vmlinux.get(), type_name.c_str(), kind);
+    if (type_id < 0) {
+        why = what + ": no BTF type " + type_name + " in vmlinux";
+        return false;
+    }
+    LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type,
+                .attach_btf_id = static_cast<__u32>(type_id));
+    const int prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, nullptr, "GPL", kReturnZero, 2, &opts);
+    if (prog < 0) {
+        why = what + ": load: " + errno_text(errno);
+        return false;
+    }
+    // tp_btf attaches through raw_tracepoint_open, fentry through a link; both
+    // accept raw_tracepoint_open(NULL, fd) for BTF-typed tracing programs.
+    const int link = bpf_raw_tracepoint_open(nullptr, prog);
+    const int err = errno;
+    close(prog);
+    if (link < 0) {
+        why = what + ": attach: " + errno_text(err);
+        return false;
+    }
+    close(link);
+    return true;
+}
+
+}  // namespace
+
+KernelFeatureProbe::KernelFeatureProbe(std::string root) : root_(std::move(root)) {}
+
+bool KernelFeatureProbe::cached(const std::string& key,
+                                bool (KernelFeatureProbe::*fn)(const std::string&, std::string&),
+                                const std::string& arg) {
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+        std::string why;
+        const bool ok = (this->*fn)(arg, why);
+        it = cache_.emplace(key, std::make_pair(ok, ok ? std::string() : why)).first;
+    }
+    last_failure_ = it->second.second;
+    return it->second.first;
+}
+
+std::string KernelFeatureProbe::btf_available() {
+    const fs::path p = fs::path(root_) / "sys/kernel/btf/vmlinux";
+    std::error_code ec;
+    if (!fs::exists(p, ec)) return p.string() + " does not exist (kernel built without CONFIG_DEBUG_INFO_BTF)";
+    if (root_ != "/") return "";   // fixture tree: existence is all we can check
+    std::string why;
+    return load_vmlinux_btf(why) ? "" : why;
+}
+
+bool KernelFeatureProbe::tracepoint_exists(const std::string& category, const std::string& name) {
+    const fs::path base = fs::path(root_) / "sys/kernel/tracing";
+    const fs::path legacy = fs::path(root_) / "sys/kernel/debug/tracing";
+    std::error_code ec;
+    auto has = [&](const fs::path& tracing) {
+        return fs::is_directory(tracing / "events" / category / name, ec);
+    };
+    if (has(base) || has(legacy)) {
+        last_failure_.clear();
+        return true;
+    }
+    // tracefs may simply not be mounted: mount it once (live system only).
+    if (root_ == "/" && !fs::exists(base / "events", ec) && !fs::exists(legacy / "events", ec)) {
+        if (mount("nodev", base.c_str(), "tracefs", 0, nullptr) != 0) {
+            last_failure_ = "tracefs not mounted at " + base.string() + " and mount failed: " +
+                            errno_text(errno);
+            return false;
+        }
+        if (has(base)) {
+            last_failure_.clear();
+            return true;
+        }
+    }
+    last_failure_ = "no tracepoint " + category + ":" + name + " under " + base.string() + "/events";
+    return false;
+}
+
+bool KernelFeatureProbe::tp_btf_loads(const std::string& tracepoint) {
+    return cached("tp_btf:" + tracepoint, &KernelFeatureProbe::try_tp_btf, tracepoint);
+}
+bool KernelFeatureProbe::raw_tp_attaches(const std::string& tracepoint) {
+    return cached("raw_tp:" + tracepoint, &KernelFeatureProbe::try_raw_tp, tracepoint);
+}
+bool KernelFeatureProbe::fentry_attaches(const std::string& function) {
+    return cached("fentry:" + function, &KernelFeatureProbe::try_fentry, function);
+}
+
+bool KernelFeatureProbe::try_tp_btf(const std::string& tracepoint, std::string& why) {
+    return load_and_attach_tracing(BPF_TRACE_RAW_TP, "btf_trace_" + tracepoint, BTF_KIND_TYPEDEF,
+                                   "tp_btf " + tracepoint, why);
+}
+
+bool KernelFeatureProbe::try_fentry(const std::string& function, std::string& why) {
+    return load_and_attach_tracing(BPF_TRACE_FENTRY, function, BTF_KIND_FUNC, "fentry " + function,
+                                   why);
+}
+
+bool KernelFeatureProbe::try_raw_tp(const std::string& tracepoint, std::string& why) {
+    const int prog =
+        bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, nullptr, "GPL", kReturnZero, 2, nullptr);
+    if (prog < 0) {
+        why = "raw_tp " + tracepoint + ": load: " + errno_text(errno);
+        return false;
+    }
+    const int link = bpf_raw_tracepoint_open(tracepoint.c_str(), prog);
+    const int err = errno;
+    close(prog);
+    if (link < 0) {
+        why = "raw_tp " + tracepoint + ": attach: " + errno_text(err);
+        return false;
+    }
+    close(link);
+    return true;
+}
+
+std::string to_string(AttachMode m) {
+    switch (m) {
+        case AttachMode::TpBtf: return "tp_btf";
+        case AttachMode::RawTp: return "raw_tp";
+        case AttachMode::None: return "none";
+    }
+    return "none";
+}
+
+AttachPlan choose_attach_mode(FeatureProbe& probe, const std::vector<std::string>& tracepoints) {
+    AttachPlan plan;
+    if (auto why = probe.btf_available(); !why.empty()) {
+        plan.reason = why;
+        return plan;
+    }
+    std::string tp_btf_failure;
+    bool all_tp_btf = true;
+    for (const auto& tp : tracepoints) {
+        if (!probe.tp_btf_loads(tp)) {
+            all_tp_btf = false;
+            tp_btf_failure = probe.last_failure();
+            break;
+        }
+    }
+    if (all_tp_btf) {
+        plan.mode = AttachMode::TpBtf;
+        return plan;
+    }
+    for (const auto& tp : tracepoints) {
+        if (!probe.raw_tp_attaches(tp)) {
+            plan.reason = tp_btf_failure + "; " + probe.last_failure();
+            return plan;
+        }
+    }
+    plan.mode = AttachMode::RawTp;
+    plan.reason = "tp_btf refused (" + tp_btf_failure + "), using raw_tp with CO-RE reads";
+    return plan;
+}
+
+}  // namespace iodiag

@@ -1,0 +1,83 @@
+// What this kernel lets a BPF collector do, found by really trying: loading and
+// attaching a tiny program, looking at tracefs and BTF, never by comparing kernel
+// version numbers (features get backported, and lockdown or a missing config can
+// refuse what the version says exists). Collectors take a FeatureProbe& so tests
+// can hand them a mock.
+//
+//   KernelFeatureProbe probe;
+//   if (auto why = probe.btf_available(); !why.empty()) -> unavailable(why)
+//   AttachMode m = choose_attach_mode(probe, {"block_rq_issue", "block_rq_complete"});
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace iodiag {
+
+class FeatureProbe {
+public:
+    virtual ~FeatureProbe() = default;
+    // "" when kernel BTF (/sys/kernel/btf/vmlinux) can be read and parsed;
+    // otherwise why not (CO-RE programs need it).
+    virtual std::string btf_available() = 0;
+    // The tracepoint category/name exists (tracefs events/<category>/<name>).
+    virtual bool tracepoint_exists(const std::string& category, const std::string& name) = 0;
+    // A tp_btf program for this tracepoint (BTF prototype btf_trace_<name>) loads
+    // and attaches.
+    virtual bool tp_btf_loads(const std::string& tracepoint) = 0;
+    // A raw_tp program for this tracepoint loads and attaches.
+    virtual bool raw_tp_attaches(const std::string& tracepoint) = 0;
+    // An fentry program on this kernel function loads and attaches (refused with
+    // EPERM under lockdown on some kernels).
+    virtual bool fentry_attaches(const std::string& function) = 0;
+    // Why the last probe that returned false failed ("" after a success), e.g.
+    // "fentry vfs_read: attach: Operation not permitted".
+    virtual std::string last_failure() const = 0;
+};
+
+// The real thing. Results are cached per question: each probe loads a program
+// once per process. Needs CAP_BPF/CAP_PERFMON (root); without it every load
+// probe answers false with the reason.
+class KernelFeatureProbe : public FeatureProbe {
+public:
+    // root prefixes /sys paths (tests may point it at a fixture tree).
+    explicit KernelFeatureProbe(std::string root = "/");
+    std::string btf_available() override;
+    bool tracepoint_exists(const std::string& category, const std::string& name) override;
+    bool tp_btf_loads(const std::string& tracepoint) override;
+    bool raw_tp_attaches(const std::string& tracepoint) override;
+    bool fentry_attaches(const std::string& function) override;
+    std::string last_failure() const override { return last_failure_; }
+
+private:
+    bool cached(const std::string& key, bool (KernelFeatureProbe::*fn)(const std::string&, std::string&),
+                const std::string& arg);
+    bool try_tp_btf(const std::string& tracepoint, std::string& why);
+    bool try_raw_tp(const std::string& tracepoint, std::string& why);
+    bool try_fentry(const std::string& function, std::string& why);
+
+    std::string root_;
+    std::map<std::string, std::pair<bool, std::string>> cache_;
+    std::string last_failure_;
+};
+
+// How a collector's tracepoint programs are attached.
+enum class AttachMode {
+    TpBtf,   // BTF-typed args, direct memory reads (cheapest)
+    RawTp,   // untyped args, CO-RE reads through bpf_probe_read_kernel
+    None,    // cannot attach: see AttachPlan::reason
+};
+std::string to_string(AttachMode m);
+
+struct AttachPlan {
+    AttachMode mode = AttachMode::None;
+    std::string reason;   // why None, or a note on why the fallback was taken
+};
+
+// tp_btf when every tracepoint's tp_btf probe loads, else raw_tp when every one
+// attaches as raw_tp, else None naming the first tracepoint that failed and why.
+// Tracepoints are given without category ("block_rq_issue").
+AttachPlan choose_attach_mode(FeatureProbe& probe, const std::vector<std::string>& tracepoints);
+
+}  // namespace iodiag
