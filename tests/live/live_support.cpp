@@ -1,0 +1,84 @@
+#include "tests/live/live_support.hpp"
+
+#include <array>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+#include <sys/wait.h>
+
+namespace iodiag::live {
+
+std::string missing_root() {
+    return geteuid() == 0 ? "" : "needs root (loop devices, BPF, cgroups)";
+}
+
+std::string missing_tool(const std::string& tool) {
+    std::string out;
+    return run_capture("command -v " + tool + " >/dev/null 2>&1", &out) == 0 ? "" : "needs " + tool + " in PATH";
+}
+
+int run_capture(const std::string& command, std::string* out) {
+    FILE* p = popen(command.c_str(), "r");
+    if (!p) return -1;
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+        if (out) out->append(buf.data(), n);
+    const int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+LoopDevice::LoopDevice(const std::string& dir, int size_mb) {
+    char tmpl[256];
+    std::snprintf(tmpl, sizeof tmpl, "%s/iodiag-live-XXXXXX", dir.c_str());
+    const int fd = mkstemp(tmpl);
+    if (fd < 0) {
+        error_ = "cannot create a backing file in " + dir;
+        return;
+    }
+    file_ = tmpl;
+    const bool sized = ftruncate(fd, static_cast<off_t>(size_mb) * 1024 * 1024) == 0;
+    close(fd);
+    if (!sized) {
+        error_ = "cannot size " + file_;
+        return;
+    }
+    std::string out;
+    if (run_capture("losetup -f --show " + file_ + " 2>&1", &out) != 0) {
+        error_ = "losetup failed: " + out;
+        return;
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    name_ = out.substr(out.rfind('/') + 1);
+}
+
+LoopDevice::~LoopDevice() {
+    if (!name_.empty()) run_capture("losetup -d /dev/" + name_ + " 2>/dev/null", nullptr);
+    if (!file_.empty()) unlink(file_.c_str());
+}
+
+Background::Background(const std::string& command) {
+    pid_ = fork();
+    if (pid_ == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    if (pid_ > 0) setpgid(pid_, pid_);   // also here: the child may not have run yet
+}
+
+bool Background::running() const {
+    return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0;
+}
+
+Background::~Background() {
+    if (pid_ <= 0) return;
+    kill(-pid_, SIGTERM);
+    for (int i = 0; i < 50 && waitpid(pid_, nullptr, WNOHANG) == 0; ++i) usleep(100000);
+    kill(-pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+}
+
+}  // namespace iodiag::live

@@ -1,0 +1,51 @@
+// Shared pieces of the live tests: what a test needs (root, a tool) and RAII
+// for the real things it sets up (a loop device on a file, a background fio),
+// so every test cleans up after itself even when an assertion fails.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace iodiag::live {
+
+// Empty when the test can run; otherwise the reason to GTEST_SKIP with.
+std::string missing_root();
+std::string missing_tool(const std::string& tool);   // looked up in PATH
+
+// Runs a shell command, returns its exit status and captures stdout.
+int run_capture(const std::string& command, std::string* out);
+
+// A loop device over a sparse file of `size_mb` in `dir` ("/tmp" sits on the
+// virtual disk, "/dev/shm" in RAM).
+class LoopDevice {
+public:
+    LoopDevice(const std::string& dir, int size_mb);
+    ~LoopDevice();
+    LoopDevice(const LoopDevice&) = delete;
+    LoopDevice& operator=(const LoopDevice&) = delete;
+    bool ok() const { return !name_.empty(); }
+    const std::string& error() const { return error_; }
+    std::string path() const { return "/dev/" + name_; }   // /dev/loop3
+    const std::string& name() const { return name_; }      // loop3
+
+private:
+    std::string file_, name_, error_;
+};
+
+// A command running in the background (its own process group), killed on
+// destruction.
+class Background {
+public:
+    explicit Background(const std::string& command);
+    ~Background();
+    Background(const Background&) = delete;
+    Background& operator=(const Background&) = delete;
+    bool running() const;
+
+private:
+    pid_t pid_ = -1;
+};
+
+}  // namespace iodiag::live
