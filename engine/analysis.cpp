@@ -102,6 +102,32 @@ std::vector<OrderedFix> order_fixes(const std::vector<Finding>& ranked) {
     return fixes;
 }
 
+// Total duration of an exemplar: syscalls carry total_us, block I/Os q2c_us.
+double exemplar_total(const Exemplar& e) {
+    for (const char* key : {"total_us", "q2c_us"})
+        if (auto it = e.values.find(key); it != e.values.end()) return it->second;
+    return 0;
+}
+
+std::vector<Exemplar> slowest_exemplars(const Evidence& ev, size_t per_kind) {
+    std::map<std::string, std::vector<Exemplar>> by_kind;
+    for (const auto& e : ev.exemplars) by_kind[e.kind].push_back(e);
+    std::vector<Exemplar> out;
+    for (auto& [kind, list] : by_kind) {
+        std::stable_sort(list.begin(), list.end(),
+                         [](const Exemplar& a, const Exemplar& b) { return exemplar_total(a) > exemplar_total(b); });
+        for (size_t i = 0; i < list.size() && i < per_kind; ++i) out.push_back(list[i]);
+    }
+    return out;
+}
+
+std::vector<std::pair<std::string, std::string>> who_suffered(const Evidence& ev) {
+    std::vector<std::pair<std::string, std::string>> who;
+    for (const char* what : {"comm", "pid", "file", "cgroup"})
+        if (const Fact* f = ev.find_fact(std::string("attr.slow.top_") + what)) who.push_back({what, f->value});
+    return who;
+}
+
 }  // namespace
 
 Verdict analyze(const Evidence& collected, const RuleSet& rules) {
@@ -170,6 +196,8 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     std::vector<std::pair<std::string, LayerState>> states;
     for (const auto& l : layer::all()) states.push_back({l, state[l]});
     v.layers = build_layer_table(ev, states);
+    v.who_suffered = who_suffered(ev);
+    v.slowest = slowest_exemplars(ev, 5);
     v.fingerprint = fingerprint(v.host, v.findings);
     return v;
 }

@@ -75,6 +75,12 @@ json render_json(const Verdict& v) {
     for (const auto& c : v.collectors)
         j["collectors"].push_back({{"name", c.name}, {"available", c.available}, {"reason", c.reason}, {"layers", c.layers}});
     j["not_evaluated"] = v.not_evaluated;
+    j["who_suffered"] = json::object();
+    for (const auto& [what, value] : v.who_suffered) j["who_suffered"][what] = value;
+    j["slowest"] = json::array();
+    for (const auto& e : v.slowest)
+        j["slowest"].push_back({{"kind", e.kind}, {"labels", e.labels}, {"values", e.values}, {"unit", e.unit},
+                                {"provenance", {{"kind", e.provenance.kind}, {"source", e.provenance.source}}}});
     return j;
 }
 

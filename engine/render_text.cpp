@@ -63,7 +63,13 @@ std::string render_text(const Verdict& v) {
     out << "STATUS: " << status << " — " << v.findings.size() << " finding(s); latency observed in "
         << observed << " of " << v.layers.size() << " layers";
     if (observed < v.layers.size()) out << " (unobserved layers are unknown, not healthy)";
-    out << "\n\n";
+    out << "\n";
+    if (!v.who_suffered.empty()) {
+        out << "WHO SUFFERED MOST:";
+        for (const auto& [what, value] : v.who_suffered) out << " " << what << " " << value << ";";
+        out << "\n";
+    }
+    out << "\n";
 
     out << "WHERE THE TIME GOES (bottom-up)\n";
     out << "  " << pad("layer", 12) << pad("state", 14) << pad("share slow", 11) << pad("share all", 10) << "figures\n";
@@ -97,6 +103,16 @@ std::string render_text(const Verdict& v) {
     if (!v.notes.empty()) {
         out << "NOTES\n";
         for (size_t i = 0; i < v.notes.size(); ++i) render_finding(out, i + 1, v.notes[i]);
+        out << "\n";
+    }
+
+    if (!v.slowest.empty()) {
+        out << "SLOWEST OPERATIONS (each part measured)\n";
+        for (const auto& e : v.slowest) {
+            out << "  " << e.kind << labels_text(e.labels) << ":";
+            for (const auto& [k, val] : e.values) out << " " << k << "=" << format_number(val);
+            out << (e.unit.empty() ? "" : " (" + e.unit + ")") << "\n";
+        }
         out << "\n";
     }
 

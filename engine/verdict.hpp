@@ -74,6 +74,11 @@ struct Verdict {
     std::vector<LayerRow> layers;
     std::vector<std::string> not_evaluated;   // "rule id (instance): missing X, Y"
     std::vector<CollectorStatus> collectors;
+    // Who suffered most among the slow operations (process, file, cgroup), as
+    // measured by the syscall collector; empty when it did not run.
+    std::vector<std::pair<std::string, std::string>> who_suffered;
+    // The slowest single operations with their measured parts, slowest first.
+    std::vector<Exemplar> slowest;
     std::string fingerprint;
 };
 
