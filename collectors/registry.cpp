@@ -1,12 +1,28 @@
 #include "collectors/registry.hpp"
 
 #include "engine/derived_metrics.hpp"
+#include "collectors/block_bpf.hpp"
+#include "collectors/block_queue_config.hpp"
+#include "collectors/diskstats.hpp"
+#include "collectors/dirty_limits.hpp"
+#include "collectors/meminfo.hpp"
+#include "collectors/nvme_smart_collector.hpp"
+#include "collectors/psi.hpp"
+#include "collectors/vmstat.hpp"
 
 namespace iodiag {
 
 std::vector<std::unique_ptr<Collector>> make_collectors() {
     std::vector<std::unique_ptr<Collector>> c;
     // One line per collector; keep the order bottom-up (device first).
+    c.push_back(std::make_unique<DiskstatsCollector>());
+    c.push_back(std::make_unique<BlockBpfCollector>());
+    c.push_back(std::make_unique<NvmeSmartCollector>());
+    c.push_back(std::make_unique<BlockQueueConfigCollector>());
+    c.push_back(std::make_unique<VmstatCollector>());
+    c.push_back(std::make_unique<MeminfoCollector>());
+    c.push_back(std::make_unique<DirtyLimitsCollector>());
+    c.push_back(std::make_unique<PsiCollector>());
     return c;
 }
 

@@ -1,0 +1,41 @@
+// Block queue configuration per whole disk (/sys/block/<dev>/queue/*, mq/),
+// the device class, and for a loop device the disk holding its backing file.
+// Configuration, not latency: it explains what the latency collectors see
+// (a tiny nr_requests, a scheduler on an NVMe disk, a loop on a slow disk).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectors/collector.hpp"
+
+namespace iodiag {
+
+// nvme, sata_ssd, hdd, virtio, loop, zram, dm, md or other, from the kernel
+// name; `rotational` only matters for sd*/hd* (nullopt there -> nullopt).
+std::optional<std::string> classify_device(const std::string& name, std::optional<bool> rotational);
+
+// The active scheduler of a queue/scheduler file: the bracketed entry
+// ("none [mq-deadline] kyber" -> "mq-deadline"), or the only entry when there
+// is just one and no brackets. Throws SourceError naming `path` otherwise.
+std::string parse_active_scheduler(const std::string& text, const std::string& path);
+
+// The whole disk whose block device number is major:minor, from the `dev`
+// files of /sys/block/<disk> and of its partitions /sys/block/<disk>/<part>
+// (a partition maps to its parent disk). nullopt when none matches.
+std::optional<std::string> whole_disk_of_devnum(const std::string& root, unsigned major, unsigned minor);
+
+class BlockQueueConfigCollector : public Collector {
+public:
+    std::string name() const override { return "block_queue_config"; }
+    std::vector<MetricSpec> metric_specs() const override;
+    // Reads the configuration (it is what the window ran under).
+    CollectorStatus start(const CollectOptions& opts) override;
+    void finish(Evidence& ev) override;
+
+private:
+    Evidence read_;  // metrics and facts read in start(), appended in finish()
+};
+
+}  // namespace iodiag

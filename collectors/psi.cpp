@@ -1,0 +1,152 @@
+#include "collectors/psi.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "collectors/text_file.hpp"
+#include "engine/layers.hpp"
+
+namespace iodiag {
+
+PsiTotals parse_psi(const std::string& text, const std::string& path) {
+    PsiTotals out;
+    std::size_t line_no = 0, pos = 0;
+    while (pos < text.size()) {
+        const auto nl = text.find('\n', pos);
+        const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+        pos = nl == std::string::npos ? text.size() : nl + 1;
+        ++line_no;
+        const auto f = split_ws(line);
+        if (f.empty()) continue;
+        const std::string where = path + ":" + std::to_string(line_no);
+        if (f[0] != "some" && f[0] != "full")
+            throw SourceError(where + ": expected a 'some' or 'full' line, got '" + line + "'");
+        std::optional<std::uint64_t> total;
+        for (std::size_t i = 1; i < f.size(); ++i)
+            if (f[i].rfind("total=", 0) == 0) total = parse_u64(f[i].substr(6), where + " total");
+        if (!total) throw SourceError(where + ": no total= in '" + line + "' (truncated?)");
+        auto& slot = f[0] == "some" ? out.some_us : out.full_us;
+        if (slot) throw SourceError(where + ": second '" + f[0] + "' line");
+        slot = total;
+    }
+    if (!out.some_us) throw SourceError(path + ": no 'some' line (empty or truncated file?)");
+    return out;
+}
+
+std::string read_pressure_file(const std::string& path) {
+    // Plain read(2) rather than iostreams: the errno of a failed read is the
+    // message (EOPNOTSUPP when the kernel was booted with psi=0).
+    auto fail = [&](int err) -> SourceError {
+        std::string msg = path + ": " + std::strerror(err);
+        if (err == EOPNOTSUPP) msg += " (psi=0?)";
+        if (err == ENOENT) msg += " (kernel without CONFIG_PSI, or booted with psi=0?)";
+        return SourceError(msg);
+    };
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw fail(errno);
+    std::string text;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            const int err = errno;
+            ::close(fd);
+            throw fail(err);
+        }
+        if (n == 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return text;
+}
+
+void add_psi_metrics(const std::string& resource, const PsiTotals& before, const PsiTotals& after,
+                     double window_s, const std::string& source_path, Evidence& ev) {
+    if (window_s <= 0) return;
+    auto add = [&](const char* kind, const std::optional<std::uint64_t>& a,
+                   const std::optional<std::uint64_t>& b) {
+        if (!a || !b) return;
+        const std::string metric = "psi." + resource + "_" + kind + "_pct";
+        if (*b < *a) {
+            spdlog::warn("psi: {} total went backwards ({} -> {}); {} not reported", source_path, *a, *b,
+                         metric);
+            return;
+        }
+        // The kernel aggregates at read time; the two reads and our clock
+        // readings are not simultaneous, so a fully stalled window can come
+        // out a hair above 100 %.
+        const double pct = std::min(100.0, static_cast<double>(*b - *a) / (window_s * 1e6) * 100.0);
+        ev.add_metric(metric, {}, pct, "pct",
+                      {"derived", std::string("Δ") + kind + " total (us) in " + source_path +
+                                      " / window × 100"});
+    };
+    add("some", before.some_us, after.some_us);
+    add("full", before.full_us, after.full_us);
+}
+
+std::vector<MetricSpec> PsiCollector::metric_specs() const {
+    auto m = [](std::string n, const std::string& lay, std::string d) {
+        return MetricSpec{std::move(n), MetricSpec::Kind::Metric, "pct", lay, "", std::move(d)};
+    };
+    // io pressure is what the application feels of all I/O layers together;
+    // memory pressure is reclaim and thrashing (refaults) stalls.
+    return {
+        m("psi.io_some_pct", layer::kSyscall, "Share of the window in which some task was stalled on I/O"),
+        m("psi.io_full_pct", layer::kSyscall,
+          "Share of the window in which all non-idle tasks were stalled on I/O"),
+        m("psi.memory_some_pct", layer::kReclaim,
+          "Share of the window in which some task was stalled on memory (reclaim, refaults)"),
+        m("psi.memory_full_pct", layer::kReclaim,
+          "Share of the window in which all non-idle tasks were stalled on memory"),
+    };
+}
+
+CollectorStatus PsiCollector::start(const CollectOptions& opts) {
+    CollectorStatus st{name(), false, "", {}};
+    sources_.clear();
+    std::vector<std::string> problems;
+    for (const std::string resource : {"io", "memory"}) {
+        Source s{resource, under_root(opts.root, "/proc/pressure/" + resource), std::nullopt};
+        try {
+            s.before = parse_psi(read_pressure_file(s.path), s.path);
+        } catch (const SourceError& e) {
+            problems.push_back(e.what());
+        }
+        sources_.push_back(std::move(s));
+    }
+    for (const auto& p : problems) st.reason += (st.reason.empty() ? "" : "; ") + p;
+    st.available = std::any_of(sources_.begin(), sources_.end(), [](const Source& s) { return s.before; });
+    window_.start();
+    return st;
+}
+
+void PsiCollector::finish(Evidence& ev) {
+    const double window_s = window_.elapsed_s();
+    std::vector<std::string> problems;
+    bool any = false;
+    for (const auto& s : sources_) {
+        if (!s.before) continue;
+        try {
+            add_psi_metrics(s.resource, *s.before, parse_psi(read_pressure_file(s.path), s.path), window_s,
+                            "/proc/pressure/" + s.resource, ev);
+            any = true;
+        } catch (const SourceError& e) {
+            spdlog::warn("psi: {}", e.what());
+            problems.push_back(e.what());
+        }
+    }
+    if (!any && !problems.empty()) {
+        std::string reason;
+        for (const auto& p : problems) reason += (reason.empty() ? "" : "; ") + p;
+        mark_unavailable_at_finish(ev, name(), {}, reason);
+    }
+}
+
+}  // namespace iodiag
