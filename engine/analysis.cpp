@@ -160,6 +160,15 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     }
     for (const auto& f : fired)
         if (f.severity != Severity::Info && state.count(f.layer)) state[f.layer] = LayerState::Abnormal;
+    // A cause measured inside the syscalls (a finding with a share of syscall
+    // time, in a layer the syscall node drills into) makes the syscall layer
+    // abnormal too: the application's operations were slow because of it.
+    for (const auto& f : fired) {
+        if (f.severity == Severity::Info || !f.share_pct || state[layer::kSyscall] != LayerState::Normal) continue;
+        for (const auto& e : triage_edges())
+            if (e.from == layer::kSyscall && e.to == f.layer && e.when.count(LayerState::Abnormal))
+                state[layer::kSyscall] = LayerState::Abnormal;
+    }
     v.coverage = static_cast<double>(observed) / static_cast<double>(layer::all().size());
 
     auto summary_of = [&](const std::string& l) {

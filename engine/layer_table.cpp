@@ -94,6 +94,16 @@ std::string layer_figures(const Evidence& ev, const std::string& layer) {
         append(out, cite(ev, "major faults", "vm.pgmajfault"));
         append(out, cite(ev, "refaults", "vm.workingset_refault"));
     } else if (layer == kSyscall) {
+        // Where the slow operations' time went, largest shares first.
+        std::vector<std::pair<double, std::string>> shares;
+        for (const auto& l : all())
+            if (auto v = metric(ev, "attr.slow." + l + "_pct"); v && l != kSyscall) shares.push_back({*v, l});
+        if (auto v = metric(ev, "attr.slow.other_pct")) shares.push_back({*v, "other"});
+        std::sort(shares.rbegin(), shares.rend());
+        std::string top;
+        for (size_t i = 0; i < shares.size() && i < 3; ++i)
+            top += (i ? ", " : "") + shares[i].second + " " + format_number(shares[i].first) + " %";
+        if (!top.empty()) append(out, "slow ops spent their time in " + top);
         append(out, cite(ev, "slow ops", "attr.slow.ops"));
         append(out, cite(ev, "slow threshold", "attr.slow.threshold_us"));
         append(out, cite(ev, "I/O PSI some", "psi.io_some_pct"));

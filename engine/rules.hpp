@@ -33,6 +33,7 @@
 //         - {metric: disk.aqu_sz, op: "<", value: 1}
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,6 +107,11 @@ struct Rule {
     std::vector<Fix> fixes;
     std::vector<Comparison> verify;
     SourcePos pos;
+    // Filled by the loader from the catalog: name -> instance label key ("" =
+    // global) for every metric, fact and histogram the rule uses. The evaluator
+    // looks a name up with labels {key: instance} or {}; a name missing here
+    // (a rule built by hand) is tried per instance first, then globally.
+    std::map<std::string, std::string> instance_keys;
 };
 
 // Stable diagnostic codes. Never renumber; add new ones at the end.
@@ -118,6 +124,9 @@ struct Rule {
 //  E013 instance mismatch (metric's instance key differs from for_each)
 //  E014 cannot read file
 //  W001 macro defined but never used
+//  W002 ratio of two values of the same dimension in different scales (ms / us)
+//  E015 playbook id differs from its file name
+//  W003 playbook applies_to names a rule that does not exist
 struct Diagnostic {
     std::string code;
     bool error = true;   // false = warning
@@ -161,6 +170,8 @@ struct CitedValue {
     std::string unit;
     std::string comparison;   // e.g. "> 10 x device.nominal_latency_ms (= 1 ms)", or "" if only cited
     Provenance provenance;
+    std::string text;         // a fact's value (value and unit unused), e.g. "none"
+    std::string formatted;    // value with unit ("12.3 ms", "97 %") or the fact's text
 };
 
 struct RuleResult {
@@ -173,6 +184,7 @@ struct RuleResult {
     std::string title;                  // placeholders filled
     std::string mechanism;              // placeholders filled
     std::vector<std::string> verify;    // rendered verify comparisons
+    std::vector<Fix> fixes;             // the rule's fixes, placeholders in action filled
 };
 
 // Evaluates every rule, for each instance of its for_each label found in the
