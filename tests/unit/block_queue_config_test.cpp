@@ -1,0 +1,174 @@
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <filesystem>
+#include <string>
+
+#include "collectors/block_queue_config.hpp"
+#include "collectors/text_file.hpp"
+
+using namespace iodiag;
+
+namespace {
+const std::string kGuest = std::string(IODIAG_FIXTURES) + "/procsys/guest_6_18";
+const std::string kBroken = std::string(IODIAG_FIXTURES) + "/procsys/broken";
+
+std::string fact(const Evidence& ev, const std::string& name, const std::string& dev) {
+    const Fact* f = ev.find_fact(name, {{"device", dev}});
+    return f ? f->value : "<absent>";
+}
+double metric(const Evidence& ev, const std::string& name, const std::string& dev) {
+    const Metric* m = ev.find_metric(name, {{"device", dev}});
+    return m ? m->value : -1;
+}
+}  // namespace
+
+TEST(BlockQueueConfig, DeviceClassFromNameAndRotational) {
+    EXPECT_EQ(classify_device("nvme0n1", false), "nvme");
+    EXPECT_EQ(classify_device("sda", true), "hdd");
+    EXPECT_EQ(classify_device("sda", false), "sata_ssd");
+    EXPECT_EQ(classify_device("hdb", true), "hdd");
+    EXPECT_EQ(classify_device("sda", std::nullopt), std::nullopt);  // unknown rotational: no guess
+    EXPECT_EQ(classify_device("vda", true), "virtio");              // virtio says rotational=1: still virtio
+    EXPECT_EQ(classify_device("xvda", std::nullopt), "virtio");
+    EXPECT_EQ(classify_device("loop3", false), "loop");
+    EXPECT_EQ(classify_device("zram0", false), "zram");
+    EXPECT_EQ(classify_device("dm-2", false), "dm");
+    EXPECT_EQ(classify_device("md127", false), "md");
+    EXPECT_EQ(classify_device("mmcblk0", false), "other");
+}
+
+TEST(BlockQueueConfig, ActiveScheduler) {
+    EXPECT_EQ(parse_active_scheduler("none [mq-deadline] kyber bfq", "s"), "mq-deadline");
+    EXPECT_EQ(parse_active_scheduler("[none] mq-deadline kyber bfq", "s"), "none");
+    EXPECT_EQ(parse_active_scheduler("none", "s"), "none");
+    for (const std::string bad : {"none mq-deadline", "[none", "[] none", "", "[a [b] c"}) {
+        try {
+            parse_active_scheduler(bad, "/sys/block/vda/queue/scheduler");
+            ADD_FAILURE() << "no error for '" << bad << "'";
+        } catch (const SourceError& e) {
+            EXPECT_NE(std::string(e.what()).find("/sys/block/vda/queue/scheduler: "), std::string::npos);
+        }
+    }
+}
+
+TEST(BlockQueueConfig, WholeDiskOfADeviceNumber) {
+    EXPECT_EQ(whole_disk_of_devnum(kGuest, 254, 0), "vda");
+    EXPECT_EQ(whole_disk_of_devnum(kGuest, 8, 17), "sdb");  // partition sdb1 -> its disk
+    EXPECT_EQ(whole_disk_of_devnum(kGuest, 8, 16), "sdb");
+    EXPECT_EQ(whole_disk_of_devnum(kGuest, 0, 35), std::nullopt);  // tmpfs/overlay: anonymous device
+}
+
+TEST(BlockQueueConfigCollector, FixtureTree) {
+    BlockQueueConfigCollector c;
+    CollectOptions opts;
+    opts.root = kGuest;
+    const auto st = c.start(opts);
+    ASSERT_TRUE(st.available) << st.reason;
+    EXPECT_TRUE(st.layers.empty());
+    EXPECT_TRUE(st.reason.empty()) << st.reason;
+    Evidence ev;
+    c.finish(ev);
+    // loop1 has no backing file: skipped.
+    EXPECT_EQ(ev.instances("device"), (std::vector<std::string>{"loop0", "nvme0n1", "sdb", "vda", "zram0"}));
+
+    EXPECT_EQ(fact(ev, "queue.scheduler", "vda"), "mq-deadline");
+    EXPECT_EQ(fact(ev, "device.class", "vda"), "virtio");
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.nr_requests", "vda"), 256);
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.rotational", "vda"), 1);
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.read_ahead_kb", "vda"), 8192);
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.wbt_lat_usec", "vda"), 75000);
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.max_sectors_kb", "vda"), 4096);
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.nomerges", "vda"), 0);
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.nr_hw_queues", "vda"), 1);
+    EXPECT_EQ(ev.find_metric("queue.nr_requests", {{"device", "vda"}})->provenance.source,
+              "/sys/block/vda/queue/nr_requests");
+
+    EXPECT_EQ(fact(ev, "device.class", "nvme0n1"), "nvme");
+    EXPECT_EQ(fact(ev, "queue.scheduler", "nvme0n1"), "none");
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.nr_hw_queues", "nvme0n1"), 2);
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.wbt_lat_usec", "nvme0n1"), 2000);
+
+    EXPECT_EQ(fact(ev, "device.class", "sdb"), "hdd");
+    EXPECT_EQ(fact(ev, "queue.scheduler", "sdb"), "bfq");
+    EXPECT_EQ(ev.find_metric("queue.wbt_lat_usec", {{"device", "sdb"}}), nullptr);  // absent file
+
+    // zram is bio-based: no scheduler, no nr_requests, no mq.
+    EXPECT_EQ(fact(ev, "device.class", "zram0"), "zram");
+    EXPECT_EQ(fact(ev, "queue.scheduler", "zram0"), "<absent>");
+    EXPECT_EQ(ev.find_metric("queue.nr_requests", {{"device", "zram0"}}), nullptr);
+    EXPECT_EQ(ev.find_metric("queue.nr_hw_queues", {{"device", "zram0"}}), nullptr);
+
+    // loop0's backing file is not in the tree: the file is named, its disk unknown.
+    EXPECT_EQ(fact(ev, "device.class", "loop0"), "loop");
+    EXPECT_EQ(fact(ev, "device.backing_file", "loop0"), "/images/disk.img");
+    EXPECT_EQ(fact(ev, "device.backing_device", "loop0"), "<absent>");
+}
+
+TEST(BlockQueueConfigCollector, DeviceFilter) {
+    BlockQueueConfigCollector c;
+    CollectOptions opts;
+    opts.root = kGuest;
+    opts.devices = {"sdb"};
+    ASSERT_TRUE(c.start(opts).available);
+    Evidence ev;
+    c.finish(ev);
+    EXPECT_EQ(ev.instances("device"), std::vector<std::string>{"sdb"});
+}
+
+TEST(BlockQueueConfigCollector, GarbageValuesAreNamedAndNotEmitted) {
+    BlockQueueConfigCollector c;
+    CollectOptions opts;
+    opts.root = kBroken;
+    const auto st = c.start(opts);
+    ASSERT_TRUE(st.available);
+    EXPECT_NE(st.reason.find(kBroken + "/sys/block/vda/queue/nr_requests: expected an unsigned number"),
+              std::string::npos)
+        << st.reason;
+    EXPECT_NE(st.reason.find(kBroken + "/sys/block/vda/queue/scheduler: no active scheduler"), std::string::npos)
+        << st.reason;
+    Evidence ev;
+    c.finish(ev);
+    EXPECT_EQ(ev.find_metric("queue.nr_requests", {{"device", "vda"}}), nullptr);
+    EXPECT_EQ(ev.find_fact("queue.scheduler", {{"device", "vda"}}), nullptr);
+    EXPECT_EQ(fact(ev, "device.class", "vda"), "virtio");
+}
+
+TEST(BlockQueueConfigCollector, MissingSysfsIsUnavailable) {
+    BlockQueueConfigCollector c;
+    CollectOptions opts;
+    opts.root = kGuest + "/does-not-exist";
+    const auto st = c.start(opts);
+    EXPECT_FALSE(st.available);
+    EXPECT_NE(st.reason.find("/does-not-exist/sys/block"), std::string::npos) << st.reason;
+}
+
+TEST(BlockQueueConfigCollector, RealSys) {
+    BlockQueueConfigCollector c;
+    const auto st = c.start(CollectOptions{});
+    if (!st.available) GTEST_SKIP() << st.reason;
+    Evidence ev;
+    c.finish(ev);
+    for (const auto& dev : ev.instances("device")) {
+        const Fact* cls = ev.find_fact("device.class", {{"device", dev}});
+        ASSERT_NE(cls, nullptr) << dev;
+        if (const Metric* rot = ev.find_metric("queue.rotational", {{"device", dev}})) {
+            EXPECT_TRUE(rot->value == 0 || rot->value == 1) << dev;
+        }
+        if (const Fact* sched = ev.find_fact("queue.scheduler", {{"device", dev}})) {
+            EXPECT_FALSE(sched->value.empty()) << dev;
+        }
+    }
+    if (std::filesystem::is_directory("/sys/block/vda")) {
+        EXPECT_EQ(fact(ev, "device.class", "vda"), "virtio");
+        EXPECT_NE(ev.find_fact("queue.scheduler", {{"device", "vda"}}), nullptr);
+    }
+    // The disk holding this source file, found the way loop backing files are.
+    struct stat sb {};
+    ASSERT_EQ(stat(__FILE__, &sb), 0);
+    if (auto disk = whole_disk_of_devnum("/", major(sb.st_dev), minor(sb.st_dev))) {
+        EXPECT_TRUE(std::filesystem::is_directory("/sys/block/" + *disk)) << *disk;
+    }
+}
