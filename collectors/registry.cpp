@@ -8,6 +8,7 @@
 #include "collectors/meminfo.hpp"
 #include "collectors/nvme_smart_collector.hpp"
 #include "collectors/psi.hpp"
+#include "collectors/syscall_bpf.hpp"
 #include "collectors/vmstat.hpp"
 
 namespace iodiag {
@@ -23,6 +24,7 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     c.push_back(std::make_unique<MeminfoCollector>());
     c.push_back(std::make_unique<DirtyLimitsCollector>());
     c.push_back(std::make_unique<PsiCollector>());
+    c.push_back(std::make_unique<SyscallBpfCollector>());
     return c;
 }
 

@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Above the block layer: per-thread timing of file syscalls and of what each
+ * one waited for inside (see syscall_events.h for the accounting model).
+ *
+ * Cost discipline: syscalls:sys_enter_<name> tracepoints (not raw_syscalls),
+ * so the program only runs for the traced syscalls, never for futex/epoll/...
+ * One hash entry per in-flight syscall (key tid); everything else is per-CPU
+ * arrays aggregated in the kernel; only slow syscalls go to user space. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "syscall_events.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define S_IFMT 00170000
+#define S_IFREG 0100000
+#define S_IFBLK 0060000
+
+/* Set by user space before load. */
+const volatile __u32 target_tgid = 0;        /* 0 = every process */
+const volatile __u32 self_tgid = 0;          /* iodiag itself is never traced */
+const volatile __u64 exemplar_min_ns = 1000000;
+const volatile __u32 nranges = 0;
+const volatile struct iod_krange ranges[IOD_MAX_RANGES] = {};
+
+struct inflight {
+    __u64 start_ns;
+    __u64 mark_ns;               /* last state change */
+    __u64 ns[CLS_COUNT];
+    __u64 file;                  /* struct file * (fd syscalls) */
+    __u64 upath;                 /* openat: user pointer to the path */
+    __s64 offset;
+    __u32 sys;
+    __u32 flags;
+    __u8 state;                  /* CLS_NONE on CPU, else the current wait class */
+    __u8 reclaim_depth;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 16384);
+    __type(key, __u32);
+    __type(value, struct inflight);
+} inflight SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, GRP_COUNT * IOD_HIST_BUCKETS);
+    __type(key, __u32);
+    __type(value, __u64);
+} hist SEC(".maps");
+
+/* Reads only: [0..B) hits, [B..2B) misses. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 2 * IOD_HIST_BUCKETS);
+    __type(key, __u32);
+    __type(value, __u64);
+} read_hitmiss SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, IOD_HIST_BUCKETS);
+    __type(key, __u32);
+    __type(value, struct iod_bucket_sums);
+} bucket_sums SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 4096);
+    __type(key, struct iod_proc_key);
+    __type(value, struct iod_proc_val);
+} procs SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, CNT_COUNT);
+    __type(key, __u32);
+    __type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, GAUGE_COUNT);
+    __type(key, __u32);
+    __type(value, __u64);
+} gauges SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 1 << 20);
+} exemplars SEC(".maps");
+
+struct stack_buf { __u64 ip[IOD_STACK_DEPTH]; };
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct stack_buf);
+} stack_scratch SEC(".maps");
+
+static __always_inline void count(__u32 idx, __u64 v)
+{
+    __u64 *c = bpf_map_lookup_elem(&counters, &idx);
+    if (c) *c += v;
+}
+
+static __always_inline void count_max(__u32 idx, __u64 v)
+{
+    __u64 *c = bpf_map_lookup_elem(&counters, &idx);
+    if (c && v > *c) *c = v;
+}
+
+static __always_inline void gauge(__u32 idx, __u64 v)
+{
+    __u64 *g = bpf_map_lookup_elem(&gauges, &idx);
+    if (g) *g = v;
+}
+
+static __always_inline __u32 log2_bucket(__u64 us)
+{
+    __u32 b = 0;
+    /* bucket 0 = 0..1, bucket i = [2^i, 2^(i+1)-1], as Log2Histogram */
+    for (int i = 0; i < IOD_HIST_BUCKETS - 1; i++) {
+        if (us < 2) break;
+        us >>= 1;
+        b++;
+    }
+    return b;
+}
+
+static __always_inline __u32 group_of(__u32 sys)
+{
+    switch (sys) {
+    case SYS_READ: case SYS_PREAD64: case SYS_READV: case SYS_PREADV: case SYS_PREADV2:
+        return GRP_READ;
+    case SYS_WRITE: case SYS_PWRITE64: case SYS_WRITEV: case SYS_PWRITEV: case SYS_PWRITEV2:
+        return GRP_WRITE;
+    case SYS_FSYNC: case SYS_FDATASYNC: return GRP_FSYNC;
+    case SYS_SYNC_FILE_RANGE: return GRP_SYNC_FILE_RANGE;
+    case SYS_OPENAT: return GRP_OPEN;
+    default: return GRP_IO_URING_ENTER;
+    }
+}
+
+/* Charges the time since the last state change to the class the thread was in. */
+static __always_inline void charge(struct inflight *f, __u64 now)
+{
+    __u32 cls;
+    if (f->reclaim_depth)
+        cls = CLS_RECLAIM;              /* a wait inside reclaim counts once, to reclaim */
+    else if (f->state == CLS_NONE)
+        cls = CLS_FILESYSTEM;
+    else
+        cls = f->state;
+    if (cls < CLS_COUNT && now > f->mark_ns)
+        f->ns[cls] += now - f->mark_ns;
+    f->mark_ns = now;
+}
+
+static __always_inline struct file *fd_to_file(__u64 fd)
+{
+    struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+    struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+    if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+        return NULL;
+    struct file **fds = BPF_CORE_READ(fdt, fd);
+    struct file *f = NULL;
+    bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+    return f;
+}
+
+/* Storage files only: regular files on a block-backed superblock, or block
+ * devices. procfs/sysfs/tmpfs/pipes/sockets are not storage latency. */
+static __always_inline bool is_storage_file(struct file *f)
+{
+    if (!f) return false;
+    struct inode *ino = BPF_CORE_READ(f, f_inode);
+    umode_t mode = BPF_CORE_READ(ino, i_mode);
+    if ((mode & S_IFMT) == S_IFBLK) return true;
+    if ((mode & S_IFMT) != S_IFREG) return false;
+    return BPF_CORE_READ(ino, i_sb, s_bdev) != NULL;
+}
+
+static __always_inline bool traced_process(__u32 tgid)
+{
+    if (tgid == self_tgid) return false;
+    return target_tgid == 0 || tgid == target_tgid;
+}
+
+static __always_inline int on_enter(__u32 sys, __u64 fd, __s64 offset, bool offset_from_file, __u64 upath)
+{
+    __u64 id = bpf_get_current_pid_tgid();
+    if (!traced_process(id >> 32)) return 0;
+    struct file *f = NULL;
+    if (sys != SYS_OPENAT && sys != SYS_IO_URING_ENTER) {
+        f = fd_to_file(fd);
+        if (!is_storage_file(f)) return 0;
+        if (offset_from_file) offset = BPF_CORE_READ(f, f_pos);
+    }
+    struct inflight v = {};
+    v.start_ns = v.mark_ns = bpf_ktime_get_ns();
+    v.file = (__u64)f;
+    v.upath = upath;
+    v.offset = offset;
+    v.sys = sys;
+    v.state = CLS_NONE;
+    __u32 tid = (__u32)id;
+    if (bpf_map_update_elem(&inflight, &tid, &v, BPF_ANY))
+        count(CNT_INFLIGHT_FULL, 1);
+    return 0;
+}
+
+static __always_inline __u64 memcg_v1_id(struct task_struct *t)
+{
+    int idx = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+    if (idx < 0 || idx >= CGROUP_SUBSYS_COUNT) return 0;
+    struct cgroup_subsys_state *css = BPF_CORE_READ(t, cgroups, subsys[idx]);
+    if (!css) return 0;
+    struct cgroup *cg = BPF_CORE_READ(css, cgroup);
+    /* On the default (v2) hierarchy this is the v2 cgroup; user space tells
+     * them apart by looking the id up under the v1 memory mount. */
+    return BPF_CORE_READ(cg, kn, id);
+}
+
+static __always_inline void send_exemplar(struct inflight *f, __u64 id, __u64 total, long ret,
+                                          __u64 cgid, __u64 memcg, __u32 sys)
+{
+    struct iod_exemplar *e = bpf_ringbuf_reserve(&exemplars, sizeof(*e), 0);
+    if (!e) { count(CNT_EXEMPLAR_DROPS, 1); return; }
+    e->tgid = id >> 32;
+    e->tid = (__u32)id;
+    e->sys = sys;
+    e->flags = f->flags;
+    e->ret = ret;
+    e->offset = f->offset;
+    e->total_ns = total;
+    e->cgid = cgid;
+    e->memcg = memcg;
+    __builtin_memcpy(e->ns, f->ns, sizeof(e->ns));
+    bpf_get_current_comm(e->comm, sizeof(e->comm));
+    e->name[0] = 0;
+    e->parent[0] = 0;
+    e->ino = 0;
+    struct file *file = (struct file *)f->file;
+    if (sys == SYS_OPENAT && ret >= 0)
+        file = fd_to_file(ret);
+    if (file) {
+        struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+        bpf_probe_read_kernel_str(e->name, sizeof(e->name), BPF_CORE_READ(d, d_name.name));
+        bpf_probe_read_kernel_str(e->parent, sizeof(e->parent), BPF_CORE_READ(d, d_parent, d_name.name));
+        e->ino = BPF_CORE_READ(file, f_inode, i_ino);
+    } else if (f->upath) {
+        bpf_probe_read_user_str(e->name, sizeof(e->name), (void *)f->upath);
+        e->flags |= IOD_F_PATH_FROM_USER;
+    }
+    bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int on_exit(long ret)
+{
+    __u64 id = bpf_get_current_pid_tgid();
+    __u32 tid = (__u32)id;
+    struct inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+    if (!f) return 0;
+    __u64 now = bpf_ktime_get_ns();
+    charge(f, now);
+    __u32 sys = f->sys;
+    if (sys == SYS_OPENAT) {
+        /* only opens that produced a storage file */
+        if (ret < 0 || !is_storage_file(fd_to_file(ret))) goto out;
+    }
+    __u64 total = now - f->start_ns;
+    __u32 b = log2_bucket(total / 1000);
+    __u32 grp = group_of(sys);
+    __u32 k = grp * IOD_HIST_BUCKETS + b;
+    __u64 *h = bpf_map_lookup_elem(&hist, &k);
+    if (h) *h += 1;
+
+    /* io_uring_enter waits for completions of work done elsewhere (io-wq,
+     * interrupts): its time is not an operation's latency, so it gets a
+     * histogram but stays out of the attribution. */
+    if (grp != GRP_IO_URING_ENTER) {
+        struct iod_bucket_sums *s = bpf_map_lookup_elem(&bucket_sums, &b);
+        if (s) {
+            s->count += 1;
+            s->total_ns += total;
+            for (int i = 0; i < CLS_COUNT; i++) s->ns[i] += f->ns[i];
+        }
+    }
+    if (grp == GRP_READ && ret >= 0) {
+        /* a hit: no page-cache-miss wait, no block I/O wait, no reclaim */
+        bool miss = f->ns[CLS_PAGE_CACHE] || f->ns[CLS_DEVICE] || f->ns[CLS_BLOCK_QUEUE];
+        __u32 hk = (miss ? IOD_HIST_BUCKETS : 0) + b;
+        __u64 *hm = bpf_map_lookup_elem(&read_hitmiss, &hk);
+        if (hm) *hm += 1;
+    }
+
+    struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+    struct iod_proc_key pk = {};
+    pk.tgid = id >> 32;
+    pk.cgid = bpf_get_current_cgroup_id();
+    pk.memcg = memcg_v1_id(t);
+    struct iod_proc_val *pv = bpf_map_lookup_elem(&procs, &pk);
+    if (!pv) {
+        struct iod_proc_val nv = {};
+        bpf_get_current_comm(nv.comm, sizeof(nv.comm));
+        bpf_map_update_elem(&procs, &pk, &nv, BPF_NOEXIST);
+        pv = bpf_map_lookup_elem(&procs, &pk);
+    }
+    if (pv && b < IOD_HIST_BUCKETS) {
+        __sync_fetch_and_add(&pv->ops, 1);
+        __sync_fetch_and_add(&pv->ns_by_bucket[b], total);
+    }
+    if (total >= exemplar_min_ns && grp != GRP_IO_URING_ENTER)
+        send_exemplar(f, id, total, ret, pk.cgid, pk.memcg, sys);
+out:
+    bpf_map_delete_elem(&inflight, &tid);
+    return 0;
+}
+
+#define ENTER(name, sysid, fdexpr, offexpr, fromfile, upathexpr)                      \
+    SEC("tracepoint/syscalls/sys_enter_" #name)                                      \
+    int enter_##name(struct syscall_trace_enter *ctx)                               \
+    {                                                                               \
+        return on_enter(sysid, (fdexpr), (offexpr), (fromfile), (upathexpr));        \
+    }                                                                               \
+    SEC("tracepoint/syscalls/sys_exit_" #name)                                       \
+    int exit_##name(struct syscall_trace_exit *ctx) { return on_exit(ctx->ret); }
+
+ENTER(read, SYS_READ, ctx->args[0], 0, true, 0)
+ENTER(write, SYS_WRITE, ctx->args[0], 0, true, 0)
+ENTER(pread64, SYS_PREAD64, ctx->args[0], (__s64)ctx->args[3], false, 0)
+ENTER(pwrite64, SYS_PWRITE64, ctx->args[0], (__s64)ctx->args[3], false, 0)
+ENTER(readv, SYS_READV, ctx->args[0], 0, true, 0)
+ENTER(writev, SYS_WRITEV, ctx->args[0], 0, true, 0)
+ENTER(preadv, SYS_PREADV, ctx->args[0], (__s64)ctx->args[3], false, 0)
+ENTER(pwritev, SYS_PWRITEV, ctx->args[0], (__s64)ctx->args[3], false, 0)
+ENTER(preadv2, SYS_PREADV2, ctx->args[0], (__s64)ctx->args[3], false, 0)
+ENTER(pwritev2, SYS_PWRITEV2, ctx->args[0], (__s64)ctx->args[3], false, 0)
+ENTER(fsync, SYS_FSYNC, ctx->args[0], -1, false, 0)
+ENTER(fdatasync, SYS_FDATASYNC, ctx->args[0], -1, false, 0)
+ENTER(sync_file_range, SYS_SYNC_FILE_RANGE, ctx->args[0], (__s64)ctx->args[1], false, 0)
+ENTER(openat, SYS_OPENAT, 0, -1, false, ctx->args[1])
+ENTER(io_uring_enter, SYS_IO_URING_ENTER, 0, -1, false, 0)
+
+/* ---- off-CPU classification ---------------------------------------------- */
+
+/* Class of the innermost frame that lies in a known function; CLS_OTHER if none. */
+static __always_inline __u32 classify_stack(void *ctx)
+{
+    __u32 zero = 0;
+    struct stack_buf *sb = bpf_map_lookup_elem(&stack_scratch, &zero);
+    if (!sb) return CLS_OTHER;
+    long n = bpf_get_stack(ctx, sb->ip, sizeof(sb->ip), 0);
+    if (n <= 0) return CLS_OTHER;
+    n /= sizeof(__u64);
+    __u32 nr = nranges;
+    if (nr > IOD_MAX_RANGES) nr = IOD_MAX_RANGES;
+    for (int i = 0; i < IOD_STACK_DEPTH; i++) {
+        if (i >= n) break;
+        __u64 ip = sb->ip[i];
+        /* binary search: the last range with start <= ip */
+        __u32 lo = 0, hi = nr;
+        for (int k = 0; k < 8; k++) {
+            if (lo >= hi) break;
+            __u32 mid = (lo + hi) / 2;
+            if (mid >= IOD_MAX_RANGES) break;
+            if (ranges[mid].start <= ip) lo = mid + 1; else hi = mid;
+        }
+        if (lo == 0 || lo > IOD_MAX_RANGES) continue;
+        __u32 j = lo - 1;
+        if (j < IOD_MAX_RANGES && ip < ranges[j].end) {
+            count(CNT_WAITS_CLASSIFIED, 1);
+            return ranges[j].cls;
+        }
+    }
+    count(CNT_WAITS_UNCLASSIFIED, 1);
+    return CLS_OTHER;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+             unsigned int prev_state)
+{
+    __u64 now = 0;
+    __u32 ptid = prev->pid;
+    struct inflight *f = bpf_map_lookup_elem(&inflight, &ptid);
+    if (f) {
+        now = bpf_ktime_get_ns();
+        charge(f, now);
+        if (preempt || (prev_state & 0xff) == 0)
+            f->state = CLS_CPU;            /* still runnable: waits for a CPU */
+        else if (f->reclaim_depth)
+            f->state = CLS_RECLAIM;        /* no need to look: reclaim takes it all */
+        else
+            f->state = classify_stack(ctx);
+    }
+    __u32 ntid = next->pid;
+    f = bpf_map_lookup_elem(&inflight, &ntid);
+    if (f) {
+        if (!now) now = bpf_ktime_get_ns();
+        charge(f, now);
+        f->state = CLS_NONE;
+    }
+    return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_wakeup, struct task_struct *p)
+{
+    __u32 tid = p->pid;
+    struct inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+    if (f && f->state != CLS_NONE && f->state != CLS_CPU) {
+        charge(f, bpf_ktime_get_ns());
+        f->state = CLS_CPU;                /* woken: from now on run-queue delay */
+    }
+    return 0;
+}
+
+/* ---- children with their own tracepoints --------------------------------- */
+
+static __always_inline struct inflight *current_inflight(void)
+{
+    __u32 tid = (__u32)bpf_get_current_pid_tgid();
+    return bpf_map_lookup_elem(&inflight, &tid);
+}
+
+static __always_inline void reclaim_begin(void)
+{
+    struct inflight *f = current_inflight();
+    if (!f) return;
+    charge(f, bpf_ktime_get_ns());
+    if (f->reclaim_depth < 8) f->reclaim_depth++;
+    f->flags |= IOD_F_RECLAIM;
+}
+
+static __always_inline void reclaim_end(void)
+{
+    struct inflight *f = current_inflight();
+    if (!f) return;
+    charge(f, bpf_ktime_get_ns());
+    if (f->reclaim_depth) f->reclaim_depth--;
+}
+
+SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
+int BPF_PROG(direct_reclaim_begin) { count(CNT_DIRECT_RECLAIM, 1); reclaim_begin(); return 0; }
+SEC("tp_btf/mm_vmscan_direct_reclaim_end")
+int BPF_PROG(direct_reclaim_end) { reclaim_end(); return 0; }
+SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
+int BPF_PROG(memcg_reclaim_begin) { count(CNT_MEMCG_RECLAIM, 1); reclaim_begin(); return 0; }
+SEC("tp_btf/mm_vmscan_memcg_reclaim_end")
+int BPF_PROG(memcg_reclaim_end) { reclaim_end(); return 0; }
+
+SEC("tracepoint/vmscan/mm_vmscan_throttled")
+int on_vmscan_throttled(struct trace_event_raw_mm_vmscan_throttled *ctx)
+{
+    count(CNT_RECLAIM_THROTTLED, 1);
+    if (ctx->usec_delayed > 0) count(CNT_RECLAIM_THROTTLED_US, ctx->usec_delayed);
+    return 0;
+}
+
+SEC("tracepoint/writeback/balance_dirty_pages")
+int on_balance_dirty_pages(struct trace_event_raw_balance_dirty_pages *ctx)
+{
+    count(CNT_DIRTY_EVENTS, 1);
+    if (ctx->pause > 0) count(CNT_DIRTY_PAUSE_JIFFIES, ctx->pause);
+    count(CNT_DIRTY_PERIOD_JIFFIES, ctx->period);
+    gauge(GAUGE_DIRTY_PAGES, ctx->dirty);
+    gauge(GAUGE_DIRTY_LIMIT, ctx->limit);
+    gauge(GAUGE_DIRTY_SETPOINT, ctx->setpoint);
+    gauge(GAUGE_DIRTY_CGROUP_INO, ctx->cgroup_ino);
+    struct inflight *f = current_inflight();
+    if (f) f->flags |= IOD_F_DIRTY_THROTTLED;
+    return 0;
+}
+
+SEC("tracepoint/jbd2/jbd2_run_stats")
+int on_jbd2_run_stats(struct trace_event_raw_jbd2_run_stats *ctx)
+{
+    count(CNT_JBD2_COMMITS, 1);
+    count(CNT_JBD2_RUNNING, ctx->running);
+    count(CNT_JBD2_LOCKED, ctx->locked);
+    count(CNT_JBD2_FLUSHING, ctx->flushing);
+    count(CNT_JBD2_LOGGING, ctx->logging);
+    count_max(CNT_JBD2_MAX_LOCKED, ctx->locked);
+    count_max(CNT_JBD2_MAX_FLUSHING, ctx->flushing);
+    count_max(CNT_JBD2_MAX_LOGGING, ctx->logging);
+    return 0;
+}
+
+SEC("tracepoint/ext4/ext4_sync_file_enter")
+int on_ext4_sync_enter(void *ctx) { count(CNT_EXT4_FSYNC, 1); return 0; }
+
+SEC("tracepoint/readahead/page_cache_sync_ra")
+int on_sync_ra(void *ctx)
+{
+    count(CNT_RA_SYNC, 1);
+    struct inflight *f = current_inflight();
+    if (f) f->flags |= IOD_F_READAHEAD;
+    return 0;
+}
+
+SEC("tracepoint/readahead/page_cache_async_ra")
+int on_async_ra(void *ctx)
+{
+    count(CNT_RA_ASYNC, 1);
+    struct inflight *f = current_inflight();
+    if (f) f->flags |= IOD_F_READAHEAD;
+    return 0;
+}
+
+/* Pages readahead asked the filesystem for (the non-large-folio path; the
+ * large-folio path of page_cache_ra_order falls back to this one or is not
+ * counted, so this is a lower bound). */
+SEC("tracepoint/readahead/page_cache_ra_unbounded")
+int on_ra_unbounded(struct trace_event_raw_page_cache_ra_unbounded *ctx)
+{
+    count(CNT_RA_PAGES, ctx->nr_to_read);
+    return 0;
+}

@@ -1,0 +1,122 @@
+/* Shared between bpf/syscall.bpf.c and collectors/syscall_bpf*.cpp: the
+ * operations traced, the classes a syscall's time is charged to, and the
+ * layout of the maps and ring-buffer records.
+ *
+ * Accounting model: while a traced syscall is in flight, its thread is in
+ * exactly one state at any instant (on CPU in the syscall, off CPU in a
+ * classified wait, runnable but not running, inside reclaim). Every state
+ * change charges the time since the previous change to one class, so the
+ * classes are disjoint and always add up to the syscall's duration. */
+#ifndef IODIAG_SYSCALL_EVENTS_H
+#define IODIAG_SYSCALL_EVENTS_H
+
+/* Traced syscalls (index into the per-op tables). */
+enum iod_sys {
+    SYS_READ, SYS_WRITE, SYS_PREAD64, SYS_PWRITE64, SYS_READV, SYS_WRITEV,
+    SYS_PREADV, SYS_PWRITEV, SYS_PREADV2, SYS_PWRITEV2, SYS_FSYNC, SYS_FDATASYNC,
+    SYS_SYNC_FILE_RANGE, SYS_OPENAT, SYS_IO_URING_ENTER,
+    SYS_COUNT
+};
+
+/* Operation groups the histograms are kept per (label "op"). */
+enum iod_group {
+    GRP_READ, GRP_WRITE, GRP_FSYNC, GRP_SYNC_FILE_RANGE, GRP_OPEN, GRP_IO_URING_ENTER,
+    GRP_COUNT
+};
+
+/* Where an instant of a syscall's time is charged. */
+enum iod_class {
+    CLS_FILESYSTEM,   /* on CPU inside the syscall, in no measured child: VFS + fs code + copy */
+    CLS_CPU,          /* runnable but not running: run-queue delay, preemption */
+    CLS_PAGE_CACHE,   /* off CPU waiting for a page-cache miss (folio wait under filemap_*) */
+    CLS_DEVICE,       /* off CPU waiting for the thread's own block I/O (queue + device) */
+    CLS_BLOCK_QUEUE,  /* off CPU waiting for a block-layer tag (blk_mq_get_tag) */
+    CLS_DIRTY,        /* paused in balance_dirty_pages */
+    CLS_RECLAIM,      /* inside direct or memcg reclaim (anything within it counts here) */
+    CLS_JOURNAL,      /* waiting for jbd2 (commit, transaction lock, log space) */
+    CLS_LOCKS,        /* off CPU on an rwsem / mutex (i_rwsem ...) */
+    CLS_CGROUP,       /* held by blk-throttle / io cgroup controls */
+    CLS_OTHER,        /* off CPU in a wait no classifier names */
+    CLS_COUNT,
+    CLS_NONE = 0xff   /* state: on CPU */
+};
+
+#define IOD_HIST_BUCKETS 32      /* log2 microsecond buckets, as engine/histogram.hpp */
+#define IOD_MAX_RANGES 96        /* kernel functions the wait classifier knows */
+#define IOD_STACK_DEPTH 32       /* frames examined per off-CPU wait */
+#define IOD_NAME_LEN 64
+#define IOD_COMM_LEN 16
+
+/* A kernel function's text range and the class a wait under it belongs to.
+ * Sorted by start; filled from /proc/kallsyms by user space before load. */
+struct iod_krange {
+    unsigned long long start;
+    unsigned long long end;
+    unsigned int cls;
+    unsigned int pad;
+};
+
+/* Per log2 bucket of total syscall duration: how many attributed syscalls
+ * ended there and where their time went. Lets user space pick the slow set
+ * (buckets at or above the window's p99) after the fact, without exemplars. */
+struct iod_bucket_sums {
+    unsigned long long count;
+    unsigned long long total_ns;
+    unsigned long long ns[CLS_COUNT];
+};
+
+/* Per process and cgroup (hash, key iod_proc_key): time spent in traced
+ * syscalls per log2 bucket of their duration, so "who suffered most in the
+ * slow set" can be answered for any threshold. */
+struct iod_proc_key {
+    unsigned int tgid;
+    unsigned int pad;
+    unsigned long long cgid;    /* cgroup v2 id (0 when unknown) */
+    unsigned long long memcg;   /* cgroup v1 memory controller kernfs id (0 when none) */
+};
+struct iod_proc_val {
+    char comm[IOD_COMM_LEN];
+    unsigned long long ops;
+    unsigned long long ns_by_bucket[IOD_HIST_BUCKETS];
+};
+
+/* Global counters (per-CPU array index). */
+enum iod_counter {
+    CNT_DIRTY_EVENTS, CNT_DIRTY_PAUSE_JIFFIES, CNT_DIRTY_PERIOD_JIFFIES,
+    CNT_DIRECT_RECLAIM, CNT_MEMCG_RECLAIM, CNT_RECLAIM_THROTTLED, CNT_RECLAIM_THROTTLED_US,
+    CNT_RA_SYNC, CNT_RA_ASYNC, CNT_RA_PAGES,
+    CNT_EXT4_FSYNC, CNT_EXT4_FSYNC_NS,
+    CNT_EXEMPLAR_DROPS, CNT_INFLIGHT_FULL, CNT_WAITS_CLASSIFIED, CNT_WAITS_UNCLASSIFIED,
+    CNT_JBD2_COMMITS, CNT_JBD2_RUNNING, CNT_JBD2_LOCKED, CNT_JBD2_FLUSHING, CNT_JBD2_LOGGING,
+    CNT_JBD2_MAX_LOCKED, CNT_JBD2_MAX_FLUSHING, CNT_JBD2_MAX_LOGGING,
+    CNT_THROTTLED_BIOS,
+    CNT_COUNT
+};
+
+/* Latest dirty-throttle state seen (plain array, last writer wins). */
+enum iod_gauge { GAUGE_DIRTY_PAGES, GAUGE_DIRTY_LIMIT, GAUGE_DIRTY_SETPOINT, GAUGE_DIRTY_CGROUP_INO, GAUGE_COUNT };
+
+/* One slow syscall, sent through the ring buffer. */
+struct iod_exemplar {
+    unsigned int tgid;
+    unsigned int tid;
+    unsigned int sys;        /* enum iod_sys */
+    unsigned int flags;      /* IOD_F_* */
+    long long ret;           /* bytes or error */
+    long long offset;        /* -1 when not meaningful */
+    unsigned long long total_ns;
+    unsigned long long cgid;
+    unsigned long long memcg;
+    unsigned long long ino;
+    unsigned long long ns[CLS_COUNT];
+    char comm[IOD_COMM_LEN];
+    char name[IOD_NAME_LEN];     /* file's dentry name (or openat's path) */
+    char parent[IOD_NAME_LEN];   /* parent dentry name */
+};
+
+#define IOD_F_DIRTY_THROTTLED 0x1u
+#define IOD_F_READAHEAD 0x2u
+#define IOD_F_RECLAIM 0x4u
+#define IOD_F_PATH_FROM_USER 0x8u  /* name is openat's user-space path */
+
+#endif

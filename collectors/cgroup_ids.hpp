@@ -1,0 +1,35 @@
+// Names for the cgroup ids a BPF program records: a cgroup's id is the inode
+// number of its directory in cgroupfs (kernfs node id), for v2 and for each
+// v1 hierarchy alike, so walking the mounted hierarchy and stat()ing each
+// directory maps id -> path.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace iodiag {
+
+class CgroupIdNames {
+public:
+    // root prefixes the paths (fixture trees in tests).
+    explicit CgroupIdNames(std::string root = "/");
+    // "/a/b" for a cgroup v2 id, "" when unknown.
+    std::string v2_path(uint64_t id);
+    // "/a/b" for a cgroup v1 memory-controller id, "" when unknown or no v1 memory mount.
+    std::string v1_memory_path(uint64_t id);
+    // The label iodiag uses: the v1 memory cgroup as "memory:/a/b" when the task
+    // is in a non-root one, else the v2 path, else "/" (root), or "cgroup-id:N"
+    // when neither resolves (the cgroup was removed before the window ended).
+    std::string label(uint64_t v2_id, uint64_t memcg_id);
+
+private:
+    static std::map<uint64_t, std::string> scan(const std::string& mount_dir);
+    std::string root_;
+    bool scanned_ = false;
+    std::string v2_mount_, memory_mount_;
+    std::map<uint64_t, std::string> v2_, memory_;
+    void ensure_scanned();
+};
+
+}  // namespace iodiag

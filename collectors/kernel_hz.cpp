@@ -1,0 +1,82 @@
+#include "collectors/kernel_hz.hpp"
+
+#include <sys/utsname.h>
+
+#include <cmath>
+#include <cstdio>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "collectors/text_file.hpp"
+
+namespace iodiag {
+
+std::optional<int> parse_config_hz(const std::string& text) {
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("CONFIG_HZ=", 0) == 0) {
+            try {
+                const int hz = std::stoi(line.substr(10));
+                if (hz > 0) return hz;
+            } catch (...) {
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+std::optional<std::string> gunzip(const std::string& path) {
+    const std::string cmd = "gzip -dc '" + path + "' 2>/dev/null";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return std::nullopt;
+    std::string out;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+    return pclose(p) == 0 ? std::optional<std::string>(out) : std::nullopt;
+}
+
+// (jiffies, now ns) from /proc/timer_list.
+std::optional<std::pair<double, double>> timer_list_sample(const std::string& path) {
+    auto t = try_read_text_file(path);
+    if (!t) return std::nullopt;
+    std::smatch m;
+    std::regex now_re("now at ([0-9]+) nsecs"), jif_re("\njiffies: ([0-9]+)");
+    if (!std::regex_search(*t, m, now_re)) return std::nullopt;
+    const double now = std::stod(m[1]);
+    if (!std::regex_search(*t, m, jif_re)) return std::nullopt;
+    return std::make_pair(std::stod(m[1]), now);
+}
+
+}  // namespace
+
+KernelHz find_kernel_hz(const std::string& root) {
+    struct utsname u {};
+    if (uname(&u) == 0) {
+        const std::string boot = under_root(root, std::string("/boot/config-") + u.release);
+        if (auto t = try_read_text_file(boot))
+            if (auto hz = parse_config_hz(*t)) return {*hz, "CONFIG_HZ in " + boot};
+    }
+    const std::string gz = under_root(root, "/proc/config.gz");
+    if (auto t = gunzip(gz))
+        if (auto hz = parse_config_hz(*t)) return {*hz, "CONFIG_HZ in " + gz};
+    const std::string tl = under_root(root, "/proc/timer_list");
+    auto a = timer_list_sample(tl);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto b = timer_list_sample(tl);
+    if (a && b && b->second > a->second) {
+        const double hz = (b->first - a->first) / ((b->second - a->second) / 1e9);
+        // Round to the configurable values.
+        int best = 0;
+        for (int c : {100, 250, 300, 1000})
+            if (best == 0 || std::fabs(hz - c) < std::fabs(hz - best)) best = c;
+        return {best, "measured: jiffies vs monotonic clock in " + tl};
+    }
+    return {0, "unknown (no kernel config, " + tl + " unreadable)"};
+}
+
+}  // namespace iodiag

@@ -1,0 +1,351 @@
+// Loader, attach and drain for the syscall BPF collector; the aggregation into
+// Evidence is in syscall_bpf_emit.cpp, the attribution math in
+// syscall_bpf_attribution.cpp.
+#include "collectors/syscall_bpf.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "collectors/bpf_features.hpp"
+#include "collectors/cgroup_ids.hpp"
+#include "collectors/kallsyms.hpp"
+#include "collectors/kernel_hz.hpp"
+#include "collectors/syscall_bpf_classes.hpp"
+#include "collectors/syscall_bpf_snapshot.hpp"
+#include "collectors/text_file.hpp"
+#include "engine/layers.hpp"
+
+#if IODIAG_HAVE_BPF
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/syscall_events.h"
+#include "syscall.skel.h"
+#endif
+
+namespace iodiag {
+
+#if IODIAG_HAVE_BPF
+
+struct SyscallBpfCollector::Impl {
+    ::syscall_bpf* skel = nullptr;
+    std::vector<bpf_link*> links;
+    ring_buffer* rb = nullptr;
+    std::thread drainer;
+    std::atomic<bool> stop{false};
+    std::mutex mu;   // guards the exemplar state below
+    std::vector<iod_exemplar> slowest;   // min-heap by total_ns, bounded
+    std::map<std::pair<uint64_t, uint64_t>, std::string> ino_names;   // unused key space guard
+    std::map<std::string, std::vector<uint64_t>> file_ns_by_bucket;
+    uint64_t received = 0;
+    size_t max_exemplars = 64;
+    KernelHz hz;
+    std::string root = "/";
+
+    ~Impl() {
+        stop = true;
+        if (drainer.joinable()) drainer.join();
+        if (rb) ring_buffer__free(rb);
+        for (auto* l : links) bpf_link__destroy(l);
+        if (skel) syscall_bpf__destroy(skel);
+    }
+
+    static std::string file_of(const iod_exemplar& e) {
+        std::string name(e.name, strnlen(e.name, sizeof(e.name)));
+        std::string parent(e.parent, strnlen(e.parent, sizeof(e.parent)));
+        if (e.flags & IOD_F_PATH_FROM_USER || parent.empty() || parent == "/") return name;
+        return parent + "/" + name;
+    }
+
+    int on_exemplar(const void* data, size_t size) {
+        if (size < sizeof(iod_exemplar)) return 0;
+        iod_exemplar e;
+        std::memcpy(&e, data, sizeof(e));
+        std::lock_guard<std::mutex> g(mu);
+        ++received;
+        auto& per_file = file_ns_by_bucket[file_of(e)];
+        if (per_file.empty()) per_file.assign(IOD_HIST_BUCKETS, 0);
+        per_file[std::min<int>(Log2Histogram::bucket_of(e.total_ns / 1000), IOD_HIST_BUCKETS - 1)] += e.total_ns;
+        auto cmp = [](const iod_exemplar& a, const iod_exemplar& b) { return a.total_ns > b.total_ns; };
+        if (slowest.size() < max_exemplars) {
+            slowest.push_back(e);
+            std::push_heap(slowest.begin(), slowest.end(), cmp);
+        } else if (!slowest.empty() && e.total_ns > slowest.front().total_ns) {
+            std::pop_heap(slowest.begin(), slowest.end(), cmp);
+            slowest.back() = e;
+            std::push_heap(slowest.begin(), slowest.end(), cmp);
+        }
+        return 0;
+    }
+};
+
+namespace {
+
+int ringbuf_cb(void* ctx, void* data, size_t size) {
+    return static_cast<SyscallBpfCollector::Impl*>(ctx)->on_exemplar(data, size);
+}
+
+// "tracepoint/syscalls/sys_enter_read" -> {"syscalls", "sys_enter_read"};
+// "tp_btf/sched_switch" -> {"sched", "sched_switch"}.
+std::pair<std::string, std::string> tracepoint_of(const std::string& section) {
+    if (section.rfind("tracepoint/", 0) == 0) {
+        const std::string rest = section.substr(11);
+        const auto slash = rest.find('/');
+        return {rest.substr(0, slash), rest.substr(slash + 1)};
+    }
+    const std::string name = section.substr(section.find('/') + 1);
+    if (name.rfind("sched_", 0) == 0) return {"sched", name};
+    if (name.rfind("mm_vmscan_", 0) == 0) return {"vmscan", name};
+    return {"", name};
+}
+
+std::vector<uint64_t> read_percpu_u64(int fd, uint32_t key, int ncpu) {
+    std::vector<uint64_t> v(ncpu, 0);
+    bpf_map_lookup_elem(fd, &key, v.data());
+    return v;
+}
+
+}  // namespace
+
+#else
+struct SyscallBpfCollector::Impl {};
+#endif
+
+SyscallBpfCollector::SyscallBpfCollector(SyscallBpfOptions opts) : opts_(std::move(opts)) {
+    if (!opts_.slow_threshold_us)
+        if (const char* env = std::getenv("IODIAG_SLOW_US"); env && *env) {
+            try {
+                opts_.slow_threshold_us = std::stod(env);
+            } catch (...) {
+            }
+        }
+}
+
+SyscallBpfCollector::~SyscallBpfCollector() = default;
+
+std::vector<MetricSpec> SyscallBpfCollector::metric_specs() const { return syscall_bpf::metric_specs(); }
+
+CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
+    CollectorStatus st;
+    st.name = name();
+#if !IODIAG_HAVE_BPF
+    (void)opts;
+    st.reason = "built without BPF support (no clang/bpftool/BTF at build time)";
+    return st;
+#else
+    if (geteuid() != 0) {
+        st.reason = "needs root (CAP_BPF + CAP_PERFMON) to load BPF programs";
+        return st;
+    }
+    KernelFeatureProbe probe(opts.root);
+    if (auto why = probe.btf_available(); !why.empty()) {
+        st.reason = why;
+        return st;
+    }
+    auto impl = std::make_unique<Impl>();
+    impl->max_exemplars = opts_.max_exemplars;
+    impl->root = opts.root;
+    impl->skel = syscall_bpf__open();
+    if (!impl->skel) {
+        st.reason = std::string("opening the syscall BPF object failed: ") + std::strerror(errno);
+        return st;
+    }
+    auto* ro = impl->skel->rodata;
+    ro->target_tgid = opts.pid > 0 ? static_cast<uint32_t>(opts.pid) : 0;
+    ro->self_tgid = static_cast<uint32_t>(getpid());
+    ro->exemplar_min_ns = static_cast<uint64_t>(opts_.exemplar_min_us * 1000);
+
+    // Wait classifier: kernel function ranges from /proc/kallsyms.
+    std::vector<std::string> notes;
+    const std::string kallsyms_path = under_root(opts.root, "/proc/kallsyms");
+    auto ksyms = try_read_text_file(kallsyms_path);
+    std::vector<KernelSymbolRange> ranges;
+    if (ksyms) ranges = resolve_kernel_symbols(*ksyms, syscall_bpf::wait_classifier_functions());
+    if (ranges.size() > IOD_MAX_RANGES) ranges.resize(IOD_MAX_RANGES);
+    for (size_t i = 0; i < ranges.size(); ++i)
+        ro->ranges[i] = {ranges[i].start, ranges[i].end, static_cast<unsigned>(ranges[i].tag), 0};
+    ro->nranges = static_cast<uint32_t>(ranges.size());
+    std::set<int> classes_resolved;
+    for (const auto& r : ranges) classes_resolved.insert(r.tag);
+    if (ranges.empty())
+        notes.push_back("off-CPU waits unclassified (counted as other): no classifier function found in " +
+                        kallsyms_path);
+
+    // Programs whose tracepoint is missing are not loaded (and their layer not claimed).
+    std::set<std::string> missing;
+    bpf_program* prog;
+    bpf_object__for_each_program(prog, impl->skel->obj) {
+        auto [cat, tp] = tracepoint_of(bpf_program__section_name(prog));
+        if (!cat.empty() && !probe.tracepoint_exists(cat, tp)) {
+            bpf_program__set_autoload(prog, false);
+            missing.insert(tp);
+        }
+    }
+    if (int err = syscall_bpf__load(impl->skel); err) {
+        st.reason = std::string("loading bpf/syscall.bpf.c failed: ") + std::strerror(-err);
+        return st;
+    }
+    std::set<std::string> attached;
+    bpf_object__for_each_program(prog, impl->skel->obj) {
+        if (!bpf_program__autoload(prog)) continue;
+        const auto tp = tracepoint_of(bpf_program__section_name(prog)).second;
+        bpf_link* l = bpf_program__attach(prog);
+        if (!l) {
+            missing.insert(tp + " (attach: " + std::strerror(errno) + ")");
+            continue;
+        }
+        impl->links.push_back(l);
+        attached.insert(tp);
+    }
+    auto has = [&](const std::string& tp) { return attached.count(tp) > 0; };
+    if (!has("sys_enter_read") || !has("sys_exit_read") || !has("sys_enter_write") || !has("sys_exit_write")) {
+        st.reason = "syscall tracepoints did not attach";
+        return st;
+    }
+    impl->rb = ring_buffer__new(bpf_map__fd(impl->skel->maps.exemplars), ringbuf_cb, impl.get(), nullptr);
+    if (!impl->rb) {
+        st.reason = std::string("ring buffer: ") + std::strerror(errno);
+        return st;
+    }
+    impl->hz = find_kernel_hz(opts.root);
+    Impl* raw = impl.get();
+    impl->drainer = std::thread([raw] {
+        while (!raw->stop) ring_buffer__poll(raw->rb, 100);
+        ring_buffer__consume(raw->rb);
+    });
+
+    // Layers truly observed: those whose probes attached.
+    const bool sched = has("sched_switch") && has("sched_wakeup");
+    st.layers = {layer::kSyscall, layer::kFilesystem};
+    if (sched) st.layers.push_back(layer::kCpu);
+    if (sched && classes_resolved.count(CLS_PAGE_CACHE)) st.layers.push_back(layer::kPageCache);
+    if ((sched && classes_resolved.count(CLS_DIRTY)) || has("balance_dirty_pages")) st.layers.push_back(layer::kDirty);
+    if (has("mm_vmscan_direct_reclaim_begin") || has("mm_vmscan_memcg_reclaim_begin"))
+        st.layers.push_back(layer::kReclaim);
+    if (sched && classes_resolved.count(CLS_JOURNAL)) st.layers.push_back(layer::kJournal);
+    if (sched && classes_resolved.count(CLS_LOCKS)) st.layers.push_back(layer::kLocks);
+    if (!sched) notes.push_back("sched_switch/sched_wakeup not attached: off-CPU waits and run-queue delay "
+                                "are not separated (they count as filesystem time)");
+    notes.push_back("cgroup layer not claimed: blk-throttle holds bios before block_bio_queue and is "
+                    "seen here only as the submitter's block-I/O wait");
+    for (const auto& m : missing) notes.push_back("not attached: " + m);
+    if (impl->hz.hz == 0) notes.push_back("kernel HZ unknown: jiffies fields not converted");
+    std::string reason;
+    for (const auto& n : notes) reason += (reason.empty() ? "" : "; ") + n;
+    st.reason = reason;
+    st.available = true;
+    impl_ = std::move(impl);
+    return st;
+#endif
+}
+
+void SyscallBpfCollector::finish(Evidence& ev) {
+#if IODIAG_HAVE_BPF
+    if (!impl_) return;
+    Impl& im = *impl_;
+    // Detach first so the maps stop moving, then drain what is left.
+    for (auto* l : im.links) bpf_link__destroy(l);
+    im.links.clear();
+    im.stop = true;
+    if (im.drainer.joinable()) im.drainer.join();
+
+    const int ncpu = libbpf_num_possible_cpus();
+    syscall_bpf::Snapshot s;
+    s.hz = im.hz.hz;
+    s.hz_source = im.hz.source;
+    s.user_threshold_us = opts_.slow_threshold_us;
+    s.exemplar_min_us = opts_.exemplar_min_us;
+
+    const int hist_fd = bpf_map__fd(im.skel->maps.hist);
+    s.hist.assign(GRP_COUNT, std::vector<uint64_t>(IOD_HIST_BUCKETS, 0));
+    for (uint32_t g = 0; g < GRP_COUNT; ++g)
+        for (uint32_t b = 0; b < IOD_HIST_BUCKETS; ++b)
+            for (uint64_t v : read_percpu_u64(hist_fd, g * IOD_HIST_BUCKETS + b, ncpu)) s.hist[g][b] += v;
+    const int hm_fd = bpf_map__fd(im.skel->maps.read_hitmiss);
+    s.read_hit.assign(IOD_HIST_BUCKETS, 0);
+    s.read_miss.assign(IOD_HIST_BUCKETS, 0);
+    for (uint32_t b = 0; b < IOD_HIST_BUCKETS; ++b) {
+        for (uint64_t v : read_percpu_u64(hm_fd, b, ncpu)) s.read_hit[b] += v;
+        for (uint64_t v : read_percpu_u64(hm_fd, IOD_HIST_BUCKETS + b, ncpu)) s.read_miss[b] += v;
+    }
+    const int bs_fd = bpf_map__fd(im.skel->maps.bucket_sums);
+    std::vector<iod_bucket_sums> per_cpu(ncpu);
+    for (uint32_t b = 0; b < IOD_HIST_BUCKETS; ++b) {
+        syscall_bpf::BucketSums sum;
+        sum.class_ns.assign(CLS_COUNT, 0);
+        if (bpf_map_lookup_elem(bs_fd, &b, per_cpu.data()) == 0)
+            for (const auto& c : per_cpu) {
+                sum.count += c.count;
+                sum.total_ns += c.total_ns;
+                for (int k = 0; k < CLS_COUNT; ++k) sum.class_ns[k] += c.ns[k];
+            }
+        s.buckets.push_back(std::move(sum));
+    }
+    const int cnt_fd = bpf_map__fd(im.skel->maps.counters);
+    s.counters.assign(CNT_COUNT, 0);
+    for (uint32_t i = 0; i < CNT_COUNT; ++i) {
+        auto v = read_percpu_u64(cnt_fd, i, ncpu);
+        const bool is_max = i == CNT_JBD2_MAX_LOCKED || i == CNT_JBD2_MAX_FLUSHING || i == CNT_JBD2_MAX_LOGGING;
+        for (uint64_t x : v) s.counters[i] = is_max ? std::max(s.counters[i], x) : s.counters[i] + x;
+    }
+    const int g_fd = bpf_map__fd(im.skel->maps.gauges);
+    s.gauges.assign(GAUGE_COUNT, 0);
+    for (uint32_t i = 0; i < GAUGE_COUNT; ++i) bpf_map_lookup_elem(g_fd, &i, &s.gauges[i]);
+
+    CgroupIdNames cg(im.root);
+    const int p_fd = bpf_map__fd(im.skel->maps.procs);
+    iod_proc_key key{}, next{};
+    bool first = true;
+    while (bpf_map_get_next_key(p_fd, first ? nullptr : &key, &next) == 0) {
+        first = false;
+        key = next;
+        iod_proc_val val{};
+        if (bpf_map_lookup_elem(p_fd, &key, &val) != 0) continue;
+        syscall_bpf::ProcessTime p;
+        p.pid = key.tgid;
+        p.comm.assign(val.comm, strnlen(val.comm, sizeof(val.comm)));
+        p.cgroup = cg.label(key.cgid, key.memcg);
+        p.ops = val.ops;
+        p.ns_by_bucket.assign(val.ns_by_bucket, val.ns_by_bucket + IOD_HIST_BUCKETS);
+        s.procs.push_back(std::move(p));
+    }
+
+    {
+        std::lock_guard<std::mutex> g(im.mu);
+        s.exemplars_received = im.received;
+        s.file_ns_by_bucket = im.file_ns_by_bucket;
+        std::vector<iod_exemplar> sorted = im.slowest;
+        std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.total_ns > b.total_ns; });
+        for (const auto& e : sorted) {
+            syscall_bpf::SlowOp op;
+            op.comm.assign(e.comm, strnlen(e.comm, sizeof(e.comm)));
+            op.pid = e.tgid;
+            op.tid = e.tid;
+            op.cgroup = cg.label(e.cgid, e.memcg);
+            op.file = Impl::file_of(e);
+            op.sys = static_cast<int>(e.sys);
+            op.ret = e.ret;
+            op.offset = e.offset;
+            op.total_ns = e.total_ns;
+            op.flags = e.flags;
+            op.class_ns.assign(e.ns, e.ns + CLS_COUNT);
+            s.slowest.push_back(std::move(op));
+        }
+    }
+    syscall_bpf::emit(s, ev);
+    impl_.reset();
+#else
+    (void)ev;
+#endif
+}
+
+}  // namespace iodiag

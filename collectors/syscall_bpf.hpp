@@ -1,0 +1,41 @@
+// Collector "syscall_bpf": above the block layer. Times file syscalls per
+// thread and splits each one into what it waited for (dirty throttling,
+// reclaim, page-cache misses, journal, locks, its own block I/O, run-queue
+// delay, filesystem/VFS on CPU, other), aggregated in the kernel
+// (bpf/syscall.bpf.c); only slow syscalls come to user space as exemplars.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "collectors/collector.hpp"
+
+namespace iodiag {
+
+struct SyscallBpfOptions {
+    // Slow set for attr.slow.*: syscalls at or above this (us); unset = the window's p99.
+    // The environment variable IODIAG_SLOW_US sets it when the CLI does not.
+    std::optional<double> slow_threshold_us;
+    // Syscalls at least this long are sent to user space as exemplars.
+    double exemplar_min_us = 1000;
+    // Exemplars kept in the evidence (the slowest).
+    size_t max_exemplars = 64;
+};
+
+class SyscallBpfCollector : public Collector {
+public:
+    explicit SyscallBpfCollector(SyscallBpfOptions opts = {});
+    ~SyscallBpfCollector() override;
+    std::string name() const override { return "syscall_bpf"; }
+    std::vector<MetricSpec> metric_specs() const override;
+    CollectorStatus start(const CollectOptions& opts) override;
+    void finish(Evidence& ev) override;
+
+    struct Impl;
+
+private:
+    SyscallBpfOptions opts_;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace iodiag

@@ -1,0 +1,95 @@
+#include "collectors/syscall_bpf_classes.hpp"
+
+#include "bpf/syscall_events.h"
+#include "engine/layers.hpp"
+
+namespace iodiag::syscall_bpf {
+
+const std::vector<std::string>& class_layers() {
+    static const std::vector<std::string> v = [] {
+        std::vector<std::string> l(CLS_COUNT);
+        l[CLS_FILESYSTEM] = layer::kFilesystem;
+        l[CLS_CPU] = layer::kCpu;
+        l[CLS_PAGE_CACHE] = layer::kPageCache;
+        l[CLS_DEVICE] = layer::kDevice;
+        l[CLS_BLOCK_QUEUE] = layer::kBlockQueue;
+        l[CLS_DIRTY] = layer::kDirty;
+        l[CLS_RECLAIM] = layer::kReclaim;
+        l[CLS_JOURNAL] = layer::kJournal;
+        l[CLS_LOCKS] = layer::kLocks;
+        l[CLS_CGROUP] = layer::kCgroup;
+        l[CLS_OTHER] = "other";
+        return l;
+    }();
+    return v;
+}
+
+const std::vector<std::string>& syscall_names() {
+    static const std::vector<std::string> v = {
+        "read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
+        "preadv2", "pwritev2", "fsync", "fdatasync", "sync_file_range", "openat", "io_uring_enter"};
+    static_assert(SYS_COUNT == 15);
+    return v;
+}
+
+const std::vector<std::string>& group_names() {
+    static const std::vector<std::string> v = {"read", "write", "fsync", "sync_file_range", "open",
+                                               "io_uring_enter"};
+    static_assert(GRP_COUNT == 6);
+    return v;
+}
+
+int group_of_syscall(int sys) {
+    switch (sys) {
+    case SYS_READ: case SYS_PREAD64: case SYS_READV: case SYS_PREADV: case SYS_PREADV2:
+        return GRP_READ;
+    case SYS_WRITE: case SYS_PWRITE64: case SYS_WRITEV: case SYS_PWRITEV: case SYS_PWRITEV2:
+        return GRP_WRITE;
+    case SYS_FSYNC: case SYS_FDATASYNC: return GRP_FSYNC;
+    case SYS_SYNC_FILE_RANGE: return GRP_SYNC_FILE_RANGE;
+    case SYS_OPENAT: return GRP_OPEN;
+    default: return GRP_IO_URING_ENTER;
+    }
+}
+
+const std::map<std::string, int>& wait_classifier_functions() {
+    static const std::map<std::string, int> m = {
+        // page-cache miss: waiting for a folio being read, under the read/fault paths
+        {"filemap_read", CLS_PAGE_CACHE}, {"filemap_get_pages", CLS_PAGE_CACHE},
+        {"filemap_update_page", CLS_PAGE_CACHE}, {"filemap_fault", CLS_PAGE_CACHE},
+        {"filemap_splice_read", CLS_PAGE_CACHE}, {"do_read_cache_folio", CLS_PAGE_CACHE},
+        // the thread's own block I/O in flight (queue + device; the block collector splits it)
+        {"submit_bio_wait", CLS_DEVICE}, {"folio_wait_writeback", CLS_DEVICE},
+        {"folio_wait_stable", CLS_DEVICE}, {"__filemap_fdatawait_range", CLS_DEVICE},
+        {"__iomap_dio_rw", CLS_DEVICE}, {"__blkdev_direct_IO_simple", CLS_DEVICE},
+        {"__blkdev_direct_IO_async", CLS_DEVICE}, {"blkdev_direct_IO", CLS_DEVICE},
+        {"__wait_on_buffer", CLS_DEVICE}, {"blk_wait_io", CLS_DEVICE},
+        // no free tag: the queue is full
+        {"blk_mq_get_tag", CLS_BLOCK_QUEUE},
+        // dirty throttling
+        {"balance_dirty_pages", CLS_DIRTY}, {"balance_dirty_pages_ratelimited_flags", CLS_DIRTY},
+        // reclaim (the reclaim tracepoints cover most of it; these catch throttling around it)
+        {"throttle_direct_reclaim", CLS_RECLAIM}, {"reclaim_throttle", CLS_RECLAIM},
+        {"__alloc_pages_direct_reclaim", CLS_RECLAIM}, {"try_to_free_pages", CLS_RECLAIM},
+        {"try_to_free_mem_cgroup_pages", CLS_RECLAIM}, {"mem_cgroup_handle_over_high", CLS_RECLAIM},
+        {"shrink_folio_list", CLS_RECLAIM},
+        // journal
+        {"jbd2_log_wait_commit", CLS_JOURNAL}, {"wait_transaction_locked", CLS_JOURNAL},
+        {"wait_transaction_switching", CLS_JOURNAL}, {"add_transaction_credits", CLS_JOURNAL},
+        {"start_this_handle", CLS_JOURNAL}, {"__jbd2_log_wait_for_space", CLS_JOURNAL},
+        {"jbd2_journal_wait_updates", CLS_JOURNAL}, {"do_get_write_access", CLS_JOURNAL},
+        {"jbd2_journal_lock_updates", CLS_JOURNAL}, {"jbd2_complete_transaction", CLS_JOURNAL},
+        {"xfs_log_force", CLS_JOURNAL}, {"xfs_log_force_seq", CLS_JOURNAL},
+        {"xlog_wait_on_iclog", CLS_JOURNAL},
+        // sleeping locks (i_rwsem is an rwsem)
+        {"rwsem_down_write_slowpath", CLS_LOCKS}, {"rwsem_down_read_slowpath", CLS_LOCKS},
+        {"__mutex_lock", CLS_LOCKS}, {"__mutex_lock_slowpath", CLS_LOCKS},
+        {"percpu_rwsem_wait", CLS_LOCKS}, {"__percpu_down_read", CLS_LOCKS},
+        // block-layer QoS: writeback throttling, io.latency, iocost
+        {"rq_qos_wait", CLS_CGROUP}, {"wbt_wait", CLS_CGROUP},
+        {"blkcg_maybe_throttle_current", CLS_CGROUP},
+    };
+    return m;
+}
+
+}  // namespace iodiag::syscall_bpf

@@ -1,0 +1,294 @@
+// Snapshot -> Evidence for the syscall BPF collector (pure: no BPF here).
+#include <algorithm>
+#include <cmath>
+
+#include "bpf/syscall_events.h"
+#include "collectors/syscall_bpf_classes.hpp"
+#include "collectors/syscall_bpf_snapshot.hpp"
+#include "engine/layers.hpp"
+
+namespace iodiag::syscall_bpf {
+
+namespace {
+
+const Provenance kSyscallTp{"tracepoint",
+                            "tracepoint:syscalls:sys_enter_*/sys_exit_* (read, write, pread64, pwrite64, "
+                            "readv, writev, preadv(2), pwritev(2), fsync, fdatasync, sync_file_range, "
+                            "openat, io_uring_enter) on storage files"};
+
+Provenance attribution_provenance(const std::string& set) {
+    return {"tracepoint",
+            "derived per thread in BPF over the " + set +
+                " syscalls: sched_switch (+ kernel stack classified with /proc/kallsyms), sched_wakeup, "
+                "vmscan direct/memcg reclaim begin/end; each instant charged to exactly one layer, "
+                "on-CPU time in no child = filesystem, runnable = cpu, unclassified off-CPU = other"};
+}
+
+double jiffies_ms(uint64_t j, int hz) { return hz > 0 ? 1000.0 * static_cast<double>(j) / hz : 0; }
+
+uint64_t counter(const Snapshot& s, int idx) {
+    return idx < static_cast<int>(s.counters.size()) ? s.counters[idx] : 0;
+}
+
+Log2Histogram to_hist(const std::vector<uint64_t>& b) {
+    Log2Histogram h;
+    for (size_t i = 0; i < b.size(); ++i)
+        if (b[i]) h.add_bucket(static_cast<int>(i), b[i]);
+    return h;
+}
+
+uint64_t sum_from(const std::vector<uint64_t>& v, int first) {
+    uint64_t s = 0;
+    for (size_t i = static_cast<size_t>(std::max(0, first)); i < v.size(); ++i) s += v[i];
+    return s;
+}
+
+void emit_attribution(const std::string& set, const Attribution& a, Evidence& ev) {
+    const Provenance prov = attribution_provenance(set);
+    // Every class gets a value (zero included): a layer that was observed and
+    // took no time is a measurement, and rules need the metric to exist.
+    for (const auto& layer_name : class_layers()) {
+        double pct = 0, us = 0;
+        for (const auto& sh : a.shares)
+            if (sh.layer == layer_name) { pct = sh.pct; us = sh.us; }
+        ev.add_metric("attr." + set + "." + layer_name + "_pct", {}, pct, "pct", prov);
+        ev.add_metric("attr." + set + "." + layer_name + "_us", {}, us, "us", prov);
+    }
+    ev.add_metric("attr." + set + ".ops", {}, static_cast<double>(a.ops), "count", prov);
+}
+
+std::string file_label(const SlowOp& op) { return op.file.empty() ? "?" : op.file; }
+
+}  // namespace
+
+std::vector<MetricSpec> metric_specs() {
+    using K = MetricSpec::Kind;
+    std::vector<MetricSpec> v = {
+        {"syscall.latency_us", K::Histogram, "us", layer::kSyscall, "op",
+         "duration of file syscalls on storage files (regular files on block-backed filesystems, block devices)"},
+        {"syscall.ops", K::Metric, "count", layer::kSyscall, "op", "traced syscalls that completed in the window"},
+        {"syscall.p99_us", K::Metric, "us", layer::kSyscall, "op", "p99 of syscall.latency_us (bucket interpolation)"},
+        {"fs.read_hit_us", K::Histogram, "us", layer::kPageCache, "",
+         "reads with no page-cache-miss, block I/O or tag wait (page-cache hits)"},
+        {"fs.read_miss_us", K::Histogram, "us", layer::kPageCache, "", "reads that waited for a page-cache miss or block I/O"},
+        {"fs.read_miss_pct", K::Metric, "pct", layer::kPageCache, "", "share of reads that missed the page cache"},
+        {"fs.readahead_sync_calls", K::Metric, "count", layer::kPageCache, "", "synchronous readahead calls"},
+        {"fs.readahead_async_calls", K::Metric, "count", layer::kPageCache, "", "asynchronous readahead calls"},
+        {"fs.readahead_pages", K::Metric, "pages", layer::kPageCache, "",
+         "pages readahead requested (page_cache_ra_unbounded; large-folio readahead not counted)"},
+        {"fs.ext4_fsync_calls", K::Metric, "count", layer::kJournal, "", "ext4_sync_file calls"},
+        {"attr.slow.threshold_us", K::Metric, "us", layer::kSyscall, "",
+         "lower bound of the duration bucket where the slow set starts (p99 bucket or user threshold)"},
+        {"attr.all.ops", K::Metric, "count", layer::kSyscall, "", "syscalls in the all-operations attribution"},
+        {"attr.slow.ops", K::Metric, "count", layer::kSyscall, "", "syscalls in the slow set"},
+        {"dirty.throttle_events", K::Metric, "count", layer::kDirty, "", "balance_dirty_pages throttling events"},
+        {"dirty.pause_ms", K::Metric, "ms", layer::kDirty, "", "summed planned pauses of balance_dirty_pages"},
+        {"dirty.dirty_pages", K::Metric, "pages", layer::kDirty, "", "dirty pages at the last throttling event"},
+        {"dirty.limit_pages", K::Metric, "pages", layer::kDirty, "", "dirty limit at the last throttling event"},
+        {"reclaim.direct_events", K::Metric, "count", layer::kReclaim, "", "direct reclaim entries (all tasks)"},
+        {"reclaim.memcg_events", K::Metric, "count", layer::kReclaim, "", "memcg reclaim entries (all tasks)"},
+        {"reclaim.throttled_events", K::Metric, "count", layer::kReclaim, "", "reclaim throttling sleeps (mm_vmscan_throttled)"},
+        {"reclaim.throttled_us", K::Metric, "us", layer::kReclaim, "", "time reclaimers slept throttled"},
+        {"journal.commits", K::Metric, "count", layer::kJournal, "", "jbd2 commits (jbd2_run_stats)"},
+        {"syscall.cgroup.time_us", K::Metric, "us", layer::kCgroup, "cgroup", "time in traced syscalls per cgroup"},
+        {"syscall.cgroup.slow_time_us", K::Metric, "us", layer::kCgroup, "cgroup", "time in slow-set syscalls per cgroup"},
+        {"syscall.cgroup.ops", K::Metric, "count", layer::kCgroup, "cgroup", "traced syscalls per cgroup"},
+        {"syscall.proc.time_us", K::Metric, "us", layer::kSyscall, "pid", "time in traced syscalls per process (top 20)"},
+        {"syscall_bpf.exemplar_drops", K::Metric, "count", layer::kSyscall, "", "slow-op records lost (ring buffer full)"},
+        {"syscall_bpf.waits_unclassified", K::Metric, "count", layer::kSyscall, "", "off-CPU waits no classifier named"},
+        {"syscall_bpf.waits_classified", K::Metric, "count", layer::kSyscall, "", "off-CPU waits classified by stack"},
+        {"attr.slow.top_comm", K::Fact, "", layer::kSyscall, "", "process name with the most slow-set time"},
+        {"attr.slow.top_pid", K::Fact, "", layer::kSyscall, "", "pid with the most slow-set time"},
+        {"attr.slow.top_cgroup", K::Fact, "", layer::kCgroup, "", "cgroup with the most slow-set time"},
+        {"attr.slow.top_file", K::Fact, "", layer::kFilesystem, "", "file with the most slow exemplar time"},
+        {"attr.slow.definition", K::Fact, "", layer::kSyscall, "", "how the slow set was chosen (p99 or threshold)"},
+        {"attr.slow.top_layer", K::Fact, "", layer::kSyscall, "", "layer with the largest slow-set share"},
+        {"attr.all.top_layer", K::Fact, "", layer::kSyscall, "", "layer with the largest all-ops share"},
+    };
+    for (const char* ph : {"running", "locked", "flushing", "logging"}) {
+        v.push_back({std::string("journal.commit_") + ph + "_ms_avg", K::Metric, "ms", layer::kJournal, "",
+                     std::string("mean jbd2 commit ") + ph + " phase (jiffies resolution)"});
+        if (std::string(ph) != "running")
+            v.push_back({std::string("journal.commit_") + ph + "_ms_max", K::Metric, "ms", layer::kJournal, "",
+                         std::string("longest jbd2 commit ") + ph + " phase (jiffies resolution)"});
+    }
+    for (const char* set : {"slow", "all"})
+        for (const auto& l : class_layers()) {
+            v.push_back({std::string("attr.") + set + "." + l + "_pct", K::Metric, "pct",
+                         l == "other" ? layer::kSyscall : l, "",
+                         "share of " + std::string(set) + " syscall time spent in " + l});
+            v.push_back({std::string("attr.") + set + "." + l + "_us", K::Metric, "us",
+                         l == "other" ? layer::kSyscall : l, "",
+                         "summed " + std::string(set) + " syscall time spent in " + l});
+        }
+    return v;
+}
+
+void emit(const Snapshot& s, Evidence& ev) {
+    // ---- per-op histograms ----
+    for (size_t g = 0; g < s.hist.size() && g < group_names().size(); ++g) {
+        Log2Histogram h = to_hist(s.hist[g]);
+        if (h.empty()) continue;
+        const Labels op{{"op", group_names()[g]}};
+        ev.histograms.push_back({"syscall.latency_us", op, "us", h, kSyscallTp});
+        ev.add_metric("syscall.ops", op, static_cast<double>(h.total()), "count", kSyscallTp);
+        ev.add_metric("syscall.p99_us", op, h.percentile(99).value, "us",
+                      {"derived", "derived: p99 of syscall.latency_us{op=" + group_names()[g] + "}"});
+    }
+    const Log2Histogram hit = to_hist(s.read_hit), miss = to_hist(s.read_miss);
+    if (!hit.empty() || !miss.empty()) {
+        const Provenance p{"tracepoint", "syscalls read family; miss = the read waited off-CPU under filemap_* "
+                                         "(page-cache miss) or for block I/O / a tag (sched_switch stack)"};
+        ev.histograms.push_back({"fs.read_hit_us", {}, "us", hit, p});
+        ev.histograms.push_back({"fs.read_miss_us", {}, "us", miss, p});
+        ev.add_metric("fs.read_miss_pct", {},
+                      100.0 * static_cast<double>(miss.total()) / static_cast<double>(hit.total() + miss.total()),
+                      "pct", p);
+    }
+
+    // ---- attribution ----
+    const auto& layers = class_layers();
+    const Attribution all = attribute(s.buckets, 0, layers);
+    emit_attribution("all", all, ev);
+    const auto first = slow_first_bucket(s.buckets, s.slow_percentile, s.user_threshold_us);
+    int slow_bucket = first.value_or(0);
+    const Attribution slow = attribute(s.buckets, slow_bucket, layers);
+    emit_attribution("slow", slow, ev);
+    const std::string definition =
+        s.user_threshold_us ? "user threshold " + std::to_string(static_cast<long>(*s.user_threshold_us)) + " us"
+                            : "p" + std::to_string(static_cast<int>(s.slow_percentile)) + " of the window";
+    ev.add_metric("attr.slow.threshold_us", {}, slow.threshold_us, "us",
+                  {"derived", "derived: lower bound of the log2 bucket holding the " + definition});
+    ev.add_fact("attr.slow.definition", {}, definition + " (slow set = durations >= " +
+                std::to_string(static_cast<long>(slow.threshold_us)) + " us)", {"derived", "derived"});
+    auto top_layer = [](const Attribution& a) {
+        return a.shares.empty() || a.ops == 0 ? std::string() : a.shares.front().layer;
+    };
+    if (!top_layer(slow).empty())
+        ev.add_fact("attr.slow.top_layer", {}, top_layer(slow), attribution_provenance("slow"));
+    if (!top_layer(all).empty())
+        ev.add_fact("attr.all.top_layer", {}, top_layer(all), attribution_provenance("all"));
+
+    // ---- who suffered: processes and cgroups ----
+    const Provenance pp{"tracepoint", "syscalls sys_exit: per (process, cgroup) time by duration bucket"};
+    std::map<std::string, std::pair<uint64_t, uint64_t>> by_cgroup;   // total ns, slow ns
+    std::map<std::string, uint64_t> cg_ops;
+    const ProcessTime* top = nullptr;
+    uint64_t top_slow = 0;
+    std::vector<std::pair<uint64_t, const ProcessTime*>> by_time;
+    for (const auto& p : s.procs) {
+        const uint64_t tot = sum_from(p.ns_by_bucket, 0), sl = sum_from(p.ns_by_bucket, slow_bucket);
+        by_cgroup[p.cgroup].first += tot;
+        by_cgroup[p.cgroup].second += sl;
+        cg_ops[p.cgroup] += p.ops;
+        by_time.push_back({tot, &p});
+        if (sl > top_slow) { top_slow = sl; top = &p; }
+    }
+    for (const auto& [cg, t] : by_cgroup) {
+        ev.add_metric("syscall.cgroup.time_us", {{"cgroup", cg}}, t.first / 1000.0, "us", pp);
+        ev.add_metric("syscall.cgroup.slow_time_us", {{"cgroup", cg}}, t.second / 1000.0, "us", pp);
+        ev.add_metric("syscall.cgroup.ops", {{"cgroup", cg}}, static_cast<double>(cg_ops[cg]), "count", pp);
+    }
+    std::sort(by_time.begin(), by_time.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    for (size_t i = 0; i < by_time.size() && i < 20; ++i) {
+        const auto* p = by_time[i].second;
+        ev.add_metric("syscall.proc.time_us",
+                      {{"pid", std::to_string(p->pid)}, {"comm", p->comm}, {"cgroup", p->cgroup}},
+                      by_time[i].first / 1000.0, "us", pp);
+    }
+    if (top) {
+        ev.add_fact("attr.slow.top_comm", {}, top->comm, pp);
+        ev.add_fact("attr.slow.top_pid", {}, std::to_string(top->pid), pp);
+        std::string top_cg;
+        uint64_t best = 0;
+        for (const auto& [cg, t] : by_cgroup)
+            if (t.second > best) { best = t.second; top_cg = cg; }
+        ev.add_fact("attr.slow.top_cgroup", {}, top_cg, pp);
+    }
+    {
+        std::string best_file;
+        uint64_t best = 0;
+        for (const auto& [f, v] : s.file_ns_by_bucket) {
+            const uint64_t t = sum_from(v, slow_bucket);
+            if (t > best) { best = t; best_file = f; }
+        }
+        if (!best_file.empty())
+            ev.add_fact("attr.slow.top_file", {}, best_file,
+                        {"tracepoint", "slow exemplars (syscalls >= " +
+                                           std::to_string(static_cast<long>(s.exemplar_min_us)) +
+                                           " us) in the slow set, summed per file; name from the file's dentry"});
+    }
+
+    // ---- children with their own tracepoints ----
+    const Provenance pdirty{"tracepoint", "tracepoint:writeback:balance_dirty_pages"};
+    ev.add_metric("dirty.throttle_events", {}, counter(s, CNT_DIRTY_EVENTS), "count", pdirty);
+    if (s.hz > 0)
+        ev.add_metric("dirty.pause_ms", {}, jiffies_ms(counter(s, CNT_DIRTY_PAUSE_JIFFIES), s.hz), "ms",
+                      {"tracepoint", "tracepoint:writeback:balance_dirty_pages pause (jiffies x 1000 / HZ, HZ=" +
+                                         std::to_string(s.hz) + " from " + s.hz_source + ")"});
+    if (counter(s, CNT_DIRTY_EVENTS) && s.gauges.size() >= GAUGE_COUNT) {
+        ev.add_metric("dirty.dirty_pages", {}, s.gauges[GAUGE_DIRTY_PAGES], "pages", pdirty);
+        ev.add_metric("dirty.limit_pages", {}, s.gauges[GAUGE_DIRTY_LIMIT], "pages", pdirty);
+    }
+    const Provenance pvm{"tracepoint", "tracepoint:vmscan:mm_vmscan_{direct,memcg}_reclaim_begin, mm_vmscan_throttled"};
+    ev.add_metric("reclaim.direct_events", {}, counter(s, CNT_DIRECT_RECLAIM), "count", pvm);
+    ev.add_metric("reclaim.memcg_events", {}, counter(s, CNT_MEMCG_RECLAIM), "count", pvm);
+    ev.add_metric("reclaim.throttled_events", {}, counter(s, CNT_RECLAIM_THROTTLED), "count", pvm);
+    ev.add_metric("reclaim.throttled_us", {}, counter(s, CNT_RECLAIM_THROTTLED_US), "us", pvm);
+    const Provenance pra{"tracepoint", "tracepoint:readahead:page_cache_{sync,async}_ra, page_cache_ra_unbounded"};
+    ev.add_metric("fs.readahead_sync_calls", {}, counter(s, CNT_RA_SYNC), "count", pra);
+    ev.add_metric("fs.readahead_async_calls", {}, counter(s, CNT_RA_ASYNC), "count", pra);
+    ev.add_metric("fs.readahead_pages", {}, counter(s, CNT_RA_PAGES), "pages", pra);
+    ev.add_metric("fs.ext4_fsync_calls", {}, counter(s, CNT_EXT4_FSYNC), "count",
+                  {"tracepoint", "tracepoint:ext4:ext4_sync_file_enter"});
+    const uint64_t commits = counter(s, CNT_JBD2_COMMITS);
+    const Provenance pj{"tracepoint", "tracepoint:jbd2:jbd2_run_stats (jiffies x 1000 / HZ, HZ=" +
+                                          std::to_string(s.hz) + " from " + s.hz_source + ")"};
+    ev.add_metric("journal.commits", {}, commits, "count", pj);
+    if (commits && s.hz > 0) {
+        const struct { const char* name; int sum; int max; } phases[] = {
+            {"running", CNT_JBD2_RUNNING, -1}, {"locked", CNT_JBD2_LOCKED, CNT_JBD2_MAX_LOCKED},
+            {"flushing", CNT_JBD2_FLUSHING, CNT_JBD2_MAX_FLUSHING}, {"logging", CNT_JBD2_LOGGING, CNT_JBD2_MAX_LOGGING}};
+        for (const auto& ph : phases) {
+            ev.add_metric(std::string("journal.commit_") + ph.name + "_ms_avg", {},
+                          jiffies_ms(counter(s, ph.sum), s.hz) / commits, "ms", pj);
+            if (ph.max >= 0)
+                ev.add_metric(std::string("journal.commit_") + ph.name + "_ms_max", {},
+                              jiffies_ms(counter(s, ph.max), s.hz), "ms", pj);
+        }
+    }
+    const Provenance pself{"tracepoint", "syscall_bpf self-accounting"};
+    ev.add_metric("syscall_bpf.exemplar_drops", {}, counter(s, CNT_EXEMPLAR_DROPS), "count", pself);
+    ev.add_metric("syscall_bpf.waits_unclassified", {}, counter(s, CNT_WAITS_UNCLASSIFIED), "count", pself);
+    ev.add_metric("syscall_bpf.waits_classified", {}, counter(s, CNT_WAITS_CLASSIFIED), "count", pself);
+
+    // ---- exemplars ----
+    const Provenance pex{"tracepoint", "syscall_bpf ring buffer: syscalls >= " +
+                                           std::to_string(static_cast<long>(s.exemplar_min_us)) +
+                                           " us; file from the fd's dentry (CO-RE reads of task->files)"};
+    for (const auto& op : s.slowest) {
+        Exemplar e;
+        e.kind = "syscall";
+        e.unit = "us";
+        const int grp = group_of_syscall(op.sys);
+        e.labels = {{"comm", op.comm}, {"pid", std::to_string(op.pid)}, {"cgroup", op.cgroup},
+                    {"file", file_label(op)}, {"op", group_names()[grp]},
+                    {"syscall", op.sys < static_cast<int>(syscall_names().size()) ? syscall_names()[op.sys] : "?"}};
+        e.values["total_us"] = op.total_ns / 1000.0;
+        e.values["bytes"] = (grp == GRP_READ || grp == GRP_WRITE) && op.ret > 0 ? static_cast<double>(op.ret) : 0;
+        e.values["offset"] = static_cast<double>(op.offset);
+        if (op.ret < 0) e.values["error"] = static_cast<double>(-op.ret);
+        uint64_t charged = 0;
+        for (size_t c = 0; c < layers.size(); ++c) {
+            const uint64_t ns = c < op.class_ns.size() ? op.class_ns[c] : 0;
+            charged += ns;
+            e.values[layers[c] + "_us"] = ns / 1000.0;
+        }
+        // The kernel's accounting charges every instant; anything left is shown, not hidden.
+        if (op.total_ns > charged) e.values["other_us"] += (op.total_ns - charged) / 1000.0;
+        e.provenance = pex;
+        ev.exemplars.push_back(std::move(e));
+    }
+}
+
+}  // namespace iodiag::syscall_bpf

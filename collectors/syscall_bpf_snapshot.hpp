@@ -1,0 +1,63 @@
+// What the syscall BPF collector read from its maps and ring buffer at the end
+// of the window, in plain C++ (no BPF types), and the pure step that turns it
+// into Evidence. Tests build snapshots by hand.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectors/syscall_bpf_attribution.hpp"
+#include "engine/evidence.hpp"
+#include "engine/metric_catalog.hpp"
+
+namespace iodiag::syscall_bpf {
+
+struct ProcessTime {
+    uint32_t pid = 0;
+    std::string comm;
+    std::string cgroup;
+    uint64_t ops = 0;
+    std::vector<uint64_t> ns_by_bucket;   // summed syscall time per log2 us bucket
+};
+
+struct SlowOp {
+    std::string comm;
+    uint32_t pid = 0;
+    uint32_t tid = 0;
+    std::string cgroup;
+    std::string file;
+    int sys = 0;                    // enum iod_sys
+    int64_t ret = 0;
+    int64_t offset = -1;
+    uint64_t total_ns = 0;
+    std::vector<uint64_t> class_ns; // index = enum iod_class
+    uint32_t flags = 0;
+};
+
+struct Snapshot {
+    std::vector<std::vector<uint64_t>> hist;   // [group][bucket] counts
+    std::vector<uint64_t> read_hit, read_miss; // [bucket]
+    std::vector<BucketSums> buckets;           // attributed syscalls per duration bucket
+    std::vector<ProcessTime> procs;
+    std::vector<uint64_t> counters;            // index = enum iod_counter
+    std::vector<uint64_t> gauges;              // index = enum iod_gauge
+    std::vector<SlowOp> slowest;               // the slowest exemplars kept (bounded)
+    // summed exemplar time per file label and duration bucket (for attr.slow.top_file)
+    std::map<std::string, std::vector<uint64_t>> file_ns_by_bucket;
+    uint64_t exemplars_received = 0;
+    double exemplar_min_us = 0;
+    int hz = 0;                                // kernel HZ for jiffies (0 = unknown)
+    std::string hz_source;
+    std::optional<double> user_threshold_us;   // slow threshold; p99 when absent
+    double slow_percentile = 99;
+};
+
+// Every metric, fact and histogram emit() may add.
+std::vector<MetricSpec> metric_specs();
+// Appends histograms, attribution metrics, facts and exemplars.
+void emit(const Snapshot& s, Evidence& ev);
+
+}  // namespace iodiag::syscall_bpf
