@@ -43,21 +43,12 @@ __u32 active_buf = 0;            /* aggregate buffer being written (0/1) */
 __u64 exemplars_dropped = 0;     /* ring buffer full */
 __u64 tracking_failed = 0;       /* in-flight map full: request not timed */
 
-struct inflight {
-    __u64 q, g, i, d;
-    __u64 cgroup_id;
-    __u32 pid;
-    __u32 depth;
-    __u32 front_merged;
-    __u32 pad;
-    char comm[16];
-};
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, MAX_INFLIGHT);
     __type(key, __u64);
-    __type(value, struct inflight);
+    __type(value, struct iodiag_inflight);
 } inflight SEC(".maps");
 
 struct {
@@ -143,7 +134,7 @@ static __always_inline struct iodiag_dev_stats *dev_stats(__u32 dev)
 
 /* The in-flight entry of a request: its head bio's, walking past bios that
  * were front-merged onto it; a bio-less request's own. */
-static __always_inline struct inflight *rq_entry(struct request *rq, bool btf, __u64 *keyp)
+static __always_inline struct iodiag_inflight *rq_entry(struct request *rq, bool btf, __u64 *keyp)
 {
     struct bio *bio = RD(btf, rq, bio);
     __u64 key;
@@ -155,7 +146,7 @@ static __always_inline struct inflight *rq_entry(struct request *rq, bool btf, _
 #pragma unroll
     for (int n = 0; n < FRONT_MERGE_WALK; n++) {
         key = (__u64)bio;
-        struct inflight *e = bpf_map_lookup_elem(&inflight, &key);
+        struct iodiag_inflight *e = bpf_map_lookup_elem(&inflight, &key);
         if (e && !e->front_merged) {
             *keyp = key;
             return e;
@@ -170,7 +161,7 @@ static __always_inline struct inflight *rq_entry(struct request *rq, bool btf, _
     return 0;
 }
 
-static __always_inline void fill_submitter(struct inflight *e)
+static __always_inline void fill_submitter(struct iodiag_inflight *e)
 {
     e->pid = bpf_get_current_pid_tgid() >> 32;
     e->cgroup_id = bpf_get_current_cgroup_id();
@@ -180,13 +171,13 @@ static __always_inline void fill_submitter(struct inflight *e)
 /* Entry for a request seen first at I or D (no Q: a flush request, or one
  * queued before we attached). Not created under a pid filter, whose requests
  * are exactly those with a Q from that process. */
-static __always_inline struct inflight *rq_entry_or_new(struct request *rq, bool btf)
+static __always_inline struct iodiag_inflight *rq_entry_or_new(struct request *rq, bool btf)
 {
     __u64 key;
-    struct inflight *e = rq_entry(rq, btf, &key);
+    struct iodiag_inflight *e = rq_entry(rq, btf, &key);
     if (e || filter_pid)
         return e;
-    struct inflight fresh = {};
+    struct iodiag_inflight fresh = {};
     fill_submitter(&fresh);
     struct bio *bio = RD(btf, rq, bio);
     key = bio ? (__u64)bio : (__u64)rq;
@@ -209,7 +200,7 @@ static __always_inline int on_bio_queue(struct bio *bio, bool btf)
         return 0;
     if (filter_pid && (bpf_get_current_pid_tgid() >> 32) != filter_pid)
         return 0;
-    struct inflight e = {};
+    struct iodiag_inflight e = {};
     e.q = bpf_ktime_get_ns();
     fill_submitter(&e);
     __u64 key = (__u64)bio;
@@ -221,7 +212,7 @@ static __always_inline int on_bio_queue(struct bio *bio, bool btf)
 static __always_inline int on_getrq(struct bio *bio)
 {
     __u64 key = (__u64)bio;
-    struct inflight *e = bpf_map_lookup_elem(&inflight, &key);
+    struct iodiag_inflight *e = bpf_map_lookup_elem(&inflight, &key);
     if (e)
         e->g = bpf_ktime_get_ns();
     return 0;
@@ -231,7 +222,7 @@ static __always_inline int on_rq_insert(struct request *rq, bool btf)
 {
     if (!dev_wanted(rq_dev(rq, btf)))
         return 0;
-    struct inflight *e = rq_entry_or_new(rq, btf);
+    struct iodiag_inflight *e = rq_entry_or_new(rq, btf);
     if (e)
         e->i = bpf_ktime_get_ns();
     return 0;
@@ -242,7 +233,7 @@ static __always_inline int on_rq_issue(struct request *rq, bool btf)
     __u32 dev = rq_dev(rq, btf);
     if (!dev_wanted(dev))
         return 0;
-    struct inflight *e = rq_entry_or_new(rq, btf);
+    struct iodiag_inflight *e = rq_entry_or_new(rq, btf);
     if (!e)
         return 0;
     e->d = bpf_ktime_get_ns();
@@ -286,7 +277,7 @@ static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_by
     if (!dev_wanted(dev))
         return 0;
     __u64 key;
-    struct inflight *e = rq_entry(rq, btf, &key);
+    struct iodiag_inflight *e = rq_entry(rq, btf, &key);
     if (!e)
         return 0;
     __u64 c = bpf_ktime_get_ns();
@@ -357,7 +348,7 @@ static __always_inline void count_merge(__u32 dev)
 static __always_inline int on_bio_merge(struct bio *bio, bool front, bool btf)
 {
     __u64 key = (__u64)bio;
-    struct inflight *e = bpf_map_lookup_elem(&inflight, &key);
+    struct iodiag_inflight *e = bpf_map_lookup_elem(&inflight, &key);
     if (!e)
         return 0; /* not tracked (filtered out) */
     if (front)
@@ -372,7 +363,7 @@ static __always_inline int on_bio_merge(struct bio *bio, bool front, bool btf)
 static __always_inline int on_rq_merge(struct request *rq, bool btf)
 {
     __u64 key;
-    struct inflight *e = rq_entry(rq, btf, &key);
+    struct iodiag_inflight *e = rq_entry(rq, btf, &key);
     if (!e)
         return 0;
     bpf_map_delete_elem(&inflight, &key);
@@ -384,7 +375,7 @@ static __always_inline int on_rq_merge(struct request *rq, bool btf)
 static __always_inline int on_rq_requeue(struct request *rq, bool btf)
 {
     __u64 key;
-    struct inflight *e = rq_entry(rq, btf, &key);
+    struct iodiag_inflight *e = rq_entry(rq, btf, &key);
     if (!e)
         return 0;
     __u32 dev = rq_dev(rq, btf);

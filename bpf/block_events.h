@@ -47,6 +47,18 @@ struct iodiag_dev_stats {
     __u64 requeues; /* requests put back for another dispatch */
 };
 
+/* In-flight state of one bio/request, keyed by its head bio's address (or the
+ * request's, when it has no bio). Zero timestamps: stage not (yet) seen. */
+struct iodiag_inflight {
+    __u64 q, g, i, d;
+    __u64 cgroup_id;
+    __u32 pid;
+    __u32 depth;
+    __u32 front_merged;
+    __u32 pad;
+    char comm[16];
+};
+
 /* One slow request (Q2C >= slow_threshold_ns), through the ring buffer. The
  * timestamps are bpf_ktime_get_ns() values with missing stages already filled
  * in, so user space derives every stage from the same five numbers. */

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/cli/commands.hpp"
+#include "engine/cli/slow_command.hpp"
 
 int main(int argc, char** argv) {
     CLI::App app{
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(0, 1);
     // Subcommands register themselves here, one line each.
     iodiag::cli::add_diagnose_commands(app);
+    iodiag::cli::add_slow_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -1,0 +1,537 @@
+#include "collectors/block_bpf.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+
+#include "collectors/text_file.hpp"
+#include "engine/layers.hpp"
+
+#if IODIAG_HAVE_BPF
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "block.skel.h"
+#include "bpf/block_events.h"
+#endif
+
+namespace iodiag {
+
+namespace fs = std::filesystem;
+
+const std::array<std::string, kBlockOps>& block_op_names() {
+    static const std::array<std::string, kBlockOps> n{"read", "write", "flush", "discard", "other"};
+    return n;
+}
+const std::array<std::string, kBlockStages>& block_stage_names() {
+    static const std::array<std::string, kBlockStages> n{"q2g", "g2i", "i2d", "d2c", "q2c"};
+    return n;
+}
+
+void BlockDeviceStats::merge(const BlockDeviceStats& o) {
+    for (int op = 0; op < kBlockOps; ++op) {
+        for (int s = 0; s < kBlockStages; ++s) {
+            hist[op][s].merge(o.hist[op][s]);
+            sum_ns[op][s] += o.sum_ns[op][s];
+        }
+        count[op] += o.count[op];
+    }
+    depth.merge(o.depth);
+    merges += o.merges;
+    requeues += o.requeues;
+}
+
+uint64_t BlockDeviceStats::requests() const {
+    uint64_t n = 0;
+    for (auto c : count) n += c;
+    return n;
+}
+
+Log2Histogram BlockDeviceStats::stage_hist_all_ops(int stage) const {
+    Log2Histogram h;
+    for (int op = 0; op < kBlockOps; ++op) h.merge(hist[op][stage]);
+    return h;
+}
+
+uint64_t BlockDeviceStats::stage_sum_all_ops(int stage) const {
+    uint64_t n = 0;
+    for (int op = 0; op < kBlockOps; ++op) n += sum_ns[op][stage];
+    return n;
+}
+
+namespace {
+
+uint64_t monotonic_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// "/sys/class/block/loop0/dev" holds "7:0"; the kernel encodes it major<<20|minor.
+std::optional<uint32_t> kernel_dev_of(const std::string& disk, std::string& why) {
+    const std::string path = "/sys/class/block/" + disk + "/dev";
+    auto text = try_read_text_file(path);
+    if (!text) {
+        why = "no block device " + disk + " (" + path + " unreadable)";
+        return std::nullopt;
+    }
+    unsigned major = 0, minor = 0;
+    if (std::sscanf(text->c_str(), "%u:%u", &major, &minor) != 2) {
+        why = path + ": not MAJOR:MINOR";
+        return std::nullopt;
+    }
+    return (major << 20) | minor;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- BlockTracer
+
+#if IODIAG_HAVE_BPF
+
+struct BlockTracer::Impl {
+    block_bpf* skel = nullptr;
+    ring_buffer* rb = nullptr;
+    const std::function<void(const BlockIoExemplar&)>* sink = nullptr;
+    std::map<uint32_t, std::string> names;
+    BlockTracer* owner = nullptr;
+
+    ~Impl() {
+        if (rb) ring_buffer__free(rb);
+        if (skel) block_bpf__destroy(skel);
+    }
+
+    static int on_event(void* ctx, void* data, size_t size) {
+        auto* self = static_cast<Impl*>(ctx);
+        if (size < sizeof(iodiag_block_event) || !self->sink) return 0;
+        const auto* e = static_cast<const iodiag_block_event*>(data);
+        BlockIoExemplar x;
+        x.comm.assign(e->comm, strnlen(e->comm, sizeof(e->comm)));
+        x.pid = e->pid;
+        x.cgroup_id = e->cgroup_id;
+        x.device = self->owner->device_name(e->dev);
+        x.op = block_op_names()[e->op < kBlockOps ? e->op : kBlockOps - 1];
+        x.sector = e->sector;
+        x.bytes = e->bytes;
+        x.depth = e->depth;
+        x.stage_ns = {e->g_ns - e->q_ns, e->i_ns - e->g_ns, e->d_ns - e->i_ns, e->c_ns - e->d_ns,
+                      e->c_ns - e->q_ns};
+        if (e->seen & IODIAG_SEEN_Q) x.observed += 'Q';
+        if (e->seen & IODIAG_SEEN_G) x.observed += 'G';
+        if (e->seen & IODIAG_SEEN_I) x.observed += 'I';
+        if (e->seen & IODIAG_SEEN_D) x.observed += 'D';
+        x.observed += 'C';
+        x.complete_ns = e->c_ns;
+        (*self->sink)(x);
+        return 0;
+    }
+};
+
+BlockTracer::BlockTracer() : impl_(std::make_unique<Impl>()) { impl_->owner = this; }
+BlockTracer::~BlockTracer() = default;
+
+namespace {
+const std::vector<std::string> kTracepoints{
+    "block_bio_queue", "block_getrq",          "block_rq_insert",
+    "block_rq_issue",  "block_rq_complete",    "block_bio_backmerge",
+    "block_bio_frontmerge", "block_rq_merge",  "block_rq_requeue"};
+}
+
+std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& probe, std::string& note) {
+    for (const auto& tp : kTracepoints)
+        if (!probe.tracepoint_exists("block", tp)) return probe.last_failure();
+    const AttachPlan plan = choose_attach_mode(probe, kTracepoints);
+    if (plan.mode == AttachMode::None) return plan.reason;
+    note = plan.reason;
+
+    uint32_t dev = 0;
+    if (!opts.device.empty()) {
+        std::string why;
+        auto d = kernel_dev_of(opts.device, why);
+        if (!d) return why;
+        dev = *d;
+    }
+
+    impl_->skel = block_bpf__open();
+    if (!impl_->skel) return std::string("block.bpf.o: open failed: ") + std::strerror(errno);
+    auto* s = impl_->skel;
+    s->rodata->filter_dev = dev;
+    s->rodata->filter_pid = opts.pid;
+    const bool btf = plan.mode == AttachMode::TpBtf;
+    bpf_program* btf_progs[] = {s->progs.btf_bio_queue,     s->progs.btf_getrq,
+                                s->progs.btf_rq_insert,     s->progs.btf_rq_issue,
+                                s->progs.btf_rq_complete,   s->progs.btf_bio_backmerge,
+                                s->progs.btf_bio_frontmerge, s->progs.btf_rq_merge,
+                                s->progs.btf_rq_requeue};
+    bpf_program* raw_progs[] = {s->progs.raw_bio_queue,     s->progs.raw_getrq,
+                                s->progs.raw_rq_insert,     s->progs.raw_rq_issue,
+                                s->progs.raw_rq_complete,   s->progs.raw_bio_backmerge,
+                                s->progs.raw_bio_frontmerge, s->progs.raw_rq_merge,
+                                s->progs.raw_rq_requeue};
+    for (auto* p : btf_progs) bpf_program__set_autoload(p, btf);
+    for (auto* p : raw_progs) bpf_program__set_autoload(p, !btf);
+    if (int err = block_bpf__load(s); err)
+        return std::string("block.bpf.o: load (") + to_string(plan.mode) + "): " + std::strerror(-err);
+    s->data->slow_threshold_ns = opts.threshold_ns;
+    if (int err = block_bpf__attach(s); err)
+        return std::string("block.bpf.o: attach: ") + std::strerror(-err);
+    impl_->rb = ring_buffer__new(bpf_map__fd(s->maps.events), &Impl::on_event, impl_.get(), nullptr);
+    if (!impl_->rb) return std::string("block.bpf.o: ring buffer: ") + std::strerror(errno);
+    mode_ = plan.mode;
+    return "";
+}
+
+void BlockTracer::set_threshold_ns(uint64_t ns) {
+    if (impl_->skel) __atomic_store_n(&impl_->skel->data->slow_threshold_ns, ns, __ATOMIC_RELAXED);
+}
+
+void BlockTracer::poll(int timeout_ms, const std::function<void(const BlockIoExemplar&)>& sink) {
+    if (!impl_->rb) return;
+    impl_->sink = &sink;
+    ring_buffer__poll(impl_->rb, timeout_ms);
+    impl_->sink = nullptr;
+}
+
+std::map<std::string, BlockDeviceStats> BlockTracer::drain() {
+    std::map<std::string, BlockDeviceStats> out;
+    if (!impl_->skel) return out;
+    auto* bss = impl_->skel->bss;
+    const uint32_t old_buf = __atomic_load_n(&bss->active_buf, __ATOMIC_RELAXED) & 1;
+    __atomic_store_n(&bss->active_buf, old_buf ^ 1, __ATOMIC_SEQ_CST);
+    // A program that read the old index finishes within microseconds; 10 ms of
+    // grace means nothing still writes the buffer we read and clear.
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+
+    const int fd = bpf_map__fd(impl_->skel->maps.stats);
+    const int ncpu = libbpf_num_possible_cpus();
+    std::vector<iodiag_dev_key> keys;
+    iodiag_dev_key key{}, next{};
+    iodiag_dev_key* prev = nullptr;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+        if (next.buf == old_buf) keys.push_back(next);
+        key = next;
+        prev = &key;
+    }
+    std::vector<iodiag_dev_stats> per_cpu(ncpu > 0 ? ncpu : 1);
+    for (const auto& k : keys) {
+        if (bpf_map_lookup_elem(fd, &k, per_cpu.data()) != 0) continue;
+        bpf_map_delete_elem(fd, &k);
+        BlockDeviceStats& d = out[device_name(k.dev)];
+        for (const auto& c : per_cpu) {
+            for (int op = 0; op < kBlockOps; ++op) {
+                for (int s = 0; s < kBlockStages; ++s) {
+                    for (int b = 0; b < IODIAG_NR_BUCKETS; ++b)
+                        if (c.hist[op][s][b]) d.hist[op][s].add_bucket(b, c.hist[op][s][b]);
+                    d.sum_ns[op][s] += c.sum_ns[op][s];
+                }
+                d.count[op] += c.count[op];
+            }
+            for (int b = 0; b < IODIAG_NR_BUCKETS; ++b)
+                if (c.depth_hist[b]) d.depth.add_bucket(b, c.depth_hist[b]);
+            d.merges += c.merges;
+            d.requeues += c.requeues;
+        }
+    }
+    return out;
+}
+
+uint64_t BlockTracer::sweep_stale(uint64_t max_age_ns) {
+    if (!impl_->skel) return 0;
+    const int fd = bpf_map__fd(impl_->skel->maps.inflight);
+    const uint64_t now = monotonic_ns();
+    std::vector<uint64_t> stale;
+    uint64_t key = 0, next = 0;
+    uint64_t* prev = nullptr;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+        iodiag_inflight e{};
+        if (bpf_map_lookup_elem(fd, &next, &e) == 0) {
+            const uint64_t last = std::max({e.q, e.g, e.i, e.d});
+            if (last && now > last && now - last > max_age_ns) stale.push_back(next);
+        }
+        key = next;
+        prev = &key;
+    }
+    uint64_t n = 0;
+    for (auto k : stale) n += bpf_map_delete_elem(fd, &k) == 0;
+    return n;
+}
+
+uint64_t BlockTracer::exemplars_dropped() const {
+    return impl_->skel ? __atomic_load_n(&impl_->skel->bss->exemplars_dropped, __ATOMIC_RELAXED) : 0;
+}
+uint64_t BlockTracer::tracking_failures() const {
+    return impl_->skel ? __atomic_load_n(&impl_->skel->bss->tracking_failed, __ATOMIC_RELAXED) : 0;
+}
+
+#else  // !IODIAG_HAVE_BPF
+
+struct BlockTracer::Impl {
+    std::map<uint32_t, std::string> names;
+};
+BlockTracer::BlockTracer() : impl_(std::make_unique<Impl>()) {}
+BlockTracer::~BlockTracer() = default;
+std::string BlockTracer::start(const BlockTracerOptions&, FeatureProbe&, std::string&) {
+    return "iodiag was built without BPF (IODIAG_HAVE_BPF=0: no clang/bpftool or no kernel BTF "
+           "at build time)";
+}
+void BlockTracer::set_threshold_ns(uint64_t) {}
+void BlockTracer::poll(int, const std::function<void(const BlockIoExemplar&)>&) {}
+std::map<std::string, BlockDeviceStats> BlockTracer::drain() { return {}; }
+uint64_t BlockTracer::sweep_stale(uint64_t) { return 0; }
+uint64_t BlockTracer::exemplars_dropped() const { return 0; }
+uint64_t BlockTracer::tracking_failures() const { return 0; }
+
+#endif
+
+std::string BlockTracer::device_name(uint32_t kernel_dev) {
+    auto it = impl_->names.find(kernel_dev);
+    if (it != impl_->names.end()) return it->second;
+    const std::string majmin = std::to_string(kernel_dev >> 20) + ":" + std::to_string(kernel_dev & 0xfffff);
+    std::error_code ec;
+    const fs::path target = fs::read_symlink("/sys/dev/block/" + majmin, ec);
+    std::string name = ec ? majmin : target.filename().string();
+    impl_->names[kernel_dev] = name;
+    return name;
+}
+
+// ---------------------------------------------------------- BlockBpfCollector
+
+namespace {
+
+const char* kStageProvenance[kBlockStages] = {
+    "tracepoint:block:block_bio_queue -> block_getrq",
+    "tracepoint:block:block_getrq -> block_rq_insert (no insert: issue time)",
+    "tracepoint:block:block_rq_insert -> block_rq_issue",
+    "tracepoint:block:block_rq_issue -> block_rq_complete",
+    "tracepoint:block:block_bio_queue -> block_rq_complete",
+};
+constexpr uint64_t kIntervalMs = 1000;
+// A request in flight this long is past every driver's command timeout (SCSI
+// and NVMe default to 30 s): it completed or failed without a C we saw.
+constexpr uint64_t kStaleAgeNs = 60ull * 1000000000ull;
+
+}  // namespace
+
+BlockBpfCollector::BlockBpfCollector(std::optional<uint64_t> threshold_ns, FeatureProbe* probe)
+    : fixed_threshold_ns_(threshold_ns), probe_(probe) {
+    if (!probe_) {
+        own_probe_ = std::make_unique<KernelFeatureProbe>();
+        probe_ = own_probe_.get();
+    }
+}
+
+BlockBpfCollector::~BlockBpfCollector() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+}
+
+std::vector<MetricSpec> BlockBpfCollector::metric_specs() const {
+    using K = MetricSpec::Kind;
+    std::vector<MetricSpec> v;
+    const std::string dev = layer::kDevice, q = layer::kBlockQueue;
+    const char* stage_desc[kBlockStages] = {
+        "Q2G: bio queued until it got a request (tag wait)",
+        "G2I: request allocated until inserted into the scheduler (plugging); 0 without insert",
+        "I2D: inserted until issued to the driver (scheduler queueing)",
+        "D2C: issued to the driver until completed (device service time)",
+        "Q2C: bio queued until the request completed (whole block layer + device)"};
+    for (int s = 0; s < kBlockStages; ++s) {
+        const std::string st = block_stage_names()[s];
+        const std::string layer = st == "d2c" ? dev : (st == "q2c" ? dev : q);
+        v.push_back({"block." + st + "_us", K::Histogram, "us", layer, "device",
+                     std::string(stage_desc[s]) + " per request, log2 histogram; labels {device} and {device, op}"});
+        v.push_back({"block." + st + "_total_us", K::Metric, "us", layer, "device",
+                     std::string("Sum of ") + stage_desc[s] + " over completed requests"});
+    }
+    v.push_back({"block.depth_at_issue", K::Histogram, "requests", q, "device",
+                 "Requests in flight on the disk when a request is issued (this one included)"});
+    v.push_back({"block.requests", K::Metric, "count", dev, "device", "Requests completed in the window"});
+    for (const char* s : {"q2g", "g2i", "i2d", "d2c"})
+        v.push_back({std::string("block.") + s + "_share_pct", K::Metric, "pct",
+                     std::string(s) == "d2c" ? dev : q, "device",
+                     std::string("Share of ") + s + " in the summed Q2C time"});
+    v.push_back({"block.queue_share_pct", K::Metric, "pct", q, "device",
+                 "Share of block-layer queueing (Q2G+G2I+I2D) in the summed Q2C time"});
+    v.push_back({"block.merges", K::Metric, "count", q, "device", "Bios merged into requests, and requests merged"});
+    v.push_back({"block.requeues", K::Metric, "count", q, "device", "Requests requeued by the driver"});
+    v.push_back({"block.flushes", K::Metric, "count", dev, "device", "Flush requests completed"});
+    v.push_back({"block.d2c_p99_us", K::Metric, "us", dev, "device", "p99 of D2C (from the log2 histogram)"});
+    v.push_back({"block.q2c_p99_us", K::Metric, "us", dev, "device", "p99 of Q2C (from the log2 histogram)"});
+    v.push_back({"block.exemplars_dropped", K::Metric, "count", dev, "",
+                 "Slow-I/O exemplars lost because the ring buffer was full"});
+    v.push_back({"block.stale_entries_dropped", K::Metric, "count", dev, "",
+                 "In-flight entries swept without a completion (error paths)"});
+    v.push_back({"block.tracking_failures", K::Metric, "count", dev, "",
+                 "Requests not timed because the in-flight map was full"});
+    return v;
+}
+
+CollectorStatus BlockBpfCollector::start(const CollectOptions& opts) {
+    CollectorStatus st{name(), false, "", {layer::kDevice, layer::kBlockQueue}};
+    if (opts.root != "/") {
+        st.reason = "BPF tracing observes the live kernel only (root is " + opts.root + ")";
+        return st;
+    }
+    BlockTracerOptions to;
+    if (opts.devices.size() == 1) to.device = opts.devices[0];
+    devices_ = opts.devices;
+    to.pid = opts.pid > 0 ? uint32_t(opts.pid) : 0;
+    to.threshold_ns = fixed_threshold_ns_.value_or(UINT64_MAX);
+    tracer_ = std::make_unique<BlockTracer>();
+    std::string note;
+    if (auto why = tracer_->start(to, *probe_, note); !why.empty()) {
+        st.reason = why;
+        tracer_.reset();
+        return st;
+    }
+    st.available = true;
+    st.reason = note;
+    provenance_suffix_ = " (" + to_string(tracer_->mode()) + ")";
+    stop_ = false;
+    thread_ = std::thread([this] { loop(); });
+    return st;
+}
+
+void BlockBpfCollector::drain_once() {
+    auto got = tracer_->drain();
+    std::lock_guard lock(mu_);
+    Log2Histogram q2c_all;
+    for (auto& [dev, s] : got) {
+        if (devices_.size() > 1 && std::find(devices_.begin(), devices_.end(), dev) == devices_.end())
+            continue;
+        q2c_all.merge(s.stage_hist_all_ops(4));
+        totals_[dev].merge(s);
+    }
+    // Default threshold: this interval's p99 of Q2C, applied to the next one.
+    if (!fixed_threshold_ns_ && !q2c_all.empty())
+        tracer_->set_threshold_ns(uint64_t(q2c_all.percentile(99).value * 1000.0));
+}
+
+void BlockBpfCollector::loop() {
+    auto next_drain = std::chrono::steady_clock::now() + std::chrono::milliseconds(kIntervalMs);
+    int ticks = 0;
+    const std::function<void(const BlockIoExemplar&)> sink = [this](const BlockIoExemplar& x) {
+        if (devices_.size() > 1 && std::find(devices_.begin(), devices_.end(), x.device) == devices_.end())
+            return;
+        std::lock_guard lock(mu_);
+        exemplars_.push_back(x);
+        // Keep the slowest only: memory stays bounded whatever the rate.
+        if (exemplars_.size() > 2 * kMaxExemplars) {
+            std::nth_element(exemplars_.begin(), exemplars_.begin() + kMaxExemplars, exemplars_.end(),
+                             [](const auto& a, const auto& b) { return a.stage_ns[4] > b.stage_ns[4]; });
+            exemplars_.resize(kMaxExemplars);
+        }
+    };
+    while (!stop_) {
+        tracer_->poll(100, sink);
+        if (std::chrono::steady_clock::now() >= next_drain) {
+            drain_once();
+            next_drain += std::chrono::milliseconds(kIntervalMs);
+            if (++ticks % 5 == 0) {
+                const uint64_t n = tracer_->sweep_stale(kStaleAgeNs);
+                std::lock_guard lock(mu_);
+                stale_dropped_ += n;
+            }
+        }
+    }
+}
+
+void BlockBpfCollector::finish(Evidence& ev) {
+    if (!tracer_) return;
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    const std::function<void(const BlockIoExemplar&)> sink = [this](const BlockIoExemplar& x) {
+        std::lock_guard lock(mu_);
+        exemplars_.push_back(x);
+    };
+    tracer_->poll(0, sink);
+    drain_once();
+    std::lock_guard lock(mu_);
+
+    auto prov = [&](const std::string& src) { return Provenance{"tracepoint", src + provenance_suffix_}; };
+    const auto& stages = block_stage_names();
+    const auto& ops = block_op_names();
+    for (const auto& [dev, s] : totals_) {
+        const Labels dl{{"device", dev}};
+        const uint64_t requests = s.requests();
+        for (int st = 0; st < kBlockStages; ++st) {
+            ev.histograms.push_back({"block." + stages[st] + "_us", dl, "us", s.stage_hist_all_ops(st),
+                                     prov(kStageProvenance[st])});
+            for (int op = 0; op < kBlockOps; ++op) {
+                if (!s.count[op]) continue;
+                ev.histograms.push_back({"block." + stages[st] + "_us", {{"device", dev}, {"op", ops[op]}},
+                                         "us", s.hist[op][st], prov(kStageProvenance[st])});
+            }
+            ev.add_metric("block." + stages[st] + "_total_us", dl, s.stage_sum_all_ops(st) / 1000.0, "us",
+                          prov(kStageProvenance[st]));
+            for (int op = 0; op < kBlockOps; ++op)
+                if (s.count[op])
+                    ev.add_metric("block." + stages[st] + "_total_us", {{"device", dev}, {"op", ops[op]}},
+                                  s.sum_ns[op][st] / 1000.0, "us", prov(kStageProvenance[st]));
+        }
+        ev.histograms.push_back({"block.depth_at_issue", dl, "requests", s.depth,
+                                 prov("tracepoint:block:block_rq_issue - block_rq_complete (in flight at issue)")});
+        const std::string complete = "tracepoint:block:block_rq_complete";
+        ev.add_metric("block.requests", dl, double(requests), "count", prov(complete));
+        for (int op = 0; op < kBlockOps; ++op)
+            if (s.count[op])
+                ev.add_metric("block.requests", {{"device", dev}, {"op", ops[op]}}, double(s.count[op]),
+                              "count", prov(complete));
+        ev.add_metric("block.flushes", dl, double(s.count[2]), "count", prov(complete + " (op flush)"));
+        ev.add_metric("block.merges", dl, double(s.merges), "count",
+                      prov("tracepoint:block:block_bio_backmerge + block_bio_frontmerge + block_rq_merge"));
+        ev.add_metric("block.requeues", dl, double(s.requeues), "count",
+                      prov("tracepoint:block:block_rq_requeue"));
+        const uint64_t q2c = s.stage_sum_all_ops(4);
+        if (q2c > 0) {
+            const char* share[4] = {"q2g", "g2i", "i2d", "d2c"};
+            double queue = 0;
+            for (int st = 0; st < 4; ++st) {
+                const double pct = 100.0 * double(s.stage_sum_all_ops(st)) / double(q2c);
+                if (st < 3) queue += pct;
+                ev.add_metric(std::string("block.") + share[st] + "_share_pct", dl, pct, "pct",
+                              {"derived", "derived: block." + std::string(share[st]) +
+                                              "_total_us / block.q2c_total_us (" + kStageProvenance[st] + ")"});
+            }
+            ev.add_metric("block.queue_share_pct", dl, queue, "pct",
+                          {"derived", "derived: (block.q2g_total_us + g2i + i2d) / block.q2c_total_us"});
+        }
+        if (requests > 0) {
+            ev.add_metric("block.d2c_p99_us", dl, s.stage_hist_all_ops(3).percentile(99).value, "us",
+                          {"derived", "derived: p99 of block.d2c_us (log2 histogram, " +
+                                          std::string(kStageProvenance[3]) + ")"});
+            ev.add_metric("block.q2c_p99_us", dl, s.stage_hist_all_ops(4).percentile(99).value, "us",
+                          {"derived", "derived: p99 of block.q2c_us (log2 histogram, " +
+                                          std::string(kStageProvenance[4]) + ")"});
+        }
+    }
+    ev.add_metric("block.exemplars_dropped", {}, double(tracer_->exemplars_dropped()), "count",
+                  {"tracepoint", "BPF ring buffer reservations that failed at block_rq_complete"});
+    ev.add_metric("block.stale_entries_dropped", {}, double(stale_dropped_), "count",
+                  {"tracepoint", "in-flight entries older than 60 s swept by iodiag"});
+    ev.add_metric("block.tracking_failures", {}, double(tracer_->tracking_failures()), "count",
+                  {"tracepoint", "in-flight map full at block_bio_queue/insert/issue"});
+
+    std::sort(exemplars_.begin(), exemplars_.end(),
+              [](const auto& a, const auto& b) { return a.stage_ns[4] > b.stage_ns[4]; });
+    if (exemplars_.size() > kMaxExemplars) exemplars_.resize(kMaxExemplars);
+    for (const auto& x : exemplars_) {
+        Exemplar e;
+        e.kind = "block_io";
+        e.unit = "us";
+        e.labels = {{"comm", x.comm}, {"pid", std::to_string(x.pid)},
+                    {"cgroup_id", std::to_string(x.cgroup_id)}, {"device", x.device}, {"op", x.op}};
+        e.values["sector"] = double(x.sector);
+        e.values["bytes"] = double(x.bytes);
+        for (int st = 0; st < kBlockStages; ++st) e.values[stages[st] + "_us"] = x.stage_ns[st] / 1000.0;
+        e.provenance = prov("tracepoint:block:block_bio_queue/getrq/rq_insert/rq_issue/rq_complete, stages seen " +
+                            x.observed);
+        ev.exemplars.push_back(std::move(e));
+    }
+    tracer_.reset();
+}
+
+}  // namespace iodiag

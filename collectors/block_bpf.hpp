@@ -1,0 +1,131 @@
+// Block-layer stage timing from BPF (bpf/block.bpf.c): per disk and op, log2
+// histograms of btt's Q2G, G2I, I2D, D2C and Q2C, exact stage sums, queue depth
+// at issue, merges, requeues, and slow-request exemplars with every stage.
+//
+// BlockTracer owns the BPF programs (load, attach, drain, exemplars); the
+// collector ("block_bpf") and `iodiag slow` both use it.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectors/bpf_features.hpp"
+#include "collectors/collector.hpp"
+#include "engine/histogram.hpp"
+
+namespace iodiag {
+
+inline constexpr int kBlockOps = 5;     // read, write, flush, discard, other
+inline constexpr int kBlockStages = 5;  // q2g, g2i, i2d, d2c, q2c
+const std::array<std::string, kBlockOps>& block_op_names();
+const std::array<std::string, kBlockStages>& block_stage_names();
+
+// One slow request, every stage measured from the same five timestamps.
+struct BlockIoExemplar {
+    std::string comm;
+    uint32_t pid = 0;
+    uint64_t cgroup_id = 0;
+    std::string device;   // kernel disk name, e.g. "loop0"
+    std::string op;       // read | write | flush | discard | other
+    uint64_t sector = 0;
+    uint32_t bytes = 0;
+    uint32_t depth = 0;   // requests in flight at issue
+    // q2g, g2i, i2d, d2c, q2c in nanoseconds; the first four sum to the fifth.
+    std::array<uint64_t, kBlockStages> stage_ns{};
+    std::string observed; // stages really seen, e.g. "QGD" (I absent: direct issue)
+    uint64_t complete_ns = 0;   // CLOCK_MONOTONIC of completion
+};
+
+// Aggregates of one disk over one or more drained intervals.
+struct BlockDeviceStats {
+    std::array<std::array<Log2Histogram, kBlockStages>, kBlockOps> hist;   // us
+    std::array<std::array<uint64_t, kBlockStages>, kBlockOps> sum_ns{};
+    std::array<uint64_t, kBlockOps> count{};
+    Log2Histogram depth;
+    uint64_t merges = 0;
+    uint64_t requeues = 0;
+    void merge(const BlockDeviceStats& o);
+    uint64_t requests() const;
+    Log2Histogram stage_hist_all_ops(int stage) const;
+    uint64_t stage_sum_all_ops(int stage) const;
+};
+
+struct BlockTracerOptions {
+    std::string device;              // "" = all disks; else a disk name ("loop0")
+    uint32_t pid = 0;                // 0 = all
+    uint64_t threshold_ns = UINT64_MAX;   // exemplars at Q2C >= this; UINT64_MAX = none
+};
+
+class BlockTracer {
+public:
+    BlockTracer();
+    ~BlockTracer();
+    BlockTracer(const BlockTracer&) = delete;
+    BlockTracer& operator=(const BlockTracer&) = delete;
+
+    // Loads and attaches. Returns "" on success, else why not (then nothing is
+    // attached). `note` receives a degradation note (e.g. raw_tp fallback).
+    std::string start(const BlockTracerOptions& opts, FeatureProbe& probe, std::string& note);
+    AttachMode mode() const { return mode_; }
+
+    void set_threshold_ns(uint64_t ns);
+    // Waits up to timeout_ms for exemplars and hands each to `sink`.
+    void poll(int timeout_ms, const std::function<void(const BlockIoExemplar&)>& sink);
+    // Switches the kernel to the other buffer and returns everything the old one
+    // holds, by disk name; the old buffer is emptied.
+    std::map<std::string, BlockDeviceStats> drain();
+    // Deletes in-flight entries untouched for longer than max_age_ns; returns how many.
+    uint64_t sweep_stale(uint64_t max_age_ns);
+
+    uint64_t exemplars_dropped() const;
+    uint64_t tracking_failures() const;
+    std::string device_name(uint32_t kernel_dev);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    AttachMode mode_ = AttachMode::None;
+};
+
+// The collector. Threshold for exemplars: fixed when given, otherwise the p99
+// of Q2C (all disks) over the previous one-second interval.
+class BlockBpfCollector : public Collector {
+public:
+    explicit BlockBpfCollector(std::optional<uint64_t> threshold_ns = std::nullopt,
+                               FeatureProbe* probe = nullptr);
+    ~BlockBpfCollector() override;
+    std::string name() const override { return "block_bpf"; }
+    std::vector<MetricSpec> metric_specs() const override;
+    CollectorStatus start(const CollectOptions& opts) override;
+    void finish(Evidence& ev) override;
+
+    static constexpr size_t kMaxExemplars = 64;   // slowest kept per window
+
+private:
+    void loop();
+    void drain_once();
+
+    std::optional<uint64_t> fixed_threshold_ns_;
+    FeatureProbe* probe_;
+    std::unique_ptr<FeatureProbe> own_probe_;
+    std::unique_ptr<BlockTracer> tracer_;
+    std::vector<std::string> devices_;   // user-space device filter (several devices)
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::mutex mu_;
+    std::map<std::string, BlockDeviceStats> totals_;
+    std::vector<BlockIoExemplar> exemplars_;
+    uint64_t stale_dropped_ = 0;
+    std::string provenance_suffix_;
+};
+
+}  // namespace iodiag

@@ -1,0 +1,220 @@
+// Live checks of the block stage tracer (bpf/block.bpf.c) against fio's own
+// counts on a loop device. Need root, BPF, losetup and fio; skip otherwise.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "collectors/block_bpf.hpp"
+#include "live_support.hpp"
+
+namespace iodiag {
+namespace {
+
+using live::LoopDevice;
+using live::missing_root;
+using live::missing_tool;
+using live::run_capture;
+
+#define REQUIRE(why)                                  \
+    do {                                              \
+        const std::string reason_ = (why);            \
+        if (!reason_.empty()) GTEST_SKIP() << reason_; \
+    } while (0)
+
+struct FioCounts {
+    uint64_t reads = 0, writes = 0;
+};
+
+// Runs fio with JSON output and returns the I/O counts it reports.
+FioCounts run_fio(const std::string& args) {
+    std::string out;
+    const int rc = run_capture("fio --output-format=json " + args + " 2>/dev/null", &out);
+    EXPECT_EQ(rc, 0) << "fio " << args;
+    FioCounts c;
+    auto j = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
+    if (j.is_discarded()) {
+        ADD_FAILURE() << "fio output is not JSON: " << out;
+        return c;
+    }
+    for (const auto& job : j["jobs"]) {
+        c.reads += job["read"]["total_ios"].get<uint64_t>();
+        c.writes += job["write"]["total_ios"].get<uint64_t>();
+    }
+    return c;
+}
+
+std::string skip_reason() {
+    if (auto r = missing_root(); !r.empty()) return r;
+    if (auto r = missing_tool("fio"); !r.empty()) return r;
+    return missing_tool("losetup");
+}
+
+// Every request of a known fio run is counted once (merged bios accounted) and
+// its four stages add up to its Q2C to the nanosecond.
+TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
+    REQUIRE(skip_reason());
+    LoopDevice loop("/dev/shm", 64);
+    ASSERT_TRUE(loop.ok()) << loop.error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));   // udev's probe reads
+
+    BlockTracer tracer;
+    KernelFeatureProbe probe;
+    BlockTracerOptions opts;
+    opts.device = loop.name();
+    opts.threshold_ns = 0;   // every request becomes an exemplar
+    std::string note;
+    if (auto why = tracer.start(opts, probe, note); !why.empty()) GTEST_SKIP() << "BPF: " << why;
+
+    std::vector<BlockIoExemplar> seen;
+    std::atomic<bool> stop{false};
+    std::map<std::string, BlockDeviceStats> stats;
+    std::thread poller([&] {
+        const std::function<void(const BlockIoExemplar&)> sink = [&](const BlockIoExemplar& x) {
+            seen.push_back(x);
+        };
+        while (!stop) tracer.poll(50, sink);
+        tracer.poll(0, sink);
+    });
+    const FioCounts reads = run_fio("--name=r --filename=" + loop.path() +
+                                    " --rw=randread --bs=4k --direct=1 --size=2M --ioengine=psync");
+    const FioCounts writes = run_fio("--name=w --filename=" + loop.path() +
+                                     " --rw=randwrite --bs=4k --direct=1 --size=1M --ioengine=libaio --iodepth=8");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop = true;
+    poller.join();
+    stats = tracer.drain();
+
+    ASSERT_EQ(reads.reads, 512u);
+    ASSERT_EQ(writes.writes, 256u);
+    ASSERT_TRUE(stats.count(loop.name())) << "nothing recorded for " << loop.name();
+    const BlockDeviceStats& s = stats[loop.name()];
+    // Each fio I/O is one bio: it completes as a request or was merged into one.
+    EXPECT_EQ(s.count[0] + s.count[1] + s.merges, reads.reads + writes.writes);
+    EXPECT_LE(s.count[0], reads.reads);
+    EXPECT_LE(s.count[1], writes.writes);
+    if (s.merges == 0) {
+        EXPECT_EQ(s.count[0], reads.reads);
+        EXPECT_EQ(s.count[1], writes.writes);
+    }
+    // Aggregates: the stage sums telescope exactly, histograms count every request.
+    uint64_t stage_sum = 0;
+    for (int st = 0; st < 4; ++st) stage_sum += s.stage_sum_all_ops(st);
+    EXPECT_EQ(stage_sum, s.stage_sum_all_ops(4));
+    EXPECT_EQ(s.stage_hist_all_ops(4).total(), s.requests());
+    EXPECT_EQ(s.depth.total(), s.requests());
+
+    // Exemplars: one per request, each stage sum exact.
+    EXPECT_EQ(tracer.exemplars_dropped(), 0u);
+    EXPECT_EQ(seen.size(), s.requests());
+    uint64_t bytes = 0;
+    for (const auto& x : seen) {
+        EXPECT_EQ(x.stage_ns[0] + x.stage_ns[1] + x.stage_ns[2] + x.stage_ns[3], x.stage_ns[4]);
+        EXPECT_EQ(x.device, loop.name());
+        EXPECT_NE(x.observed.find('Q'), std::string::npos) << x.observed;
+        EXPECT_NE(x.observed.find('D'), std::string::npos) << x.observed;
+        EXPECT_EQ(x.comm, "fio");
+        bytes += x.bytes;
+    }
+    EXPECT_EQ(bytes, (reads.reads + writes.writes) * 4096);
+}
+
+// The collector turns the same run into evidence under the agreed names.
+TEST(BlockBpfLive, CollectorEmitsEvidence) {
+    REQUIRE(skip_reason());
+    LoopDevice loop("/dev/shm", 64);
+    ASSERT_TRUE(loop.ok()) << loop.error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+
+    BlockBpfCollector collector;
+    CollectOptions opts;
+    opts.devices = {loop.name()};
+    const CollectorStatus st = collector.start(opts);
+    if (!st.available) GTEST_SKIP() << "block_bpf unavailable: " << st.reason;
+    const FioCounts fio = run_fio("--name=r --filename=" + loop.path() +
+                                  " --rw=randread --bs=4k --direct=1 --size=1M --ioengine=psync");
+    Evidence ev;
+    collector.finish(ev);
+
+    const Labels dl{{"device", loop.name()}};
+    const Metric* requests = ev.find_metric("block.requests", dl);
+    ASSERT_NE(requests, nullptr);
+    const Metric* merges = ev.find_metric("block.merges", dl);
+    ASSERT_NE(merges, nullptr);
+    EXPECT_EQ(requests->value + merges->value, double(fio.reads));
+    EXPECT_NE(requests->provenance.source.find("tracepoint:block:block_rq_complete"), std::string::npos);
+    const Metric* reads = ev.find_metric("block.requests", {{"device", loop.name()}, {"op", "read"}});
+    ASSERT_NE(reads, nullptr);
+
+    double shares = 0;
+    for (const char* m : {"block.q2g_share_pct", "block.g2i_share_pct", "block.i2d_share_pct",
+                          "block.d2c_share_pct"}) {
+        const Metric* p = ev.find_metric(m, dl);
+        ASSERT_NE(p, nullptr) << m;
+        shares += p->value;
+    }
+    EXPECT_NEAR(shares, 100.0, 1e-6);
+    for (const char* h : {"block.q2g_us", "block.g2i_us", "block.i2d_us", "block.d2c_us", "block.q2c_us"}) {
+        const HistogramMetric* hm = ev.find_histogram(h, dl);
+        ASSERT_NE(hm, nullptr) << h;
+        EXPECT_EQ(hm->hist.total(), uint64_t(requests->value)) << h;
+        EXPECT_NE(ev.find_histogram(h, {{"device", loop.name()}, {"op", "read"}}), nullptr) << h;
+    }
+    ASSERT_NE(ev.find_histogram("block.depth_at_issue", dl), nullptr);
+    ASSERT_NE(ev.find_metric("block.d2c_p99_us", dl), nullptr);
+    ASSERT_NE(ev.find_metric("block.exemplars_dropped"), nullptr);
+    ASSERT_NE(ev.find_metric("block.stale_entries_dropped"), nullptr);
+    for (const auto& x : ev.exemplars) {
+        EXPECT_EQ(x.kind, "block_io");
+        const double parts = x.values.at("q2g_us") + x.values.at("g2i_us") + x.values.at("i2d_us") +
+                             x.values.at("d2c_us");
+        EXPECT_NEAR(parts, x.values.at("q2c_us"), 1e-6);
+    }
+}
+
+// `iodiag slow --threshold 1ms` prints only I/Os of at least 1 ms, and each
+// line's stage columns add up to its total.
+TEST(BlockBpfLive, SlowCommandStagesSumToTotal) {
+    REQUIRE(skip_reason());
+    LoopDevice loop("/dev/shm", 128);
+    ASSERT_TRUE(loop.ok()) << loop.error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+
+    auto slow = std::async(std::launch::async, [&] {
+        std::string out;
+        run_capture(std::string(IODIAG_BINARY) + " slow --threshold 1ms --format json --duration 6 --device " +
+                        loop.name() + " 2>/dev/null",
+                    &out);
+        return out;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));   // attach
+    // 1 MiB reads 16 deep: the loop worker serves them one after another, so
+    // the later ones in each batch wait well over a millisecond.
+    run_fio("--name=big --filename=" + loop.path() +
+            " --rw=randread --bs=1M --direct=1 --size=128M --ioengine=libaio --iodepth=16 --iodepth_batch_submit=16");
+    const std::string out = slow.get();
+    std::istringstream lines(out);
+    std::string line;
+    int n = 0;
+    while (std::getline(lines, line)) {
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        ASSERT_FALSE(j.is_discarded()) << line;
+        const uint64_t q2c = j["q2c_ns"];
+        EXPECT_GE(q2c, 1000000u) << line;
+        EXPECT_EQ(j["q2g_ns"].get<uint64_t>() + j["g2i_ns"].get<uint64_t>() + j["i2d_ns"].get<uint64_t>() +
+                      j["d2c_ns"].get<uint64_t>(),
+                  q2c)
+            << line;
+        EXPECT_EQ(j["device"], loop.name());
+        ++n;
+    }
+    EXPECT_GT(n, 0) << "no I/O of 1 ms or more seen; output:\n" << out;
+}
+
+}  // namespace
+}  // namespace iodiag
