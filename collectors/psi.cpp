@@ -39,15 +39,19 @@ PsiTotals parse_psi(const std::string& text, const std::string& path) {
     return out;
 }
 
+std::string pressure_read_error(const std::string& path, int err) {
+    std::string msg = path + ": " + std::strerror(err);
+    // psi=0 at boot: /proc/pressure is not created (ENOENT) and cgroup
+    // pressure files refuse reads (EOPNOTSUPP).
+    if (err == EOPNOTSUPP) msg += " (psi=0?)";
+    if (err == ENOENT) msg += " (kernel without CONFIG_PSI, or booted with psi=0?)";
+    return msg;
+}
+
 std::string read_pressure_file(const std::string& path) {
     // Plain read(2) rather than iostreams: the errno of a failed read is the
     // message (EOPNOTSUPP when the kernel was booted with psi=0).
-    auto fail = [&](int err) -> SourceError {
-        std::string msg = path + ": " + std::strerror(err);
-        if (err == EOPNOTSUPP) msg += " (psi=0?)";
-        if (err == ENOENT) msg += " (kernel without CONFIG_PSI, or booted with psi=0?)";
-        return SourceError(msg);
-    };
+    auto fail = [&](int err) { return SourceError(pressure_read_error(path, err)); };
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw fail(errno);
     std::string text;

@@ -27,6 +27,8 @@ PsiTotals parse_psi(const std::string& text, const std::string& path);
 // Reads a pressure file. Throws SourceError "<path>: <strerror> (hint)";
 // EOPNOTSUPP and ENOENT say that PSI is probably off (psi=0).
 std::string read_pressure_file(const std::string& path);
+// The message of that error for an errno value.
+std::string pressure_read_error(const std::string& path, int err);
 
 // Appends psi.<resource>_some_pct / _full_pct for the window; a total that
 // went backwards is skipped with a warning.

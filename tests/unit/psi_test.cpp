@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <string>
 
 #include "collectors/psi.hpp"
@@ -86,6 +88,18 @@ TEST(PsiCollector, PsiOffIsUnavailableWithTheReason) {
               std::string::npos)
         << st.reason;
     EXPECT_NE(st.reason.find("/proc/pressure/memory"), std::string::npos) << st.reason;
+}
+
+TEST(PsiRead, ErrorsSayPsiMayBeOff) {
+    EXPECT_EQ(pressure_read_error("/proc/pressure/io", EOPNOTSUPP),
+              "/proc/pressure/io: Operation not supported (psi=0?)");
+    EXPECT_EQ(pressure_read_error("/proc/pressure/io", EACCES), "/proc/pressure/io: Permission denied");
+    try {
+        read_pressure_file(kGuest + "/proc/pressure/cpu");  // not in the fixture
+        ADD_FAILURE() << "no error";
+    } catch (const SourceError& e) {
+        EXPECT_NE(std::string(e.what()).find("/proc/pressure/cpu: No such file or directory"), std::string::npos);
+    }
 }
 
 TEST(PsiCollector, TruncatedAndGarbageFilesAreUnavailableNamingThem) {
