@@ -279,3 +279,153 @@ TEST(LiveSyscallBpf, DirtyThrottlingDominatesAWriterUnderATinyDirtyLimit) {
     EXPECT_GT(ev.exemplars.front().values.at("dirty_us"), 0);
     expect_consistent(ev);
 }
+
+namespace {
+
+// Evicts a file from the page cache (after writing it back).
+void evict(const std::string& path) {
+    const int fd = open(path.c_str(), O_RDONLY);
+    fdatasync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+}
+
+uint64_t next_random(uint64_t& s) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+}
+
+// Random 4 KiB preads over the whole file, forever.
+void random_reader(const std::string& path, size_t file_bytes) {
+    const int fd = open(path.c_str(), O_RDONLY);
+    char buf[4096];
+    uint64_t seed = 88172645463325252ull ^ static_cast<uint64_t>(getpid());
+    for (;;) {
+        const off_t off = static_cast<off_t>(next_random(seed) % (file_bytes / 4096)) * 4096;
+        if (pread(fd, buf, sizeof buf, off) < 0) _exit(2);
+    }
+}
+
+}  // namespace
+
+// (b) A buffered reader in a memory cgroup much smaller than its file: its
+// reads miss the page cache and reclaim the cgroup's own pages. Page-cache
+// misses and/or memcg reclaim must top the slow set, and the cgroup be named.
+TEST(LiveSyscallBpf, ReaderInASmallMemcgSuffersCacheMissesAndReclaim) {
+    REQUIRE(missing_bpf_prereqs());
+    Ext4Mount fs(512);
+    ASSERT_TRUE(fs.ok()) << fs.error();
+    const std::string file = fs.dir() + "/memcg-reader.dat";
+    const size_t bytes = 256u << 20;
+    write_file(file, bytes);
+    evict(file);
+    const std::string cg_name = "iodiag-live-memcg-" + std::to_string(getpid());
+    MemCgroupV1 cg(cg_name, 16L << 20);
+    REQUIRE(cg.ok() ? "" : cg.error());
+    Child reader([&] { random_reader(file, bytes); }, [&](pid_t pid) { cg.add(pid); });
+    ASSERT_GT(reader.pid(), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    CollectorStatus st;
+    const Evidence ev = observe(reader.pid(), 3, &st);
+    ASSERT_TRUE(st.available) << st.reason;
+    print_shares(ev, "slow");
+    print_shares(ev, "all");
+    std::printf("fs.read_miss_pct=%.1f reclaim.memcg_events=%.0f top_cgroup=%s top_file=%s\n",
+                metric(ev, "fs.read_miss_pct"), metric(ev, "reclaim.memcg_events"),
+                fact(ev, "attr.slow.top_cgroup").c_str(), fact(ev, "attr.slow.top_file").c_str());
+    const std::string top = fact(ev, "attr.slow.top_layer");
+    EXPECT_TRUE(top == layer::kPageCache || top == layer::kReclaim) << "top layer " << top;
+    EXPECT_GT(metric(ev, "attr.slow.page_cache_pct") + metric(ev, "attr.slow.reclaim_pct"), 50);
+    EXPECT_GT(metric(ev, "fs.read_miss_pct"), 50);
+    EXPECT_EQ(fact(ev, "attr.slow.top_cgroup"), cg.label(cg_name));
+    EXPECT_EQ(fact(ev, "attr.slow.top_pid"), std::to_string(reader.pid()));
+    expect_consistent(ev);
+}
+
+// (c) Small write+fsync threads beside a big buffered writer on ext4: the
+// fsyncs wait for jbd2 commits that must also write the big writer's data.
+TEST(LiveSyscallBpf, FsyncThreadsBesideABigWriterWaitForTheJournal) {
+    REQUIRE(missing_bpf_prereqs());
+    Ext4Mount fs(1024);
+    ASSERT_TRUE(fs.ok()) << fs.error();
+    const std::string dir = fs.dir();
+    Child big([&] {
+        const int fd = open((dir + "/big-writer.dat").c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+        std::vector<char> buf(1 << 20, 'b');
+        off_t off = 0;
+        for (;;) {
+            if (pwrite(fd, buf.data(), buf.size(), off) < 0) _exit(2);
+            off = (off + static_cast<off_t>(buf.size())) % (700L << 20);
+        }
+    });
+    Child syncers([&] {
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t)
+            threads.emplace_back([&, t] {
+                const int fd = open((dir + "/fsync-" + std::to_string(t) + ".log").c_str(),
+                                    O_CREAT | O_TRUNC | O_WRONLY, 0644);
+                char buf[4096];
+                std::memset(buf, 'f', sizeof buf);
+                for (off_t off = 0;; off = (off + 4096) % (16 << 20)) {
+                    if (pwrite(fd, buf, sizeof buf, off) < 0 || fsync(fd) < 0) _exit(2);
+                }
+            });
+        for (auto& t : threads) t.join();
+    });
+    ASSERT_GT(syncers.pid(), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    CollectorStatus st;
+    const Evidence ev = observe(syncers.pid(), 4, &st);
+    ASSERT_TRUE(st.available) << st.reason;
+    print_shares(ev, "slow");
+    print_shares(ev, "all");
+    std::printf("journal.commits=%.0f commit_logging_ms_avg=%.1f flushing_avg=%.1f top_file=%s\n",
+                metric(ev, "journal.commits"), metric(ev, "journal.commit_logging_ms_avg"),
+                metric(ev, "journal.commit_flushing_ms_avg"), fact(ev, "attr.slow.top_file").c_str());
+    EXPECT_EQ(fact(ev, "attr.slow.top_layer"), layer::kJournal);
+    EXPECT_GT(metric(ev, "journal.commits"), 0);
+    EXPECT_NE(fact(ev, "attr.slow.top_file").find("fsync-"), std::string::npos);
+    EXPECT_TRUE(ev.find_histogram("syscall.latency_us", {{"op", "fsync"}}) != nullptr);
+    expect_consistent(ev);
+}
+
+// (d) A plain cached read loop: nothing abnormal. Reads hit the cache; no
+// dirty, reclaim, journal, lock or page-cache time.
+TEST(LiveSyscallBpf, CachedReadLoopIsHealthy) {
+    REQUIRE(missing_bpf_prereqs());
+    Ext4Mount fs(128);
+    ASSERT_TRUE(fs.ok()) << fs.error();
+    const std::string file = fs.dir() + "/cached.dat";
+    const size_t bytes = 8u << 20;
+    write_file(file, bytes);
+    Child reader([&] {
+        // warm the cache once, then loop
+        const int fd = open(file.c_str(), O_RDONLY);
+        std::vector<char> buf(1 << 20);
+        while (read(fd, buf.data(), buf.size()) > 0) {}
+        close(fd);
+        random_reader(file, bytes);
+    });
+    ASSERT_GT(reader.pid(), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    CollectorStatus st;
+    const Evidence ev = observe(reader.pid(), 2, &st);
+    ASSERT_TRUE(st.available) << st.reason;
+    print_shares(ev, "slow");
+    print_shares(ev, "all");
+    const HistogramMetric* h = ev.find_histogram("syscall.latency_us", {{"op", "read"}});
+    ASSERT_NE(h, nullptr);
+    std::printf("reads=%lu p50=%.1f us p99=%.1f us read_miss_pct=%.3f\n", h->hist.total(),
+                h->hist.percentile(50).value, h->hist.percentile(99).value, metric(ev, "fs.read_miss_pct"));
+    EXPECT_GT(h->hist.total(), 10000u);
+    EXPECT_LT(metric(ev, "fs.read_miss_pct"), 1.0);
+    for (const std::string l : {"dirty", "reclaim", "journal", "page_cache", "locks", "device", "block_queue"})
+        EXPECT_LT(metric(ev, "attr.all." + l + "_pct"), 1.0) << l;
+    // On CPU in the syscall, or runnable but preempted (this 2-core machine is
+    // shared): both are CPU, neither is an I/O-path cause.
+    const std::string top = fact(ev, "attr.all.top_layer");
+    EXPECT_TRUE(top == layer::kFilesystem || top == layer::kCpu) << top;
+    expect_consistent(ev);
+}
