@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "collectors/snapshot_support.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/layers.hpp"
 
@@ -153,8 +154,7 @@ CollectorStatus BlockQueueConfigCollector::start(const CollectOptions& opts) {
         return *v != 0;
     };
     for (const auto& dev : sorted_entries(sys_block)) {
-        if (!opts.devices.empty() && std::find(opts.devices.begin(), opts.devices.end(), dev) == opts.devices.end())
-            continue;
+        if (!device_selected(opts.devices, dev)) continue;
         const std::string dir = sys_block + "/" + dev;
         const Labels labels{{"device", dev}};
         auto file_prov = [&](const std::string& rel) { return Provenance{"file", "/sys/block/" + dev + "/" + rel}; };

@@ -188,13 +188,11 @@ CollectorStatus DiskstatsCollector::start(const CollectOptions& opts) {
     std::vector<std::string> missing;
     const auto all_disks = whole_disks(opts.root);
     for (const auto& dev : all_disks) {
-        if (!opts.devices.empty() &&
-            std::find(opts.devices.begin(), opts.devices.end(), dev) == opts.devices.end())
-            continue;
-        if (before_.count(dev)) disks_.push_back(dev);
+        if (device_selected(opts.devices, dev) && before_.count(dev)) disks_.push_back(dev);
     }
     for (const auto& want : opts.devices)
-        if (std::find(disks_.begin(), disks_.end(), want) == disks_.end()) missing.push_back(want);
+        if (std::find(disks_.begin(), disks_.end(), kernel_device_name(want)) == disks_.end())
+            missing.push_back(want);
     if (disks_.empty()) {
         st.reason = all_disks.empty()
                         ? under_root(opts.root, "/sys/block") + ": no whole disks listed"

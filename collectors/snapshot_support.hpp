@@ -2,8 +2,10 @@
 // vmstat, meminfo, dirty_limits, psi, block_queue_config).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "engine/evidence.hpp"
 
@@ -22,6 +24,17 @@ public:
 private:
     std::chrono::steady_clock::time_point start_{};
 };
+
+// Kernel name of a device given as "vda" or "/dev/vda".
+inline std::string kernel_device_name(const std::string& dev) {
+    return dev.rfind("/dev/", 0) == 0 ? dev.substr(5) : dev;
+}
+
+// Whether the --device filter (empty = all) selects the kernel device `name`.
+inline bool device_selected(const std::vector<std::string>& filter, const std::string& name) {
+    return filter.empty() || std::any_of(filter.begin(), filter.end(),
+                                         [&](const std::string& d) { return kernel_device_name(d) == name; });
+}
 
 // finish() has no return value, yet a source can vanish or turn unreadable
 // between start() and finish(). Then the collector's status in the evidence

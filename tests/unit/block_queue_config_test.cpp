@@ -111,11 +111,11 @@ TEST(BlockQueueConfigCollector, DeviceFilter) {
     BlockQueueConfigCollector c;
     CollectOptions opts;
     opts.root = kGuest;
-    opts.devices = {"sdb"};
+    opts.devices = {"sdb", "/dev/zram0"};
     ASSERT_TRUE(c.start(opts).available);
     Evidence ev;
     c.finish(ev);
-    EXPECT_EQ(ev.instances("device"), std::vector<std::string>{"sdb"});
+    EXPECT_EQ(ev.instances("device"), (std::vector<std::string>{"sdb", "zram0"}));
 }
 
 TEST(BlockQueueConfigCollector, GarbageValuesAreNamedAndNotEmitted) {

@@ -173,7 +173,7 @@ TEST(DiskstatsCollector, DeviceFilter) {
     DiskstatsCollector c;
     CollectOptions opts;
     opts.root = kGuest;
-    opts.devices = {"vda", "sdb1", "nope"};
+    opts.devices = {"/dev/vda", "sdb1", "nope"};
     const auto st = c.start(opts);
     ASSERT_TRUE(st.available) << st.reason;
     EXPECT_NE(st.reason.find("sdb1"), std::string::npos) << st.reason;
