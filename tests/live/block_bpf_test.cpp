@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <future>
+#include <iostream>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -53,6 +54,24 @@ std::string skip_reason() {
     if (auto r = missing_root(); !r.empty()) return r;
     if (auto r = missing_tool("fio"); !r.empty()) return r;
     return missing_tool("losetup");
+}
+
+// The real probe really loads programs: tp_btf and raw_tp on a block
+// tracepoint; fentry either attaches or says why not (EPERM under lockdown).
+TEST(KernelFeatureProbeLive, ProbesByLoading) {
+    REQUIRE(missing_root());
+    KernelFeatureProbe probe;
+    if (auto why = probe.btf_available(); !why.empty()) GTEST_SKIP() << why;
+    EXPECT_TRUE(probe.tracepoint_exists("block", "block_rq_issue")) << probe.last_failure();
+    EXPECT_FALSE(probe.tracepoint_exists("block", "no_such_tracepoint"));
+    EXPECT_TRUE(probe.raw_tp_attaches("block_rq_issue")) << probe.last_failure();
+    EXPECT_TRUE(probe.tp_btf_loads("block_rq_issue")) << probe.last_failure();
+    EXPECT_FALSE(probe.tp_btf_loads("no_such_tracepoint"));
+    EXPECT_NE(probe.last_failure().find("btf_trace_no_such_tracepoint"), std::string::npos);
+    if (!probe.fentry_attaches("vfs_read")) {
+        EXPECT_NE(probe.last_failure().find("fentry vfs_read"), std::string::npos) << probe.last_failure();
+        std::cout << "fentry refused here: " << probe.last_failure() << "\n";
+    }
 }
 
 // Every request of a known fio run is counted once (merged bios accounted) and
