@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "engine/rule_text.hpp"
 #include "engine/rules.hpp"
@@ -50,16 +51,6 @@ std::string kind_word(Kind k) {
         case Kind::Histogram: return "histogram";
     }
     return "name";
-}
-
-// Scaled units of one dimension: a ratio across two of them is almost always a
-// threshold that forgot the factor (ms / us).
-int unit_dimension(const std::string& u) {
-    static const std::set<std::string> time{"ns", "us", "ms", "s"};
-    static const std::set<std::string> size{"bytes", "B", "KiB", "kb", "KB", "kib", "MiB", "GiB", "sectors", "pages"};
-    if (time.count(u)) return 1;
-    if (size.count(u)) return 2;
-    return 0;
 }
 
 std::optional<CmpOp> parse_op(const std::string& s) {
@@ -204,22 +195,11 @@ Comparison Checker::comparison(const YAML::Node& n, Reporter& rep, const RuleSco
                 c.percentile = *p;
             }
         }
-        const MetricSpec* left = nullptr;
-        if (!c.metric.empty() &&
-            check_name(c.metric, {c.percentile ? Kind::Histogram : Kind::Metric}, n["metric"], rep, scope) &&
-            ctx_.catalog)
-            left = ctx_.catalog->find(c.metric);
+        if (!c.metric.empty())
+            check_name(c.metric, {c.percentile ? Kind::Histogram : Kind::Metric}, n["metric"], rep, scope);
         if (n["ratio_of"]) {
             c.ratio_of = rep.scalar(n, "ratio_of").value_or("");
-            if (!c.ratio_of.empty() && check_name(c.ratio_of, {Kind::Metric}, n["ratio_of"], rep, scope) &&
-                left) {
-                const MetricSpec* right = ctx_.catalog->find(c.ratio_of);
-                const int dl = unit_dimension(left->unit), dr = unit_dimension(right->unit);
-                if (dl != 0 && dl == dr && left->unit != right->unit)
-                    rep.warning("W002", n["ratio_of"],
-                                "ratio of " + left->unit + " over " + right->unit +
-                                    ": same dimension in different scales, the threshold must carry the factor");
-            }
+            if (!c.ratio_of.empty()) check_name(c.ratio_of, {Kind::Metric}, n["ratio_of"], rep, scope);
         }
         if (rep.require(n, "op", what)) {
             if (auto op = rep.scalar(n, "op")) {
@@ -499,6 +479,10 @@ RuleSet check(const std::vector<yamlr::Document>& docs, const LoadContext& ctx,
                          std::string("unexpected YAML structure: ") + e.what()});
     }
     yamlr::deduplicate(diags);
+    // File order (files are loaded sorted), then position, like a compiler.
+    std::stable_sort(diags.begin(), diags.end(), [](const Diagnostic& a, const Diagnostic& b) {
+        return std::tie(a.pos.file, a.pos.line, a.pos.column) < std::tie(b.pos.file, b.pos.line, b.pos.column);
+    });
     set.diagnostics = std::move(diags);
     return set;
 }

@@ -124,7 +124,6 @@ struct Rule {
 //  E013 instance mismatch (metric's instance key differs from for_each)
 //  E014 cannot read file
 //  W001 macro defined but never used
-//  W002 ratio of two values of the same dimension in different scales (ms / us)
 //  E015 playbook id differs from its file name
 //  W003 playbook applies_to names a rule that does not exist
 struct Diagnostic {
