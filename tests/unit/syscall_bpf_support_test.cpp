@@ -1,0 +1,198 @@
+// The syscall collector's user-space helpers: kallsyms ranges for the wait
+// classifier, the kernel HZ from its config, and snapshot -> evidence (shares,
+// exemplars whose parts add up, who suffered), and its rules file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "bpf/syscall_events.h"
+#include "collectors/kallsyms.hpp"
+#include "collectors/kernel_hz.hpp"
+#include "collectors/registry.hpp"
+#include "collectors/syscall_bpf_classes.hpp"
+#include "collectors/syscall_bpf_snapshot.hpp"
+#include "engine/rules.hpp"
+
+using namespace iodiag;
+using namespace iodiag::syscall_bpf;
+
+TEST(Kallsyms, RangesEndAtTheNextSymbolAndClonesMapToTheirBase) {
+    const std::string text =
+        "ffffffff81000100 T balance_dirty_pages\n"
+        "ffffffff81000100 t balance_dirty_pages_alias\n"
+        "ffffffff81000400 t jbd2_log_wait_commit.isra.0\n"
+        "ffffffff81000200 T filemap_read\n"
+        "ffffffff81000300 D some_data\n"
+        "garbage line\n"
+        "zzzz T not_hex\n"
+        "ffffffff81000500 T last_symbol\n";
+    const auto r = resolve_kernel_symbols(
+        text, {{"balance_dirty_pages", 1}, {"filemap_read", 2}, {"jbd2_log_wait_commit", 3}, {"last_symbol", 4}});
+    ASSERT_EQ(r.size(), 3u);   // last_symbol has no known end
+    EXPECT_EQ(r[0].name, "balance_dirty_pages");
+    EXPECT_EQ(r[0].start, 0xffffffff81000100ull);
+    EXPECT_EQ(r[0].end, 0xffffffff81000200ull);
+    EXPECT_EQ(r[1].name, "filemap_read");
+    EXPECT_EQ(r[1].end, 0xffffffff81000300ull);   // ends at the data symbol that follows
+    EXPECT_EQ(r[2].name, "jbd2_log_wait_commit");
+    EXPECT_EQ(r[2].tag, 3);
+}
+
+TEST(Kallsyms, ZeroAddressesFromAnUnprivilegedReadGiveNothing) {
+    EXPECT_TRUE(resolve_kernel_symbols("0000000000000000 T filemap_read\n0000000000000000 T x\n",
+                                       {{"filemap_read", 1}})
+                    .empty());
+}
+
+TEST(KernelHz, ParsesConfigHz) {
+    EXPECT_EQ(parse_config_hz("CONFIG_HZ_250=y\nCONFIG_HZ=250\n"), 250);
+    EXPECT_EQ(parse_config_hz("# CONFIG_HZ is not set\n"), std::nullopt);
+    EXPECT_EQ(parse_config_hz("CONFIG_HZ=abc\n"), std::nullopt);
+}
+
+TEST(SyscallClasses, EveryClassHasALayerAndClassifierTargetsAreValid) {
+    ASSERT_EQ(class_layers().size(), static_cast<size_t>(CLS_COUNT));
+    for (const auto& l : class_layers()) EXPECT_FALSE(l.empty());
+    for (const auto& [fn, cls] : wait_classifier_functions()) {
+        EXPECT_GE(cls, 0) << fn;
+        EXPECT_LT(cls, CLS_COUNT) << fn;
+        EXPECT_NE(cls, CLS_FILESYSTEM) << fn << ": on-CPU class cannot be a wait";
+    }
+    EXPECT_EQ(group_names()[group_of_syscall(SYS_PREADV2)], "read");
+    EXPECT_EQ(group_names()[group_of_syscall(SYS_FDATASYNC)], "fsync");
+}
+
+namespace {
+
+Snapshot seed000_snapshot() {
+    Snapshot s;
+    s.hist.assign(GRP_COUNT, std::vector<uint64_t>(IOD_HIST_BUCKETS, 0));
+    s.buckets.assign(IOD_HIST_BUCKETS, BucketSums{0, 0, std::vector<uint64_t>(CLS_COUNT, 0)});
+    s.read_hit.assign(IOD_HIST_BUCKETS, 0);
+    s.read_miss.assign(IOD_HIST_BUCKETS, 0);
+    auto put = [&](uint64_t us, uint64_t n, std::map<int, uint64_t> split, bool miss) {
+        const int b = Log2Histogram::bucket_of(us);
+        s.hist[GRP_READ][b] += n;
+        (miss ? s.read_miss : s.read_hit)[b] += n;
+        s.buckets[b].count += n;
+        s.buckets[b].total_ns += us * 1000 * n;
+        for (auto [c, ns] : split) s.buckets[b].class_ns[c] += ns * n;
+    };
+    put(1, 99000, {{CLS_FILESYSTEM, 1000}}, false);
+    put(200000, 100, {{CLS_RECLAIM, 150000000}, {CLS_PAGE_CACHE, 30000000}, {CLS_FILESYSTEM, 20000000}}, true);
+    s.counters.assign(CNT_COUNT, 0);
+    s.counters[CNT_DIRECT_RECLAIM] = 45;
+    s.gauges.assign(GAUGE_COUNT, 0);
+    ProcessTime app;
+    app.pid = 4242;
+    app.comm = "myapp";
+    app.cgroup = "/svc/myapp";
+    app.ops = 99100;
+    app.ns_by_bucket.assign(IOD_HIST_BUCKETS, 0);
+    app.ns_by_bucket[0] = 99000ull * 1000;
+    app.ns_by_bucket[Log2Histogram::bucket_of(200000)] = 100ull * 200000000;
+    ProcessTime other = app;
+    other.pid = 7;
+    other.comm = "cron";
+    other.cgroup = "/";
+    other.ns_by_bucket.assign(IOD_HIST_BUCKETS, 0);
+    other.ns_by_bucket[3] = 5000000;   // lots of fast time, none slow
+    s.procs = {other, app};
+    SlowOp op;
+    op.comm = "myapp";
+    op.pid = 4242;
+    op.cgroup = "/svc/myapp";
+    op.file = "data/segment-17";
+    op.sys = SYS_PREAD64;
+    op.ret = 4096;
+    op.offset = 8192;
+    op.total_ns = 200000000;
+    op.class_ns.assign(CLS_COUNT, 0);
+    op.class_ns[CLS_RECLAIM] = 150000000;
+    op.class_ns[CLS_PAGE_CACHE] = 30000000;
+    op.class_ns[CLS_FILESYSTEM] = 19999000;   // 1 us uncharged: shown as other
+    s.slowest = {op};
+    s.file_ns_by_bucket["data/segment-17"].assign(IOD_HIST_BUCKETS, 0);
+    s.file_ns_by_bucket["data/segment-17"][Log2Histogram::bucket_of(200000)] = 200000000;
+    s.hz = 250;
+    s.hz_source = "test";
+    s.slow_percentile = 99.9;
+    return s;
+}
+
+double metric(const Evidence& ev, const std::string& name) {
+    const Metric* m = ev.find_metric(name);
+    return m ? m->value : -1;
+}
+
+}  // namespace
+
+TEST(SyscallEmit, Seed000ComesOutAsReclaimOnTheReadPathWithWhoSuffered) {
+    Evidence ev;
+    emit(seed000_snapshot(), ev);
+    EXPECT_NEAR(metric(ev, "attr.slow.reclaim_pct"), 75.0, 1e-9);
+    EXPECT_EQ(ev.find_fact("attr.slow.top_layer")->value, "reclaim");
+    EXPECT_EQ(ev.find_fact("attr.slow.top_comm")->value, "myapp");
+    EXPECT_EQ(ev.find_fact("attr.slow.top_pid")->value, "4242");
+    EXPECT_EQ(ev.find_fact("attr.slow.top_cgroup")->value, "/svc/myapp");
+    EXPECT_EQ(ev.find_fact("attr.slow.top_file")->value, "data/segment-17");
+    for (const std::string set : {"slow", "all"}) {
+        double sum = 0;
+        for (const auto& m : ev.metrics)
+            if (m.name.rfind("attr." + set + ".", 0) == 0 && m.unit == "pct") sum += m.value;
+        EXPECT_NEAR(sum, 100.0, 1e-9) << set;
+    }
+    ASSERT_EQ(ev.exemplars.size(), 1u);
+    const Exemplar& e = ev.exemplars[0];
+    EXPECT_EQ(e.kind, "syscall");
+    EXPECT_EQ(e.labels.at("op"), "read");
+    EXPECT_EQ(e.labels.at("file"), "data/segment-17");
+    double parts = 0;
+    for (const auto& [k, v] : e.values)
+        if (k.size() > 3 && k.substr(k.size() - 3) == "_us" && k != "total_us") parts += v;
+    EXPECT_NEAR(parts, e.values.at("total_us"), 1e-6);
+    EXPECT_NEAR(e.values.at("other_us"), 1.0, 1e-9);
+    EXPECT_NE(ev.find_histogram("syscall.latency_us", {{"op", "read"}}), nullptr);
+    EXPECT_NE(ev.find_histogram("fs.read_miss_us"), nullptr);
+    // Everything emitted is declared.
+    MetricCatalog cat;
+    cat.add_all(metric_specs());
+    for (const auto& m : ev.metrics) EXPECT_NE(cat.find(m.name), nullptr) << m.name;
+    for (const auto& f : ev.facts) EXPECT_NE(cat.find(f.name), nullptr) << f.name;
+    for (const auto& h : ev.histograms) EXPECT_NE(cat.find(h.name), nullptr) << h.name;
+}
+
+namespace {
+RuleSet load_syscall_rules() {
+    MetricCatalog cat = full_catalog();
+    std::vector<std::string> playbooks;
+    for (const auto& e : std::filesystem::directory_iterator(std::string(IODIAG_SOURCE_DIR) + "/playbooks"))
+        if (e.path().extension() == ".yaml") playbooks.push_back(e.path().stem().string());
+    return load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules/syscall.yaml"}, {&cat, playbooks});
+}
+}  // namespace
+
+TEST(SyscallRules, LoadWithoutDiagnostics) {
+    const RuleSet rs = load_syscall_rules();
+    for (const auto& d : rs.diagnostics) ADD_FAILURE() << d.to_string();
+    EXPECT_GE(rs.rules.size(), 7u);
+}
+
+TEST(SyscallRules, Seed000FiresReclaimOnTheIoPathAndNotTheOthers) {
+    const RuleSet rs = load_syscall_rules();
+    ASSERT_TRUE(rs.ok());
+    Evidence ev;
+    emit(seed000_snapshot(), ev);
+    ev.collectors.push_back({"syscall_bpf", true, "", {"syscall", "filesystem", "reclaim", "page_cache", "dirty",
+                                                        "journal", "locks", "cpu"}});
+    for (const auto& r : evaluate_rules(rs, ev)) {
+        if (r.rule->id == "syscall.reclaim_on_io_path") {
+            EXPECT_EQ(r.outcome, Tri::True);
+            ASSERT_TRUE(r.share_pct.has_value());
+            EXPECT_NEAR(*r.share_pct, 75.0, 1e-9);
+        } else if (r.rule->id == "syscall.dirty_throttling_dominant" || r.rule->id == "syscall.lock_contention" ||
+                   r.rule->id == "syscall.runqueue_delay") {
+            EXPECT_EQ(r.outcome, Tri::False) << r.rule->id;
+        }
+    }
+}
