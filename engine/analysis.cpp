@@ -128,6 +128,34 @@ std::vector<std::pair<std::string, std::string>> who_suffered(const Evidence& ev
     return who;
 }
 
+// One line per rule that could not be evaluated: on which instances, and the
+// evidence names it missed (instance labels left out, so one line covers all).
+std::vector<std::string> summarize_unknown(const std::vector<const RuleResult*>& unknown) {
+    std::map<std::string, std::pair<std::vector<std::string>, std::set<std::string>>> by_rule;
+    std::vector<std::string> order;
+    for (const RuleResult* r : unknown) {
+        auto [it, fresh] = by_rule.try_emplace(r->rule->id);
+        if (fresh) order.push_back(r->rule->id);
+        if (!r->instance.empty()) it->second.first.push_back(r->instance);
+        for (const auto& m : r->missing) it->second.second.insert(m.substr(0, m.find(" (")));
+    }
+    std::vector<std::string> lines;
+    for (const auto& id : order) {
+        const auto& [instances, missing] = by_rule.at(id);
+        std::string line = id;
+        if (!instances.empty()) {
+            line += " on " + std::to_string(instances.size()) + " instance(s) (";
+            for (size_t i = 0; i < instances.size() && i < 3; ++i) line += (i ? ", " : "") + instances[i];
+            line += instances.size() > 3 ? ", ...)" : ")";
+        }
+        line += ": missing ";
+        size_t i = 0;
+        for (const auto& m : missing) line += (i++ ? ", " : "") + m;
+        lines.push_back(line);
+    }
+    return lines;
+}
+
 }  // namespace
 
 Verdict analyze(const Evidence& collected, const RuleSet& rules) {
@@ -141,15 +169,13 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     v.collectors = ev.collectors;
 
     std::vector<Finding> fired;
-    for (const auto& r : evaluate_rules(rules, ev)) {
-        if (r.outcome == Tri::True) {
-            fired.push_back(make_finding(r, ev));
-        } else if (r.outcome == Tri::Unknown) {
-            std::string line = r.rule->id + (r.instance.empty() ? "" : " (" + r.instance + ")") + ": missing ";
-            for (size_t i = 0; i < r.missing.size(); ++i) line += (i ? ", " : "") + r.missing[i];
-            v.not_evaluated.push_back(line);
-        }
+    std::vector<const RuleResult*> unknown;
+    const std::vector<RuleResult> results = evaluate_rules(rules, ev);
+    for (const auto& r : results) {
+        if (r.outcome == Tri::True) fired.push_back(make_finding(r, ev));
+        if (r.outcome == Tri::Unknown) unknown.push_back(&r);
     }
+    v.not_evaluated = summarize_unknown(unknown);
 
     std::map<std::string, LayerState> state;
     size_t observed = 0;

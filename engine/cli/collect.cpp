@@ -31,28 +31,41 @@ Evidence collect_evidence(const CollectOptions& opts) {
 
     auto collectors = make_collectors();
     std::vector<bool> running(collectors.size(), false);
-    const auto wall_start = std::chrono::system_clock::now();
-    const auto start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < collectors.size(); ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
         CollectorStatus st = collectors[i]->start(opts);
+        spdlog::debug("{}: start took {:.1f} ms", collectors[i]->name(),
+                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         if (st.name.empty()) st.name = collectors[i]->name();
         running[i] = st.available;
-        if (!st.available) spdlog::info("{} unavailable: {}", st.name, st.reason);
+        if (!st.available) spdlog::warn("{} unavailable: {}", st.name, st.reason);
         ev.collectors.push_back(std::move(st));
     }
 
+    // The window is the time every available collector was observing: from the
+    // last start() to the first finish().
+    const auto wall_start = std::chrono::system_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     g_interrupted = 0;
     auto previous = std::signal(SIGINT, on_sigint);
-    const auto deadline = start + std::chrono::duration<double>(opts.duration_s);
-    while (!g_interrupted && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-            std::chrono::milliseconds(50), deadline - std::chrono::steady_clock::now()));
+    const auto deadline =
+        start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(opts.duration_s));
+    // Short sleeps, so Ctrl-C ends the window promptly.
+    while (!g_interrupted && std::chrono::steady_clock::now() < deadline) {
+        const std::chrono::steady_clock::duration left = deadline - std::chrono::steady_clock::now();
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(50), left));
+    }
     std::signal(SIGINT, previous);
     if (g_interrupted) spdlog::warn("interrupted: the window was cut short");
 
-    for (size_t i = 0; i < collectors.size(); ++i)
-        if (running[i]) collectors[i]->finish(ev);
     const auto end = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < collectors.size(); ++i)
+        if (running[i]) {
+            const auto t0 = std::chrono::steady_clock::now();
+            collectors[i]->finish(ev);
+            spdlog::debug("{}: finish took {:.1f} ms", collectors[i]->name(),
+                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
     ev.window.start_unix = std::chrono::duration<double>(wall_start.time_since_epoch()).count();
     ev.window.duration_s = std::chrono::duration<double>(end - start).count();
     return ev;

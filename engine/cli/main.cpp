@@ -2,8 +2,10 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
 
 #include "engine/cli/commands.hpp"
+#include "engine/cli/rules_command.hpp"
 #include "engine/cli/slow_command.hpp"
 
 int main(int argc, char** argv) {
@@ -17,9 +19,16 @@ int main(int argc, char** argv) {
         "reported as not observed, never as healthy."};
     app.set_version_flag("--version", IODIAG_VERSION);
     app.require_subcommand(0, 1);
+    bool verbose = false;
+    app.add_flag("-v,--verbose", verbose, "Log what each collector does and how long it takes");
+    app.parse_complete_callback([&verbose] {
+        spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+    });
     // Subcommands register themselves here, one line each.
     iodiag::cli::add_diagnose_commands(app);
     iodiag::cli::add_slow_command(app);
+    iodiag::cli::add_rules_commands(app);
+    iodiag::cli::add_playbook_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
