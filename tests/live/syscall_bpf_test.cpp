@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -50,21 +51,35 @@ bool write_text(const std::string& path, const std::string& text) {
     return static_cast<bool>(out);
 }
 
-// Sets a sysctl (path under /proc/sys) and puts the old value back on destruction.
-class SysctlGuard {
+// Sets the dirty limits in bytes and puts the previous settings back on
+// destruction. Each limit is a pair (bytes, ratio) where writing one zeroes the
+// other, and writing 0 to *_bytes does NOT bring the ratio back: restore
+// writes whichever of the pair was in force (non-zero) before.
+class DirtyLimitGuard {
 public:
-    SysctlGuard(std::string path, const std::string& value) : path_(std::move(path)) {
-        old_ = read_line(path_);
-        ok_ = !old_.empty() && write_text(path_, value);
+    DirtyLimitGuard(long background_bytes, long limit_bytes) {
+        for (const char* k : {"dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_background_ratio"})
+            old_[k] = read_line(std::string("/proc/sys/vm/") + k);
+        saved_ = !old_["dirty_ratio"].empty() && !old_["dirty_background_ratio"].empty();
+        ok_ = saved_ && write_text("/proc/sys/vm/dirty_background_bytes", std::to_string(background_bytes)) &&
+              write_text("/proc/sys/vm/dirty_bytes", std::to_string(limit_bytes));
     }
-    ~SysctlGuard() {
-        if (!old_.empty()) write_text(path_, old_);
+    ~DirtyLimitGuard() {
+        if (!saved_) return;
+        restore("dirty_bytes", "dirty_ratio");
+        restore("dirty_background_bytes", "dirty_background_ratio");
     }
     bool ok() const { return ok_; }
 
 private:
-    std::string path_, old_;
-    bool ok_ = false;
+    void restore(const std::string& bytes, const std::string& ratio) {
+        if (old_[bytes] != "0")
+            write_text("/proc/sys/vm/" + bytes, old_[bytes]);
+        else
+            write_text("/proc/sys/vm/" + ratio, old_[ratio]);
+    }
+    std::map<std::string, std::string> old_;
+    bool saved_ = false, ok_ = false;
 };
 
 // An ext4 filesystem on a loop device, mounted on a temporary directory.
@@ -239,16 +254,26 @@ void write_file(const std::string& path, size_t bytes) {
 
 }  // namespace
 
+void dirty_scenario(const std::string& dir);
+
 // (a) A buffered writer under a tiny vm.dirty_bytes spends its write() time
 // paused in balance_dirty_pages: dirty throttling must be the top layer.
 TEST(LiveSyscallBpf, DirtyThrottlingDominatesAWriterUnderATinyDirtyLimit) {
     REQUIRE(missing_bpf_prereqs());
     Ext4Mount fs(768);
     ASSERT_TRUE(fs.ok()) << fs.error();
-    SysctlGuard bg("/proc/sys/vm/dirty_background_bytes", std::to_string(256 * 1024));
-    SysctlGuard limit("/proc/sys/vm/dirty_bytes", std::to_string(1024 * 1024));
-    ASSERT_TRUE(bg.ok() && limit.ok()) << "cannot set vm.dirty_bytes";
-    const std::string file = fs.dir() + "/dirty-writer.dat";
+    const std::string before = read_line("/proc/sys/vm/dirty_ratio") + "/" + read_line("/proc/sys/vm/dirty_bytes");
+    {
+        DirtyLimitGuard dirty(256 * 1024, 1024 * 1024);
+        ASSERT_TRUE(dirty.ok()) << "cannot set vm.dirty_bytes";
+        dirty_scenario(fs.dir());
+    }
+    EXPECT_EQ(read_line("/proc/sys/vm/dirty_ratio") + "/" + read_line("/proc/sys/vm/dirty_bytes"), before)
+        << "dirty settings not restored";
+}
+
+void dirty_scenario(const std::string& dir) {
+    const std::string file = dir + "/dirty-writer.dat";
     Child writer([&] {
         const int fd = open(file.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
         std::vector<char> buf(64 * 1024, 'w');
