@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Reproduces one root cause for real on a loop device and records iodiag's
+# evidence bundle while it happens. Used to make the replay fixtures in
+# tests/fixtures/bundles/ (and by hand, to see a verdict on a known fault).
+#
+#   tests/lab/scenario.sh NAME OUT.json [SECONDS]
+#
+# NAME: idle | device_saturated | dirty_throttle | tiny_nr_requests | memcg_reader
+# Needs root, fio, losetup, mkfs.ext4. Every change (sysctl, queue setting,
+# cgroup, mount, loop device) is undone on exit, also on failure.
+set -euo pipefail
+name=${1:?scenario name}; out=${2:?output bundle}; secs=${3:-4}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+iodiag=${IODIAG:-$here/build/iodiag}
+work=$(mktemp -d /tmp/iodiag-lab-XXXXXX)
+undo=()
+cleanup() {
+  for ((i=${#undo[@]}-1; i>=0; i--)); do eval "${undo[i]}" >/dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+loop_on() {   # loop_on DIR SIZE_MB -> prints /dev/loopN
+  local f; f=$(mktemp "$1/iodiag-lab-XXXXXX.img"); truncate -s "${2}M" "$f"
+  local dev; dev=$(losetup -f --show "$f")
+  undo+=("losetup -d $dev; rm -f $f"); echo "$dev"
+}
+bg() { setsid "$@" >/dev/null 2>&1 & local pid=$!; undo+=("kill -TERM -$pid; sleep 0.5; kill -KILL -$pid"); }
+record() { sleep 1; "$iodiag" record --duration "$secs" -o "$out" >/dev/null; }
+
+case $name in
+  idle)
+    record ;;
+  device_saturated)   # random direct writes at depth 32 on a loop device over the virtual disk
+    dev=$(loop_on /tmp 1024)
+    bg fio --name=w --filename="$dev" --rw=randwrite --bs=4k --direct=1 --ioengine=libaio \
+       --iodepth=32 --time_based --runtime=120
+    record ;;
+  dirty_throttle)     # a buffered writer under a tiny vm.dirty_bytes on ext4
+    dev=$(loop_on /tmp 1024); mkfs.ext4 -q "$dev"; mkdir "$work/mnt"; mount "$dev" "$work/mnt"
+    undo+=("umount -l $work/mnt")
+    old_b=$(cat /proc/sys/vm/dirty_bytes) old_r=$(cat /proc/sys/vm/dirty_ratio)
+    old_bb=$(cat /proc/sys/vm/dirty_background_bytes) old_br=$(cat /proc/sys/vm/dirty_background_ratio)
+    if [[ $old_b -ne 0 ]]; then undo+=("echo $old_b > /proc/sys/vm/dirty_bytes"); else undo+=("echo $old_r > /proc/sys/vm/dirty_ratio"); fi
+    if [[ $old_bb -ne 0 ]]; then undo+=("echo $old_bb > /proc/sys/vm/dirty_background_bytes"); else undo+=("echo $old_br > /proc/sys/vm/dirty_background_ratio"); fi
+    echo $((2*1024*1024)) > /proc/sys/vm/dirty_bytes
+    echo $((1024*1024)) > /proc/sys/vm/dirty_background_bytes
+    bg fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
+       --time_based --runtime=120
+    record ;;
+  tiny_nr_requests)   # many threads at depth 1 against nr_requests=4 (tag waits in Q2G)
+    dev=$(loop_on /dev/shm 512); q=/sys/block/$(basename "$dev")/queue
+    echo mq-deadline > $q/scheduler 2>/dev/null || true
+    old=$(cat $q/nr_requests); undo+=("echo $old > $q/nr_requests")
+    echo 4 > $q/nr_requests
+    bg fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+       --numjobs=32 --time_based --runtime=120
+    record ;;
+  memcg_reader)       # a buffered reader in a v1 memory cgroup much smaller than its file
+    dev=$(loop_on /tmp 1024); mkfs.ext4 -q "$dev"; mkdir "$work/mnt"; mount "$dev" "$work/mnt"
+    undo+=("umount -l $work/mnt")
+    dd if=/dev/urandom of="$work/mnt/data" bs=1M count=400 status=none; sync
+    echo 3 > /proc/sys/vm/drop_caches
+    cg=/sys/fs/cgroup/memory/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
+    echo $((64*1024*1024)) > "$cg/memory.limit_in_bytes"
+    bg sh -c "echo \$\$ > $cg/cgroup.procs; exec fio --name=r --filename=$work/mnt/data --rw=randread --bs=4k --ioengine=psync --time_based --runtime=120"
+    record ;;
+  *) echo "unknown scenario $name" >&2; exit 2 ;;
+esac
+echo "recorded $name -> $out"
