@@ -317,6 +317,12 @@ void Checker::check_placeholders(const std::string& text, const YAML::Node& at, 
         if (!scope.for_each.empty() && ph.name == scope.for_each) continue;
         if (!ctx_.catalog) continue;
         const MetricSpec* s = ctx_.catalog->find(ph.name);
+        if (!s && instance_key_known(ph.name) && ph.name != scope.for_each) {
+            rep.error("E011", at,
+                      "placeholder '{" + ph.name + "}' needs 'for_each: " + ph.name + "'" +
+                          (scope.for_each.empty() ? "" : " (this rule runs for each " + scope.for_each + ")"));
+            continue;
+        }
         if (!s || s->kind == Kind::Histogram) {
             rep.error("E011", at,
                       "unknown placeholder '{" + ph.name + "}': use " +

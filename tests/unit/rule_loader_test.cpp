@@ -256,7 +256,9 @@ TEST_F(RuleLoaderTest, E011UnknownPlaceholders) {
     // {device} in a global rule is not a placeholder it has.
     auto global = "rules:\n" + rule("b", "{metric: vm.allocstall, op: \">\", value: 0}", "", "");
     global.replace(global.find("\"why\""), 5, "\"on {device}\"");
-    EXPECT_EQ(one(load(global), "E011").pos.line, 7);
+    const auto needs = one(load(global), "E011");
+    EXPECT_EQ(needs.pos.line, 7);
+    EXPECT_NE(needs.message.find("needs 'for_each: device'"), std::string::npos) << needs.message;
     // Shell and JSON braces are not placeholders.
     auto shell = "rules:\n" + rule("c", "{metric: disk.util_pct, op: \">\", value: 1}");
     shell.replace(shell.find("\"why\""), 5, "\"run ${DEV} or {\\\"a\\\": 1} or { x }\"");

@@ -159,9 +159,18 @@ TEST(ShippedRules, DirtyThrottlingStartsAtTheFreerunPoint) {
         return ev;
     };
     const double G = 1 << 30;
-    // Above the background threshold but below freerun: writeback runs, nobody is paused.
-    EXPECT_EQ(result(evaluate_rules(s.rules, ev_with(1.2 * G, 0, 2 * G, 1 * G)), "dirty.writers_throttled")->outcome,
-              Tri::False);
+    auto outcome = [&](const Evidence& ev) { return result(evaluate_rules(s.rules, ev), "dirty.writers_throttled")->outcome; };
+    // Above the background threshold but below freerun at the end of the window:
+    // without the balance_dirty_pages tracepoint a pause earlier in the window
+    // cannot be excluded (Unknown); with it measured at zero, nobody was paused.
+    Evidence below = ev_with(1.2 * G, 0, 2 * G, 1 * G);
+    EXPECT_EQ(outcome(below), Tri::Unknown);
+    below.add_metric("dirty.pause_ms", {}, 0, "ms", {"tracepoint", "writeback:balance_dirty_pages"});
+    EXPECT_EQ(outcome(below), Tri::False);
+    // Measured pauses decide even when the snapshot is below freerun.
+    Evidence paused = ev_with(0.2 * G, 0, 2 * G, 1 * G);
+    paused.add_metric("dirty.pause_ms", {}, 840, "ms", {"tracepoint", "writeback:balance_dirty_pages"});
+    EXPECT_EQ(outcome(paused), Tri::True);
     // Above freerun = 1.5 GiB: writers are paused.
     const auto rs = evaluate_rules(s.rules, ev_with(1.6 * G, 0.1 * G, 2 * G, 1 * G));
     const RuleResult* r = result(rs, "dirty.writers_throttled");
