@@ -4,6 +4,7 @@
 #include "collectors/block_bpf.hpp"
 #include "collectors/block_queue_config.hpp"
 #include "collectors/cgroup_collector.hpp"
+#include "collectors/delayacct.hpp"
 #include "collectors/diskstats.hpp"
 #include "collectors/dirty_limits.hpp"
 #include "collectors/meminfo.hpp"
@@ -26,6 +27,7 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     c.push_back(std::make_unique<DirtyLimitsCollector>());
     c.push_back(std::make_unique<PsiCollector>());
     c.push_back(std::make_unique<CgroupCollector>());
+    c.push_back(std::make_unique<DelayacctCollector>());
     c.push_back(std::make_unique<SyscallBpfCollector>());
     return c;
 }

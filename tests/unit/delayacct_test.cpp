@@ -1,0 +1,80 @@
+#include <gtest/gtest.h>
+
+#include "collectors/delayacct.hpp"
+#include "collectors/text_file.hpp"
+
+using namespace iodiag;
+
+namespace {
+const std::string kDir = std::string(IODIAG_FIXTURES) + "/delayacct";
+
+// Returns scripted delays: the second read of each pid adds to the first.
+class ScriptedSource : public DelaySource {
+public:
+    std::optional<TaskDelays> read(int tgid) override {
+        if (tgid != 4242) return std::nullopt;
+        TaskDelays d;
+        d.comm = "fio";
+        d.detailed = true;
+        d.blkio_count = 10 + 90 * reads_;
+        d.blkio_ns = 1000000 + 450000000ULL * reads_;   // +450 ms over 90 waits
+        d.freepages_ns = 5000000ULL * reads_;
+        ++reads_;
+        return d;
+    }
+    std::string describe() const override { return "scripted"; }
+
+private:
+    int reads_ = 0;
+};
+}  // namespace
+
+TEST(Delayacct, Field42EvenWithSpacesAndParensInComm) {
+    const std::string line = read_text_file(kDir + "/on/proc/4242/stat");
+    EXPECT_EQ(parse_delayacct_blkio_ticks(line, "stat"), 250u);
+    EXPECT_EQ(parse_stat_comm(line), "fio (job) 1");
+    try {
+        parse_delayacct_blkio_ticks(read_text_file(kDir + "/on/proc/77/stat"), "/proc/77/stat");
+        FAIL();
+    } catch (const SourceError& e) {
+        EXPECT_NE(std::string(e.what()).find("/proc/77/stat: 5 fields, need 42"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Delayacct, OffIsUnavailableWithTheCommandAndNeverTurnedOn) {
+    DelayacctCollector c;
+    CollectOptions o;
+    o.root = kDir + "/off";
+    const CollectorStatus st = c.start(o);
+    EXPECT_FALSE(st.available);
+    EXPECT_NE(st.reason.find("sysctl -w kernel.task_delayacct=1"), std::string::npos) << st.reason;
+    EXPECT_NE(st.reason.find("only tasks started afterwards"), std::string::npos) << st.reason;
+    EXPECT_EQ(read_text_file(kDir + "/off/proc/sys/kernel/task_delayacct"), "0\n");
+}
+
+TEST(Delayacct, DeltasPerProcessFromTheSource) {
+    DelayacctCollector c([](const std::string&) { return std::make_unique<ScriptedSource>(); });
+    CollectOptions o;
+    o.root = kDir + "/on";
+    o.pid = 4242;
+    ASSERT_TRUE(c.start(o).available);
+    Evidence ev;
+    c.finish(ev);
+    const Labels l{{"pid", "4242"}};
+    ASSERT_TRUE(ev.find_metric("delayacct.blkio_delay_ms", l));
+    EXPECT_DOUBLE_EQ(ev.find_metric("delayacct.blkio_delay_ms", l)->value, 450);
+    EXPECT_DOUBLE_EQ(ev.find_metric("delayacct.blkio_count", l)->value, 90);
+    EXPECT_DOUBLE_EQ(ev.find_metric("delayacct.blkio_avg_us", l)->value, 5000);
+    EXPECT_DOUBLE_EQ(ev.find_metric("delayacct.freepages_delay_ms", l)->value, 5);
+    EXPECT_EQ(ev.find_fact("delayacct.comm", l)->value, "fio");
+}
+
+TEST(Delayacct, ProcStatFallbackReadsBlkioTicks) {
+    auto src = make_proc_stat_source(kDir + "/on");
+    auto d = src->read(4242);
+    ASSERT_TRUE(d);
+    EXPECT_FALSE(d->detailed);
+    EXPECT_EQ(d->blkio_ns, 250ULL * (1000000000ULL / static_cast<uint64_t>(sysconf(_SC_CLK_TCK))));
+    EXPECT_FALSE(src->read(77));   // malformed: skipped, not a wrong number
+    EXPECT_FALSE(src->read(1));    // absent
+}
