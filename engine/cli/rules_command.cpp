@@ -47,8 +47,9 @@ Loaded load_everything(const DataOptions& o) {
     l.rules = load_rules(paths, ctx);
     l.diagnostics = l.playbooks.diagnostics;
     l.diagnostics.insert(l.diagnostics.end(), l.rules.diagnostics.begin(), l.rules.diagnostics.end());
-    // Playbooks may name rules of other files only when the whole rules/ set is linted.
-    if (o.paths.empty()) {
+    // Playbooks name rules of the whole set: cross-check only when the rules and
+    // the playbooks belong together (defaults, or both directories given).
+    if (o.paths.empty() && (o.rules_dir.empty() || !o.playbooks_dir.empty())) {
         const auto cross = check_playbook_rules(l.playbooks, l.rules);
         l.diagnostics.insert(l.diagnostics.end(), cross.begin(), cross.end());
     }
@@ -113,9 +114,18 @@ void run_list(const DataOptions& o) {
     if (!l.rules.ok() || !l.playbooks.ok()) throw ExitCode{1};
 }
 
+// `iodiag --rules-dir D rules lint` names the directory on the main command.
+void inherit_dirs(CLI::App* root, DataOptions& o) {
+    for (auto [name, target] : {std::pair{"--rules-dir", &o.rules_dir}, std::pair{"--playbooks-dir", &o.playbooks_dir}})
+        if (target->empty())
+            if (const CLI::Option* opt = root->get_option_no_throw(name); opt && opt->count() > 0)
+                *target = opt->as<std::string>();
+}
+
 }  // namespace
 
 void add_rules_commands(CLI::App& app) {
+    CLI::App* root = &app;
     auto* rules = app.add_subcommand("rules", "Check and list the diagnosis rules (rules/*.yaml)");
     rules->require_subcommand(1);
 
@@ -127,23 +137,31 @@ void add_rules_commands(CLI::App& app) {
     lint->add_option("paths", lint_opts->paths, "Rule files or directories (default: the rules directory)");
     lint->add_option("--format", lint_opts->format, "Output format")->check(CLI::IsMember({"text", "json"}));
     add_dir_options(lint, *lint_opts);
-    lint->callback([lint_opts] { run_lint(*lint_opts); });
+    lint->callback([lint_opts, root] {
+        inherit_dirs(root, *lint_opts);
+        run_lint(*lint_opts);
+    });
 
     auto list_opts = std::make_shared<DataOptions>();
     auto* list = rules->add_subcommand("list", "List the rules: id, layer, severity, title, where defined");
     list->add_option("--format", list_opts->format, "Output format")->check(CLI::IsMember({"text", "json"}));
     add_dir_options(list, *list_opts);
-    list->callback([list_opts] { run_list(*list_opts); });
+    list->callback([list_opts, root] {
+        inherit_dirs(root, *list_opts);
+        run_list(*list_opts);
+    });
 }
 
 void add_playbook_command(CLI::App& app) {
+    CLI::App* root = &app;
     auto opts = std::make_shared<DataOptions>();
     auto id = std::make_shared<std::string>();
     auto* cmd = app.add_subcommand("playbook", "Print a remediation playbook: steps, commands, verification, rollback");
     cmd->add_option("id", *id, "Playbook id (as a finding's fix names it)")->required();
     cmd->add_option("--playbooks-dir", opts->playbooks_dir,
                     "Playbooks directory (default: $IODIAG_PLAYBOOKS_DIR, <exe>/../playbooks, the source tree's playbooks/)");
-    cmd->callback([opts, id] {
+    cmd->callback([opts, id, root] {
+        inherit_dirs(root, *opts);
         const PlaybookSet set = load_playbooks({find_data_dir("playbooks", opts->playbooks_dir)});
         for (const auto& d : set.diagnostics) std::cerr << d.to_string() << "\n";
         if (const Playbook* p = set.find(*id)) {

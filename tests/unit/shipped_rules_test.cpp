@@ -203,4 +203,25 @@ TEST(ShippedRules, SchedulerAndQueueDepthRules) {
     EXPECT_EQ(result(rs, "block_queue.nr_requests_tiny", "sda")->outcome, Tri::False);
 }
 
+// An idle device whose queue settings were not read (e.g. an unbound loop
+// device in /proc/diskstats) is decided False, not left Unknown.
+TEST(ShippedRules, IdleDeviceWithoutQueueSettingsIsNotUnknown) {
+    const Shipped s;
+    Evidence ev;
+    const Labels l{{"device", "loop7"}};
+    ev.add_metric("disk.aqu_sz", l, 0, "requests", prov());
+    ev.add_metric("disk.util_pct", l, 0, "pct", prov());
+    ev.add_metric("disk.read_iops", l, 0, "1/s", prov());
+    ev.add_metric("disk.write_iops", l, 0, "1/s", prov());
+    ev.add_metric("vm.pgmajfault", {}, 12, "count", prov());
+    const auto rs = evaluate_rules(s.rules, ev);
+    for (const char* id : {"device.saturated", "device.slow_for_class", "block_queue.scheduler_none_on_rotational",
+                           "block_queue.bfq_on_nvme", "block_queue.nr_requests_tiny",
+                           "block_queue.nr_requests_huge_rotational", "page_cache.readahead_on_faults"}) {
+        const RuleResult* r = result(rs, id, "loop7");
+        ASSERT_NE(r, nullptr) << id;
+        EXPECT_EQ(r->outcome, Tri::False) << id;
+    }
+}
+
 }  // namespace
