@@ -14,8 +14,12 @@
  *     request's own address;
  *   - bio-based disks (dm, md) never form requests, so their bios are not
  *     tracked at all (their entries could never be closed).
- * Stale entries (a request that died in an error path) are bounded by the map
- * size and swept by user space by age.
+ * The in-flight store is a direct-mapped table (an array indexed by a hash of
+ * the key), not a hash map: a slot costs a few loads and stores where a hash
+ * map update costs ~100 ns, and memory is fixed. An occupied slot is taken
+ * over only when its entry has been idle past STALE_NS (a request that died in
+ * an error path: counted as stale); otherwise the newcomer is not timed and
+ * counted in tracking_failed, so nothing is lost silently.
  *
  * Two program variants per tracepoint: tp_btf (direct BTF reads, cheapest) and
  * raw_tp (CO-RE reads); user space enables one set, chosen by real probes.
@@ -28,7 +32,11 @@
 
 #include "block_events.h"
 
-#define MAX_INFLIGHT 16384
+#define INFLIGHT_BITS 15
+#define INFLIGHT_SLOTS (1u << INFLIGHT_BITS)
+#define ISSUED_SLOTS 256
+/* Past every driver command timeout (SCSI/NVMe default 30 s): the request is gone. */
+#define STALE_NS (60ULL * 1000000000ULL)
 #define MAX_DISKS 128
 #define FRONT_MERGE_WALK 4
 #define REQ_OP_BITS_MASK 0xff /* REQ_OP_MASK: the op lives in the low 8 bits */
@@ -41,13 +49,14 @@ const volatile __u32 filter_pid = 0; /* thread group id of the submitter */
 __u64 slow_threshold_ns = ~0ULL; /* exemplar when Q2C >= this */
 __u32 active_buf = 0;            /* aggregate buffer being written (0/1) */
 __u64 exemplars_dropped = 0;     /* ring buffer full */
-__u64 tracking_failed = 0;       /* in-flight map full: request not timed */
+__u64 tracking_failed = 0;       /* slot taken by a live request: not timed */
+__u64 stale_dropped = 0;         /* idle entries taken over (no completion seen) */
 
 
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, MAX_INFLIGHT);
-    __type(key, __u64);
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, INFLIGHT_SLOTS);
+    __type(key, __u32);
     __type(value, struct iodiag_inflight);
 } inflight SEC(".maps");
 
@@ -66,12 +75,18 @@ struct {
     __type(value, struct iodiag_dev_stats);
 } zero_stats SEC(".maps");
 
-/* Requests issued and not yet completed, per disk: the queue depth at issue. */
+/* Requests issued and not yet completed, per disk: the queue depth at issue.
+ * Direct-mapped by disk; a disk whose slot another disk holds gets no depth. */
+struct issued_slot {
+    __u32 dev;
+    __u32 pad;
+    __s64 n;
+};
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, MAX_DISKS);
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, ISSUED_SLOTS);
     __type(key, __u32);
-    __type(value, __s64);
+    __type(value, struct issued_slot);
 } issued SEC(".maps");
 
 struct {
@@ -118,6 +133,15 @@ static __always_inline __u32 log2_bucket(__u64 v)
     return r < IODIAG_NR_BUCKETS ? r : IODIAG_NR_BUCKETS - 1;
 }
 
+/* ns / 1000 without a 64-bit division (five per completion add up):
+ * ns/1000 = (ns/8)/125, and (x * ceil(2^35/125)) >> 35 == x/125 exactly for
+ * x < 2^32 (the rounding error 7*x/2^35 stays below 1/125). */
+static __always_inline __u64 ns_to_us(__u64 ns)
+{
+    __u64 x = ns >> 3;
+    return x < (1ULL << 32) ? (x * 274877907ULL) >> 35 : ns / 1000;
+}
+
 static __always_inline struct iodiag_dev_stats *dev_stats(__u32 dev)
 {
     struct iodiag_dev_key key = {.dev = dev, .buf = active_buf & 1};
@@ -132,28 +156,75 @@ static __always_inline struct iodiag_dev_stats *dev_stats(__u32 dev)
     return bpf_map_lookup_elem(&stats, &key);
 }
 
+/* An address as a plain number for the table. Under tp_btf the verifier types
+ * it as a pointer and forbids hashing it; the difference of two pointers is a
+ * number (allowed for root), and subtracting the same anchor every time keeps
+ * keys unique. raw_tp arguments are numbers already. */
+#define KEY(btf, ptr) ((btf) ? (__u64)(ptr) - (__u64)&active_buf : (__u64)(ptr))
+
+static __always_inline __u32 slot_of(__u64 key)
+{
+    /* Fibonacci hashing of the address; low bits are alignment, drop them */
+    return ((__u32)(key >> 4) * 2654435761u) >> (32 - INFLIGHT_BITS);
+}
+
+static __always_inline struct iodiag_inflight *tbl_find(__u64 key)
+{
+    __u32 idx = slot_of(key);
+    struct iodiag_inflight *e = bpf_map_lookup_elem(&inflight, &idx);
+    return e && e->key == key ? e : 0;
+}
+
+static __always_inline void tbl_drop(struct iodiag_inflight *e)
+{
+    e->key = 0;
+}
+
+static __always_inline __u64 last_touch(struct iodiag_inflight *e)
+{
+    __u64 t = e->q;
+    if (e->g > t) t = e->g;
+    if (e->i > t) t = e->i;
+    if (e->d > t) t = e->d;
+    return t;
+}
+
+/* A cleared slot for `key` (timestamps zero), or 0 if a live entry holds it. */
+static __always_inline struct iodiag_inflight *tbl_claim(__u64 key, __u64 now)
+{
+    __u32 idx = slot_of(key);
+    struct iodiag_inflight *e = bpf_map_lookup_elem(&inflight, &idx);
+    if (!e)
+        return 0;
+    if (e->key && e->key != key) {
+        if (now - last_touch(e) < STALE_NS) {
+            __sync_fetch_and_add(&tracking_failed, 1);
+            return 0;
+        }
+        __sync_fetch_and_add(&stale_dropped, 1);
+    }
+    e->key = key;
+    e->q = e->g = e->i = e->d = 0;
+    e->depth = 0;
+    e->front_merged = 0;
+    return e;
+}
+
 /* The in-flight entry of a request: its head bio's, walking past bios that
  * were front-merged onto it; a bio-less request's own. */
-static __always_inline struct iodiag_inflight *rq_entry(struct request *rq, bool btf, __u64 *keyp)
+static __always_inline struct iodiag_inflight *rq_entry(struct request *rq, bool btf)
 {
     struct bio *bio = RD(btf, rq, bio);
-    __u64 key;
-    if (!bio) {
-        key = (__u64)rq;
-        *keyp = key;
-        return bpf_map_lookup_elem(&inflight, &key);
-    }
+    if (!bio)
+        return tbl_find(KEY(btf, rq));
 #pragma unroll
     for (int n = 0; n < FRONT_MERGE_WALK; n++) {
-        key = (__u64)bio;
-        struct iodiag_inflight *e = bpf_map_lookup_elem(&inflight, &key);
-        if (e && !e->front_merged) {
-            *keyp = key;
-            return e;
-        }
+        struct iodiag_inflight *e = tbl_find(KEY(btf, bio));
         if (!e)
             break;
-        bpf_map_delete_elem(&inflight, &key); /* merged bio: part of this request now */
+        if (!e->front_merged)
+            return e;
+        tbl_drop(e); /* merged bio: part of this request now */
         bio = RD(btf, bio, bi_next);
         if (!bio)
             break;
@@ -163,29 +234,36 @@ static __always_inline struct iodiag_inflight *rq_entry(struct request *rq, bool
 
 static __always_inline void fill_submitter(struct iodiag_inflight *e)
 {
-    e->pid = bpf_get_current_pid_tgid() >> 32;
-    e->cgroup_id = bpf_get_current_cgroup_id();
-    bpf_get_current_comm(e->comm, sizeof(e->comm));
+    e->pid_tgid = bpf_get_current_pid_tgid();
+    e->task = bpf_get_current_task();
+}
+
+/* comm and cgroup of the submitter, read at completion for slow requests only.
+ * If the task is gone (its thread id no longer matches), both stay empty. */
+static __always_inline void read_submitter(struct iodiag_inflight *e, struct iodiag_block_event *ev)
+{
+    struct task_struct *t = (struct task_struct *)e->task;
+    ev->comm[0] = 0;
+    ev->cgroup_id = 0;
+    if (!t || BPF_CORE_READ(t, pid) != (__s32)(__u32)e->pid_tgid)
+        return;
+    BPF_CORE_READ_STR_INTO(&ev->comm, t, comm);
+    ev->cgroup_id = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
 }
 
 /* Entry for a request seen first at I or D (no Q: a flush request, or one
  * queued before we attached). Not created under a pid filter, whose requests
  * are exactly those with a Q from that process. */
-static __always_inline struct iodiag_inflight *rq_entry_or_new(struct request *rq, bool btf)
+static __always_inline struct iodiag_inflight *rq_entry_or_new(struct request *rq, bool btf, __u64 now)
 {
-    __u64 key;
-    struct iodiag_inflight *e = rq_entry(rq, btf, &key);
+    struct iodiag_inflight *e = rq_entry(rq, btf);
     if (e || filter_pid)
         return e;
-    struct iodiag_inflight fresh = {};
-    fill_submitter(&fresh);
     struct bio *bio = RD(btf, rq, bio);
-    key = bio ? (__u64)bio : (__u64)rq;
-    if (bpf_map_update_elem(&inflight, &key, &fresh, BPF_ANY)) {
-        __sync_fetch_and_add(&tracking_failed, 1);
-        return 0;
-    }
-    return bpf_map_lookup_elem(&inflight, &key);
+    e = tbl_claim(bio ? KEY(btf, bio) : KEY(btf, rq), now);
+    if (e)
+        fill_submitter(e);
+    return e;
 }
 
 static __always_inline int on_bio_queue(struct bio *bio, bool btf)
@@ -200,19 +278,18 @@ static __always_inline int on_bio_queue(struct bio *bio, bool btf)
         return 0;
     if (filter_pid && (bpf_get_current_pid_tgid() >> 32) != filter_pid)
         return 0;
-    struct iodiag_inflight e = {};
-    e.q = bpf_ktime_get_ns();
-    fill_submitter(&e);
-    __u64 key = (__u64)bio;
-    if (bpf_map_update_elem(&inflight, &key, &e, BPF_ANY))
-        __sync_fetch_and_add(&tracking_failed, 1);
+    __u64 now = bpf_ktime_get_ns();
+    struct iodiag_inflight *e = tbl_claim(KEY(btf, bio), now);
+    if (!e)
+        return 0;
+    e->q = now;
+    fill_submitter(e);
     return 0;
 }
 
-static __always_inline int on_getrq(struct bio *bio)
+static __always_inline int on_getrq(struct bio *bio, bool btf)
 {
-    __u64 key = (__u64)bio;
-    struct iodiag_inflight *e = bpf_map_lookup_elem(&inflight, &key);
+    struct iodiag_inflight *e = tbl_find(KEY(btf, bio));
     if (e)
         e->g = bpf_ktime_get_ns();
     return 0;
@@ -222,10 +299,25 @@ static __always_inline int on_rq_insert(struct request *rq, bool btf)
 {
     if (!dev_wanted(rq_dev(rq, btf)))
         return 0;
-    struct iodiag_inflight *e = rq_entry_or_new(rq, btf);
+    __u64 now = bpf_ktime_get_ns();
+    struct iodiag_inflight *e = rq_entry_or_new(rq, btf, now);
     if (e)
-        e->i = bpf_ktime_get_ns();
+        e->i = now;
     return 0;
+}
+
+static __always_inline struct issued_slot *issued_of(__u32 dev)
+{
+    __u32 idx = ((dev >> 20) * 31 + (dev & 0xfffff)) & (ISSUED_SLOTS - 1);
+    struct issued_slot *n = bpf_map_lookup_elem(&issued, &idx);
+    if (!n)
+        return 0;
+    if (n->dev != dev) {
+        if (n->dev)
+            return 0;
+        n->dev = dev;
+    }
+    return n;
 }
 
 static __always_inline int on_rq_issue(struct request *rq, bool btf)
@@ -233,31 +325,27 @@ static __always_inline int on_rq_issue(struct request *rq, bool btf)
     __u32 dev = rq_dev(rq, btf);
     if (!dev_wanted(dev))
         return 0;
-    struct iodiag_inflight *e = rq_entry_or_new(rq, btf);
+    __u64 now = bpf_ktime_get_ns();
+    struct iodiag_inflight *e = rq_entry_or_new(rq, btf, now);
     if (!e)
         return 0;
-    e->d = bpf_ktime_get_ns();
-    __s64 *n = bpf_map_lookup_elem(&issued, &dev);
-    if (!n) {
-        __s64 zero = 0;
-        bpf_map_update_elem(&issued, &dev, &zero, BPF_NOEXIST);
-        n = bpf_map_lookup_elem(&issued, &dev);
-        if (!n)
-            return 0;
-    }
-    __sync_fetch_and_add(n, 1);
+    e->d = now;
+    struct issued_slot *n = issued_of(dev);
+    if (!n)
+        return 0;
+    __sync_fetch_and_add(&n->n, 1);
     /* read after the add: concurrent issues on other CPUs may be counted too,
      * which is what "in flight at that moment" means anyway */
-    __s64 depth = *n;
+    __s64 depth = n->n;
     e->depth = depth > 0 ? depth : 1;
     return 0;
 }
 
 static __always_inline void issued_done(__u32 dev)
 {
-    __s64 *n = bpf_map_lookup_elem(&issued, &dev);
+    struct issued_slot *n = issued_of(dev);
     if (n)
-        __sync_fetch_and_add(n, -1);
+        __sync_fetch_and_add(&n->n, -1);
 }
 
 static __always_inline __u32 op_index(__u32 cmd_flags)
@@ -276,8 +364,7 @@ static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_by
     __u32 dev = rq_dev(rq, btf);
     if (!dev_wanted(dev))
         return 0;
-    __u64 key;
-    struct iodiag_inflight *e = rq_entry(rq, btf, &key);
+    struct iodiag_inflight *e = rq_entry(rq, btf);
     if (!e)
         return 0;
     __u64 c = bpf_ktime_get_ns();
@@ -302,7 +389,7 @@ static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_by
     if (s && op < IODIAG_NR_OPS) {
 #pragma unroll
         for (int k = 0; k < IODIAG_NR_STAGES; k++) {
-            s->hist[op][k][log2_bucket(st[k] / 1000)]++;
+            s->hist[op][k][log2_bucket(ns_to_us(st[k]))]++;
             s->sum_ns[op][k] += st[k];
         }
         s->count[op]++;
@@ -321,19 +408,18 @@ static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_by
             ev->d_ns = d;
             ev->c_ns = c;
             ev->sector = RD(btf, rq, __sector);
-            ev->cgroup_id = e->cgroup_id;
             ev->bytes = nr_bytes;
             ev->dev = dev;
-            ev->pid = e->pid;
+            ev->pid = e->pid_tgid >> 32;
             ev->depth = depth;
             ev->op = op;
             ev->seen = (e->q ? IODIAG_SEEN_Q : 0) | (e->g ? IODIAG_SEEN_G : 0) |
                        (e->i ? IODIAG_SEEN_I : 0) | (e->d ? IODIAG_SEEN_D : 0);
-            __builtin_memcpy(ev->comm, e->comm, sizeof(ev->comm));
+            read_submitter(e, ev);
             bpf_ringbuf_submit(ev, 0);
         }
     }
-    bpf_map_delete_elem(&inflight, &key);
+    tbl_drop(e);
     return 0;
 }
 
@@ -347,14 +433,13 @@ static __always_inline void count_merge(__u32 dev)
 /* A bio joined an existing request: it never gets a G of its own. */
 static __always_inline int on_bio_merge(struct bio *bio, bool front, bool btf)
 {
-    __u64 key = (__u64)bio;
-    struct iodiag_inflight *e = bpf_map_lookup_elem(&inflight, &key);
+    struct iodiag_inflight *e = tbl_find(KEY(btf, bio));
     if (!e)
         return 0; /* not tracked (filtered out) */
     if (front)
         e->front_merged = 1; /* the request's head now; lookups walk past it */
     else
-        bpf_map_delete_elem(&inflight, &key);
+        tbl_drop(e);
     count_merge(disk_dev(RD2(btf, bio, bi_bdev, bd_disk), btf));
     return 0;
 }
@@ -362,11 +447,10 @@ static __always_inline int on_bio_merge(struct bio *bio, bool front, bool btf)
 /* A request merged into another one (its bios move over; it never completes). */
 static __always_inline int on_rq_merge(struct request *rq, bool btf)
 {
-    __u64 key;
-    struct iodiag_inflight *e = rq_entry(rq, btf, &key);
+    struct iodiag_inflight *e = rq_entry(rq, btf);
     if (!e)
         return 0;
-    bpf_map_delete_elem(&inflight, &key);
+    tbl_drop(e);
     count_merge(rq_dev(rq, btf));
     return 0;
 }
@@ -374,8 +458,7 @@ static __always_inline int on_rq_merge(struct request *rq, bool btf)
 /* Put back for another dispatch: the next D counts, the wait goes to I2D. */
 static __always_inline int on_rq_requeue(struct request *rq, bool btf)
 {
-    __u64 key;
-    struct iodiag_inflight *e = rq_entry(rq, btf, &key);
+    struct iodiag_inflight *e = rq_entry(rq, btf);
     if (!e)
         return 0;
     __u32 dev = rq_dev(rq, btf);
@@ -392,7 +475,7 @@ static __always_inline int on_rq_requeue(struct request *rq, bool btf)
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(btf_bio_queue, struct bio *bio) { return on_bio_queue(bio, true); }
 SEC("tp_btf/block_getrq")
-int BPF_PROG(btf_getrq, struct bio *bio) { return on_getrq(bio); }
+int BPF_PROG(btf_getrq, struct bio *bio) { return on_getrq(bio, true); }
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(btf_rq_insert, struct request *rq) { return on_rq_insert(rq, true); }
 SEC("tp_btf/block_rq_issue")
@@ -413,7 +496,7 @@ int BPF_PROG(btf_rq_requeue, struct request *rq) { return on_rq_requeue(rq, true
 SEC("raw_tp/block_bio_queue")
 int BPF_PROG(raw_bio_queue, struct bio *bio) { return on_bio_queue(bio, false); }
 SEC("raw_tp/block_getrq")
-int BPF_PROG(raw_getrq, struct bio *bio) { return on_getrq(bio); }
+int BPF_PROG(raw_getrq, struct bio *bio) { return on_getrq(bio, false); }
 SEC("raw_tp/block_rq_insert")
 int BPF_PROG(raw_rq_insert, struct request *rq) { return on_rq_insert(rq, false); }
 SEC("raw_tp/block_rq_issue")

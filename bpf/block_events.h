@@ -48,15 +48,16 @@ struct iodiag_dev_stats {
 };
 
 /* In-flight state of one bio/request, keyed by its head bio's address (or the
- * request's, when it has no bio). Zero timestamps: stage not (yet) seen. */
+ * request's, when it has no bio), in a direct-mapped table. Zero timestamps:
+ * stage not (yet) seen. */
 struct iodiag_inflight {
+    __u64 key; /* 0 = free slot */
     __u64 q, g, i, d;
-    __u64 cgroup_id;
-    __u32 pid;
+    __u64 task;     /* submitter's task_struct address; comm and cgroup are read
+                     * from it only for slow requests (cheaper than at every Q) */
+    __u64 pid_tgid; /* submitter, to check the task is still the same one */
     __u32 depth;
     __u32 front_merged;
-    __u32 pad;
-    char comm[16];
 };
 
 /* One slow request (Q2C >= slow_threshold_ns), through the ring buffer. The

@@ -238,29 +238,11 @@ std::map<std::string, BlockDeviceStats> BlockTracer::drain() {
     return out;
 }
 
-uint64_t BlockTracer::sweep_stale(uint64_t max_age_ns) {
-    if (!impl_->skel) return 0;
-    const int fd = bpf_map__fd(impl_->skel->maps.inflight);
-    const uint64_t now = monotonic_ns();
-    std::vector<uint64_t> stale;
-    uint64_t key = 0, next = 0;
-    uint64_t* prev = nullptr;
-    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-        iodiag_inflight e{};
-        if (bpf_map_lookup_elem(fd, &next, &e) == 0) {
-            const uint64_t last = std::max({e.q, e.g, e.i, e.d});
-            if (last && now > last && now - last > max_age_ns) stale.push_back(next);
-        }
-        key = next;
-        prev = &key;
-    }
-    uint64_t n = 0;
-    for (auto k : stale) n += bpf_map_delete_elem(fd, &k) == 0;
-    return n;
-}
-
 uint64_t BlockTracer::exemplars_dropped() const {
     return impl_->skel ? __atomic_load_n(&impl_->skel->bss->exemplars_dropped, __ATOMIC_RELAXED) : 0;
+}
+uint64_t BlockTracer::stale_dropped() const {
+    return impl_->skel ? __atomic_load_n(&impl_->skel->bss->stale_dropped, __ATOMIC_RELAXED) : 0;
 }
 uint64_t BlockTracer::tracking_failures() const {
     return impl_->skel ? __atomic_load_n(&impl_->skel->bss->tracking_failed, __ATOMIC_RELAXED) : 0;
@@ -280,7 +262,7 @@ std::string BlockTracer::start(const BlockTracerOptions&, FeatureProbe&, std::st
 void BlockTracer::set_threshold_ns(uint64_t) {}
 void BlockTracer::poll(int, const std::function<void(const BlockIoExemplar&)>&) {}
 std::map<std::string, BlockDeviceStats> BlockTracer::drain() { return {}; }
-uint64_t BlockTracer::sweep_stale(uint64_t) { return 0; }
+uint64_t BlockTracer::stale_dropped() const { return 0; }
 uint64_t BlockTracer::exemplars_dropped() const { return 0; }
 uint64_t BlockTracer::tracking_failures() const { return 0; }
 
@@ -309,9 +291,6 @@ const char* kStageProvenance[kBlockStages] = {
     "tracepoint:block:block_bio_queue -> block_rq_complete",
 };
 constexpr uint64_t kIntervalMs = 1000;
-// A request in flight this long is past every driver's command timeout (SCSI
-// and NVMe default to 30 s): it completed or failed without a C we saw.
-constexpr uint64_t kStaleAgeNs = 60ull * 1000000000ull;
 
 }  // namespace
 
@@ -363,9 +342,9 @@ std::vector<MetricSpec> BlockBpfCollector::metric_specs() const {
     v.push_back({"block.exemplars_dropped", K::Metric, "count", dev, "",
                  "Slow-I/O exemplars lost because the ring buffer was full"});
     v.push_back({"block.stale_entries_dropped", K::Metric, "count", dev, "",
-                 "In-flight entries swept without a completion (error paths)"});
+                 "In-flight entries idle over 60 s without a completion (error paths), reclaimed"});
     v.push_back({"block.tracking_failures", K::Metric, "count", dev, "",
-                 "Requests not timed because the in-flight map was full"});
+                 "Requests not timed because their in-flight slot held another live request"});
     return v;
 }
 
@@ -412,7 +391,6 @@ void BlockBpfCollector::drain_once() {
 
 void BlockBpfCollector::loop() {
     auto next_drain = std::chrono::steady_clock::now() + std::chrono::milliseconds(kIntervalMs);
-    int ticks = 0;
     const std::function<void(const BlockIoExemplar&)> sink = [this](const BlockIoExemplar& x) {
         if (devices_.size() > 1 && std::find(devices_.begin(), devices_.end(), x.device) == devices_.end())
             return;
@@ -430,11 +408,6 @@ void BlockBpfCollector::loop() {
         if (std::chrono::steady_clock::now() >= next_drain) {
             drain_once();
             next_drain += std::chrono::milliseconds(kIntervalMs);
-            if (++ticks % 5 == 0) {
-                const uint64_t n = tracer_->sweep_stale(kStaleAgeNs);
-                std::lock_guard lock(mu_);
-                stale_dropped_ += n;
-            }
         }
     }
 }
@@ -510,10 +483,10 @@ void BlockBpfCollector::finish(Evidence& ev) {
     }
     ev.add_metric("block.exemplars_dropped", {}, double(tracer_->exemplars_dropped()), "count",
                   {"tracepoint", "BPF ring buffer reservations that failed at block_rq_complete"});
-    ev.add_metric("block.stale_entries_dropped", {}, double(stale_dropped_), "count",
-                  {"tracepoint", "in-flight entries older than 60 s swept by iodiag"});
+    ev.add_metric("block.stale_entries_dropped", {}, double(tracer_->stale_dropped()), "count",
+                  {"tracepoint", "in-flight entries idle over 60 s (no block_rq_complete) reclaimed"});
     ev.add_metric("block.tracking_failures", {}, double(tracer_->tracking_failures()), "count",
-                  {"tracepoint", "in-flight map full at block_bio_queue/insert/issue"});
+                  {"tracepoint", "requests not timed: their in-flight slot held a live request"});
 
     std::sort(exemplars_.begin(), exemplars_.end(),
               [](const auto& a, const auto& b) { return a.stage_ns[4] > b.stage_ns[4]; });

@@ -83,10 +83,9 @@ public:
     // Switches the kernel to the other buffer and returns everything the old one
     // holds, by disk name; the old buffer is emptied.
     std::map<std::string, BlockDeviceStats> drain();
-    // Deletes in-flight entries untouched for longer than max_age_ns; returns how many.
-    uint64_t sweep_stale(uint64_t max_age_ns);
-
     uint64_t exemplars_dropped() const;
+    // In-flight entries idle past 60 s (no completion seen) that were reclaimed.
+    uint64_t stale_dropped() const;
     uint64_t tracking_failures() const;
     std::string device_name(uint32_t kernel_dev);
 
@@ -124,7 +123,6 @@ private:
     std::mutex mu_;
     std::map<std::string, BlockDeviceStats> totals_;
     std::vector<BlockIoExemplar> exemplars_;
-    uint64_t stale_dropped_ = 0;
     std::string provenance_suffix_;
 };
 

@@ -136,7 +136,7 @@ int run_slow(const SlowArgs& a) {
     }
     tracer.poll(0, sink);
     std::cerr << "iodiag slow: exemplars dropped (ring buffer full): " << tracer.exemplars_dropped()
-              << ", requests not tracked (map full): " << tracer.tracking_failures() << '\n';
+              << ", requests not timed (slot busy): " << tracer.tracking_failures() << '\n';
     return 0;
 }
 

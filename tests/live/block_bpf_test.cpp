@@ -88,7 +88,9 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     opts.device = loop.name();
     opts.threshold_ns = 0;   // every request becomes an exemplar
     std::string note;
-    if (auto why = tracer.start(opts, probe, note); !why.empty()) GTEST_SKIP() << "BPF: " << why;
+    if (auto why = probe.btf_available(); !why.empty()) GTEST_SKIP() << why;
+    // Root with kernel BTF: failing to load is a bug, not a reason to skip.
+    ASSERT_EQ(tracer.start(opts, probe, note), "");
 
     std::vector<BlockIoExemplar> seen;
     std::atomic<bool> stop{false};
@@ -150,11 +152,12 @@ TEST(BlockBpfLive, CollectorEmitsEvidence) {
     ASSERT_TRUE(loop.ok()) << loop.error();
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
 
+    if (auto why = KernelFeatureProbe().btf_available(); !why.empty()) GTEST_SKIP() << why;
     BlockBpfCollector collector;
     CollectOptions opts;
     opts.devices = {loop.name()};
     const CollectorStatus st = collector.start(opts);
-    if (!st.available) GTEST_SKIP() << "block_bpf unavailable: " << st.reason;
+    ASSERT_TRUE(st.available) << st.reason;
     const FioCounts fio = run_fio("--name=r --filename=" + loop.path() +
                                   " --rw=randread --bs=4k --direct=1 --size=1M --ioengine=psync");
     Evidence ev;
