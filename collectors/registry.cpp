@@ -7,6 +7,7 @@
 #include "collectors/delayacct.hpp"
 #include "collectors/diskstats.hpp"
 #include "collectors/dirty_limits.hpp"
+#include "collectors/iouring_bpf.hpp"
 #include "collectors/meminfo.hpp"
 #include "collectors/nvme_smart_collector.hpp"
 #include "collectors/psi.hpp"
@@ -28,6 +29,7 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     c.push_back(std::make_unique<PsiCollector>());
     c.push_back(std::make_unique<CgroupCollector>());
     c.push_back(std::make_unique<DelayacctCollector>());
+    c.push_back(std::make_unique<IouringBpfCollector>());
     c.push_back(std::make_unique<SyscallBpfCollector>());
     return c;
 }

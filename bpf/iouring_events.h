@@ -1,0 +1,31 @@
+/* Shared between bpf/iouring.bpf.c and collectors/iouring_bpf.cpp. */
+#ifndef IODIAG_IOURING_EVENTS_H
+#define IODIAG_IOURING_EVENTS_H
+
+#define IOURING_HIST_SLOTS 32
+#define IOURING_OP_READ 0  /* READ, READV, READ_FIXED */
+#define IOURING_OP_WRITE 1 /* WRITE, WRITEV, WRITE_FIXED */
+#define IOURING_OP_OTHER 2
+#define IOURING_OP_CLASSES 3
+
+/* One ring of one process. */
+struct iouring_key {
+    __u32 tgid;
+    __u32 pad;
+    __u64 ring; /* struct io_ring_ctx address: identifies the ring */
+};
+
+struct iouring_stats {
+    __u64 submitted[IOURING_OP_CLASSES];
+    __u64 punted[IOURING_OP_CLASSES];     /* io_uring_queue_async_work: handed to io-wq */
+    __u64 completed;                       /* completions of requests seen at submit */
+    __u64 untracked;                       /* completions without a submit (started earlier, internal) */
+    __u64 lat_sum_ns;
+    __u64 lat_hist[IOURING_HIST_SLOTS];    /* submit -> complete, log2 microseconds */
+    __u64 cqwait_count;                    /* io_uring_cqring_wait: the task waited for CQEs */
+    __u64 cqwait_sum_ns;
+    __u64 cqwait_hist[IOURING_HIST_SLOTS]; /* cqring_wait -> io_uring_enter returns, log2 us */
+    char comm[16];                         /* submitter */
+};
+
+#endif

@@ -1,0 +1,57 @@
+// io_uring collector (bpf/iouring.bpf.c): per ring and process, submit ->
+// complete latency, the share of read/write requests punted to io-wq worker
+// threads, and how long tasks waited for completions (CQ wait).
+//
+// Why punts matter: io_uring's gain comes from its shared submission and
+// completion rings, that let a process queue many requests per
+// io_uring_enter (or none, with SQPOLL) and reap completions in batches while
+// the requests run asynchronously. That needs requests that can be issued
+// without blocking (O_DIRECT). A request that cannot (a buffered write on ext4,
+// on this kernel: all of them) is handed to an io-wq worker thread that performs
+// it as an ordinary blocking write, so the batching gain is gone.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectors/bpf_features.hpp"
+#include "collectors/collector.hpp"
+
+namespace iodiag {
+
+// Aggregates of one ring of one process, as read from the BPF map.
+struct IouringRingStats {
+    uint32_t pid = 0;
+    uint64_t ring = 0;
+    std::string comm;
+    uint64_t submitted[3] = {0, 0, 0};   // read, write, other
+    uint64_t punted[3] = {0, 0, 0};
+    uint64_t completed = 0, untracked = 0, lat_sum_ns = 0;
+    std::vector<uint64_t> lat_hist;      // log2 us
+    uint64_t cqwait_count = 0, cqwait_sum_ns = 0;
+    std::vector<uint64_t> cqwait_hist;   // log2 us
+};
+
+// Turns ring aggregates into evidence (public: unit-tested without BPF).
+void add_iouring_evidence(const std::vector<IouringRingStats>& rings, double window_s,
+                          const std::string& mode, Evidence& ev);
+std::vector<MetricSpec> iouring_metric_specs();
+
+class IouringBpfCollector : public Collector {
+public:
+    explicit IouringBpfCollector(FeatureProbe* probe = nullptr);
+    ~IouringBpfCollector() override;
+    std::string name() const override { return "iouring_bpf"; }
+    std::vector<MetricSpec> metric_specs() const override { return iouring_metric_specs(); }
+    CollectorStatus start(const CollectOptions& opts) override;
+    void finish(Evidence& ev) override;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    FeatureProbe* probe_;
+    std::unique_ptr<FeatureProbe> own_probe_;
+};
+
+}  // namespace iodiag
