@@ -13,6 +13,8 @@
 
 #include "collectors/cgroup_collector.hpp"
 #include "collectors/cgroup_hierarchy.hpp"
+#include "collectors/registry.hpp"
+#include "engine/rules.hpp"
 #include "collectors/text_file.hpp"
 #include "live_support.hpp"
 
@@ -67,6 +69,20 @@ Evidence observe(CgroupCollector& c, const std::string& group, double seconds) {
     return ev;
 }
 
+// Outcome of one rule of rules/cgroup.yaml for the group.
+Tri rule_outcome(const Evidence& ev, const std::string& rule_id, const std::string& group, std::string* title) {
+    const MetricCatalog cat = full_catalog();
+    LoadContext ctx{&cat, {}};
+    RuleSet rs = load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules/cgroup.yaml"}, ctx);
+    EXPECT_TRUE(rs.ok());
+    for (const auto& r : evaluate_rules(rs, ev))
+        if (r.rule && r.rule->id == rule_id && r.instance == group) {
+            if (title) *title = r.title + " | " + r.mechanism;
+            return r.outcome;
+        }
+    return Tri::Unknown;
+}
+
 }  // namespace
 
 TEST(CgroupLive, ThrottledGroupNamesLimitAndMeasuredRate) {
@@ -102,6 +118,10 @@ TEST(CgroupLive, ThrottledGroupNamesLimitAndMeasuredRate) {
     EXPECT_EQ(ev.find_fact("cgroup.io_limit_setting", l)->value,
               "blkio.throttle.read_iops_device " + mm + " 50");
     std::cerr << "measured: " << ev.find_fact("cgroup.io_limit_measured", l)->value << "\n";
+    std::string text;
+    EXPECT_EQ(rule_outcome(ev, "cgroup.io_limit_reached", g.path(), &text), Tri::True);
+    EXPECT_NE(text.find(loop.name() + " (" + mm + ")"), std::string::npos) << text;
+    EXPECT_NE(text.find("read_iops_device " + mm + " 50"), std::string::npos) << text;
 }
 
 TEST(CgroupLive, SmallMemcgShowsLimitHitsAndReclaim) {
@@ -144,6 +164,7 @@ TEST(CgroupLive, SmallMemcgShowsLimitHitsAndReclaim) {
     const Metric* reads = ev.find_metric("cgroup.io_read_bytes_per_s", l);
     EXPECT_TRUE((refault && refault->value > 0) || (reads && reads->value > 0));
     if (const Metric* scan = ev.find_metric("cgroup.memory_pgscan_delta", l)) EXPECT_GT(scan->value, 0);
+    EXPECT_EQ(rule_outcome(ev, "cgroup.memcg_limit_reclaim", g.path(), nullptr), Tri::True);
     std::cerr << "limit hits " << hits->value << ", refaults " << (refault ? refault->value : -1)
               << ", reads " << (reads ? reads->value : -1) << " B/s\n";
 }
