@@ -16,7 +16,7 @@
 //         all:
 //           - {macro: device_busy}
 //           - {metric: disk.aqu_sz, op: ">=", value: 4}
-//           - {metric: disk.await_ms, ratio_of: device.nominal_latency_ms, op: ">", value: 10}
+//           - {metric: disk.read_await_ms, ratio_of: device.nominal_read_latency_ms, op: ">", value: 10}
 //           - {metric: block.d2c_us, percentile: 99, op: ">", value: 1000}
 //           - {fact: queue.scheduler, op: "==", value: none}
 //           - {fact: device.class, in: [hdd, sata_ssd]}
@@ -167,7 +167,8 @@ struct CitedValue {
     Labels labels;
     double value = 0;
     std::string unit;
-    std::string comparison;   // e.g. "> 10 x device.nominal_latency_ms (= 1 ms)", or "" if only cited
+    std::string comparison;   // e.g. "> 10 x device.nominal_read_latency_ms (= 1 ms); measured 25 x",
+                              // ">= 90 %", "in [hdd, sata_ssd]", or "" if only cited
     Provenance provenance;
     std::string text;         // a fact's value (value and unit unused), e.g. "none"
     std::string formatted;    // value with unit ("12.3 ms", "97 %") or the fact's text
