@@ -337,6 +337,8 @@ std::vector<MetricSpec> BlockBpfCollector::metric_specs() const {
     v.push_back({"block.merges", K::Metric, "count", q, "device", "Bios merged into requests, and requests merged"});
     v.push_back({"block.requeues", K::Metric, "count", q, "device", "Requests requeued by the driver"});
     v.push_back({"block.flushes", K::Metric, "count", dev, "device", "Flush requests completed"});
+    v.push_back({"block.flush_d2c_share_pct", K::Metric, "pct", dev, "device",
+                 "Share of the device's D2C time spent on flush requests"});
     v.push_back({"block.d2c_p99_us", K::Metric, "us", dev, "device", "p99 of D2C (from the log2 histogram)"});
     v.push_back({"block.q2c_p99_us", K::Metric, "us", dev, "device", "p99 of Q2C (from the log2 histogram)"});
     v.push_back({"block.exemplars_dropped", K::Metric, "count", dev, "",
@@ -472,6 +474,10 @@ void BlockBpfCollector::finish(Evidence& ev) {
             ev.add_metric("block.queue_share_pct", dl, queue, "pct",
                           {"derived", "derived: (block.q2g_total_us + g2i + i2d) / block.q2c_total_us"});
         }
+        if (const uint64_t d2c = s.stage_sum_all_ops(3); d2c > 0)
+            ev.add_metric("block.flush_d2c_share_pct", dl, 100.0 * double(s.sum_ns[2][3]) / double(d2c), "pct",
+                          {"derived", "derived: D2C time of flush requests / all D2C time (" +
+                                          std::string(kStageProvenance[3]) + ")"});
         if (requests > 0) {
             ev.add_metric("block.d2c_p99_us", dl, s.stage_hist_all_ops(3).percentile(99).value, "us",
                           {"derived", "derived: p99 of block.d2c_us (log2 histogram, " +
@@ -480,6 +486,16 @@ void BlockBpfCollector::finish(Evidence& ev) {
                           {"derived", "derived: p99 of block.q2c_us (log2 histogram, " +
                                           std::string(kStageProvenance[4]) + ")"});
         }
+    }
+    // Disks traced without a single completed request: say so (0), so rules
+    // decide "idle" instead of "not observed".
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/sys/block", ec)) {
+        const std::string dev = entry.path().filename().string();
+        if (totals_.count(dev)) continue;
+        if (!devices_.empty() && std::find(devices_.begin(), devices_.end(), dev) == devices_.end()) continue;
+        ev.add_metric("block.requests", {{"device", dev}}, 0, "count",
+                      prov("tracepoint:block:block_rq_complete (none in the window)"));
     }
     ev.add_metric("block.exemplars_dropped", {}, double(tracer_->exemplars_dropped()), "count",
                   {"tracepoint", "BPF ring buffer reservations that failed at block_rq_complete"});
