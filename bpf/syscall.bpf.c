@@ -14,6 +14,11 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Turns a pointer obtained from a probe read into a BTF pointer, so its fields
+ * are read with plain (fault-handled) loads instead of one helper call each. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#define KCAST(ptr, type) ((type *)bpf_rdonly_cast((ptr), bpf_core_type_id_kernel(type)))
+
 #define S_IFMT 00170000
 #define S_IFREG 0100000
 #define S_IFBLK 0060000
@@ -23,6 +28,8 @@ const volatile __u32 target_tgid = 0;        /* 0 = every process */
 const volatile __u32 self_tgid = 0;          /* iodiag itself is never traced */
 const volatile __u64 exemplar_min_ns = 1000000;
 const volatile __u32 nranges = 0;
+/* syscall number -> enum iod_sys + 1 (0 = not traced) */
+const volatile __u8 sys_of_nr[IOD_MAX_NR] = {};
 const volatile struct iod_krange ranges[IOD_MAX_RANGES] = {};
 
 struct inflight {
@@ -119,16 +126,18 @@ static __always_inline void gauge(__u32 idx, __u64 v)
     if (g) *g = v;
 }
 
-static __always_inline __u32 log2_bucket(__u64 us)
+/* bucket 0 = 0..1, bucket i = [2^i, 2^(i+1)-1], as Log2Histogram; capped.
+ * Branch-per-bit instead of a loop keeps the verifier's work small. */
+static __always_inline __u32 log2_bucket(__u64 v)
 {
-    __u32 b = 0;
-    /* bucket 0 = 0..1, bucket i = [2^i, 2^(i+1)-1], as Log2Histogram */
-    for (int i = 0; i < IOD_HIST_BUCKETS - 1; i++) {
-        if (us < 2) break;
-        us >>= 1;
-        b++;
-    }
-    return b;
+    __u32 r = 0;
+    if (v >> 32) { v >>= 32; r += 32; }
+    if (v >> 16) { v >>= 16; r += 16; }
+    if (v >> 8) { v >>= 8; r += 8; }
+    if (v >> 4) { v >>= 4; r += 4; }
+    if (v >> 2) { v >>= 2; r += 2; }
+    if (v >> 1) { r += 1; }
+    return r < IOD_HIST_BUCKETS ? r : IOD_HIST_BUCKETS - 1;
 }
 
 static __always_inline __u32 group_of(__u32 sys)
@@ -160,15 +169,17 @@ static __always_inline void charge(struct inflight *f, __u64 now)
     f->mark_ns = now;
 }
 
+/* Direct BTF pointer walks (bpf_get_current_task_btf): each load is a plain
+ * instruction with fault handling, several times cheaper than a
+ * bpf_probe_read_kernel call per field on this per-syscall path. */
 static __always_inline struct file *fd_to_file(__u64 fd)
 {
-    struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-    struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
-    if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+    struct task_struct *t = bpf_get_current_task_btf();
+    struct fdtable *fdt = t->files->fdt;
+    if (!fdt || fd >= fdt->max_fds)
         return NULL;
-    struct file **fds = BPF_CORE_READ(fdt, fd);
     struct file *f = NULL;
-    bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+    bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]);
     return f;
 }
 
@@ -177,11 +188,12 @@ static __always_inline struct file *fd_to_file(__u64 fd)
 static __always_inline bool is_storage_file(struct file *f)
 {
     if (!f) return false;
-    struct inode *ino = BPF_CORE_READ(f, f_inode);
-    umode_t mode = BPF_CORE_READ(ino, i_mode);
+    struct inode *i = KCAST(f, struct file)->f_inode;
+    if (!i) return false;
+    umode_t mode = i->i_mode;
     if ((mode & S_IFMT) == S_IFBLK) return true;
     if ((mode & S_IFMT) != S_IFREG) return false;
-    return BPF_CORE_READ(ino, i_sb, s_bdev) != NULL;
+    return i->i_sb->s_bdev != NULL;
 }
 
 static __always_inline bool traced_process(__u32 tgid)
@@ -195,10 +207,12 @@ static __always_inline int on_enter(__u32 sys, __u64 fd, __s64 offset, bool offs
     __u64 id = bpf_get_current_pid_tgid();
     if (!traced_process(id >> 32)) return 0;
     struct file *f = NULL;
-    if (sys != SYS_OPENAT && sys != SYS_IO_URING_ENTER) {
+    if (sys == SYS_IO_URING_ENTER) {
+        /* the ring's fd: not a storage file, traced for its completion waits */
+    } else if (sys != SYS_OPENAT) {
         f = fd_to_file(fd);
         if (!is_storage_file(f)) return 0;
-        if (offset_from_file) offset = BPF_CORE_READ(f, f_pos);
+        if (offset_from_file) offset = KCAST(f, struct file)->f_pos;
     }
     struct inflight v = {};
     v.start_ns = v.mark_ns = bpf_ktime_get_ns();
@@ -213,16 +227,18 @@ static __always_inline int on_enter(__u32 sys, __u64 fd, __s64 offset, bool offs
     return 0;
 }
 
-static __always_inline __u64 memcg_v1_id(struct task_struct *t)
+static __always_inline __u64 memcg_v1_id(void)
 {
     int idx = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
     if (idx < 0 || idx >= CGROUP_SUBSYS_COUNT) return 0;
+    /* Probe reads here: walking t->cgroups (RCU) as BTF pointers made every
+     * program using this take seconds to verify. */
+    struct task_struct *t = (struct task_struct *)bpf_get_current_task();
     struct cgroup_subsys_state *css = BPF_CORE_READ(t, cgroups, subsys[idx]);
     if (!css) return 0;
-    struct cgroup *cg = BPF_CORE_READ(css, cgroup);
     /* On the default (v2) hierarchy this is the v2 cgroup; user space tells
      * them apart by looking the id up under the v1 memory mount. */
-    return BPF_CORE_READ(cg, kn, id);
+    return BPF_CORE_READ(css, cgroup, kn, id);
 }
 
 static __always_inline void send_exemplar(struct inflight *f, __u64 id, __u64 total, long ret,
@@ -298,11 +314,10 @@ static __always_inline int on_exit(long ret)
         if (hm) *hm += 1;
     }
 
-    struct task_struct *t = (struct task_struct *)bpf_get_current_task();
     struct iod_proc_key pk = {};
     pk.tgid = id >> 32;
     pk.cgid = bpf_get_current_cgroup_id();
-    pk.memcg = memcg_v1_id(t);
+    pk.memcg = memcg_v1_id();
     struct iod_proc_val *pv = bpf_map_lookup_elem(&procs, &pk);
     if (!pv) {
         struct iod_proc_val nv = {};
@@ -321,32 +336,101 @@ out:
     return 0;
 }
 
-#define ENTER(name, sysid, fdexpr, offexpr, fromfile, upathexpr)                      \
-    SEC("tracepoint/syscalls/sys_enter_" #name)                                      \
-    int enter_##name(struct syscall_trace_enter *ctx)                               \
-    {                                                                               \
-        return on_enter(sysid, (fdexpr), (offexpr), (fromfile), (upathexpr));        \
-    }                                                                               \
-    SEC("tracepoint/syscalls/sys_exit_" #name)                                       \
-    int exit_##name(struct syscall_trace_exit *ctx) { return on_exit(ctx->ret); }
+/* A few enter programs and one exit program, attached by user space to every
+ * traced syscall's tracepoints (sys_enter_<name> / sys_exit_<name>): the
+ * verifier checks each once instead of once per syscall. Enter programs are
+ * split by which arguments they read, because a tracepoint program may not
+ * read past the record of any tracepoint it is attached to. ctx->nr (the
+ * arch's syscall number) says which syscall fired, through sys_of_nr, filled
+ * from <sys/syscall.h> by user space. */
+static __always_inline int sys_of(struct syscall_trace_enter *ctx)
+{
+    int nr = ctx->nr;
+    if (nr < 0 || nr >= IOD_MAX_NR) return -1;
+    return (int)sys_of_nr[nr] - 1;
+}
 
-ENTER(read, SYS_READ, ctx->args[0], 0, true, 0)
-ENTER(write, SYS_WRITE, ctx->args[0], 0, true, 0)
-ENTER(pread64, SYS_PREAD64, ctx->args[0], (__s64)ctx->args[3], false, 0)
-ENTER(pwrite64, SYS_PWRITE64, ctx->args[0], (__s64)ctx->args[3], false, 0)
-ENTER(readv, SYS_READV, ctx->args[0], 0, true, 0)
-ENTER(writev, SYS_WRITEV, ctx->args[0], 0, true, 0)
-ENTER(preadv, SYS_PREADV, ctx->args[0], (__s64)ctx->args[3], false, 0)
-ENTER(pwritev, SYS_PWRITEV, ctx->args[0], (__s64)ctx->args[3], false, 0)
-ENTER(preadv2, SYS_PREADV2, ctx->args[0], (__s64)ctx->args[3], false, 0)
-ENTER(pwritev2, SYS_PWRITEV2, ctx->args[0], (__s64)ctx->args[3], false, 0)
-ENTER(fsync, SYS_FSYNC, ctx->args[0], -1, false, 0)
-ENTER(fdatasync, SYS_FDATASYNC, ctx->args[0], -1, false, 0)
-ENTER(sync_file_range, SYS_SYNC_FILE_RANGE, ctx->args[0], (__s64)ctx->args[1], false, 0)
-ENTER(openat, SYS_OPENAT, 0, -1, false, ctx->args[1])
-ENTER(io_uring_enter, SYS_IO_URING_ENTER, 0, -1, false, 0)
+/* read, write, readv, writev, fsync, fdatasync, io_uring_enter: args[0] only */
+SEC("tracepoint/syscalls/sys_enter_read")
+int sys_enter_fd(struct syscall_trace_enter *ctx)
+{
+    int sys = sys_of(ctx);
+    if (sys < 0) return 0;
+    bool pos_from_file = sys == SYS_READ || sys == SYS_WRITE || sys == SYS_READV || sys == SYS_WRITEV;
+    return on_enter(sys, ctx->args[0], -1, pos_from_file, 0);
+}
+
+/* pread64, pwrite64, preadv, pwritev, preadv2, pwritev2: offset in args[3] */
+SEC("tracepoint/syscalls/sys_enter_pread64")
+int sys_enter_fd_pos(struct syscall_trace_enter *ctx)
+{
+    int sys = sys_of(ctx);
+    if (sys < 0) return 0;
+    return on_enter(sys, ctx->args[0], (__s64)ctx->args[3], false, 0);
+}
+
+/* sync_file_range: offset in args[1] */
+SEC("tracepoint/syscalls/sys_enter_sync_file_range")
+int sys_enter_range(struct syscall_trace_enter *ctx)
+{
+    int sys = sys_of(ctx);
+    if (sys < 0) return 0;
+    return on_enter(sys, ctx->args[0], (__s64)ctx->args[1], false, 0);
+}
+
+/* openat: the path (user pointer) in args[1]; the file is known at exit */
+SEC("tracepoint/syscalls/sys_enter_openat")
+int sys_enter_open(struct syscall_trace_enter *ctx)
+{
+    int sys = sys_of(ctx);
+    if (sys < 0) return 0;
+    return on_enter(sys, 0, -1, false, ctx->args[1]);
+}
+
+SEC("tracepoint/syscalls/sys_exit_read")
+int sys_exit(struct syscall_trace_exit *ctx)
+{
+    return on_exit(ctx->ret);
+}
 
 /* ---- off-CPU classification ---------------------------------------------- */
+
+struct classify_ctx {
+    struct stack_buf *sb;
+    __u32 n;
+    __u32 cls;
+};
+
+/* Class of the function holding one frame (binary search over the sorted
+ * ranges), or CLS_NONE. */
+static __always_inline __u32 class_of_ip(__u64 ip)
+{
+    __u32 nr = nranges;
+    if (nr > IOD_MAX_RANGES) nr = IOD_MAX_RANGES;
+    __u32 lo = 0, hi = nr;
+    for (int k = 0; k < 8; k++) {   /* 2^7 >= IOD_MAX_RANGES */
+        if (lo >= hi) break;
+        __u32 mid = (lo + hi) / 2;
+        if (mid >= IOD_MAX_RANGES) break;
+        if (ranges[mid].start <= ip) lo = mid + 1; else hi = mid;
+    }
+    if (lo == 0 || lo > IOD_MAX_RANGES) return CLS_NONE;
+    __u32 j = lo - 1;
+    if (j < IOD_MAX_RANGES && ip < ranges[j].end) return ranges[j].cls;
+    return CLS_NONE;
+}
+
+/* bpf_loop callback: stop at the innermost frame in a known function. */
+static long classify_frame(__u32 i, void *data)
+{
+    struct classify_ctx *c = data;
+    if (i >= c->n) return 1;
+    /* IOD_STACK_DEPTH is a power of two: the mask is the bound the verifier sees */
+    __u32 cls = class_of_ip(c->sb->ip[i & (IOD_STACK_DEPTH - 1)]);
+    if (cls == CLS_NONE) return 0;
+    c->cls = cls;
+    return 1;
+}
 
 /* Class of the innermost frame that lies in a known function; CLS_OTHER if none. */
 static __always_inline __u32 classify_stack(void *ctx)
@@ -356,29 +440,14 @@ static __always_inline __u32 classify_stack(void *ctx)
     if (!sb) return CLS_OTHER;
     long n = bpf_get_stack(ctx, sb->ip, sizeof(sb->ip), 0);
     if (n <= 0) return CLS_OTHER;
-    n /= sizeof(__u64);
-    __u32 nr = nranges;
-    if (nr > IOD_MAX_RANGES) nr = IOD_MAX_RANGES;
-    for (int i = 0; i < IOD_STACK_DEPTH; i++) {
-        if (i >= n) break;
-        __u64 ip = sb->ip[i];
-        /* binary search: the last range with start <= ip */
-        __u32 lo = 0, hi = nr;
-        for (int k = 0; k < 8; k++) {
-            if (lo >= hi) break;
-            __u32 mid = (lo + hi) / 2;
-            if (mid >= IOD_MAX_RANGES) break;
-            if (ranges[mid].start <= ip) lo = mid + 1; else hi = mid;
-        }
-        if (lo == 0 || lo > IOD_MAX_RANGES) continue;
-        __u32 j = lo - 1;
-        if (j < IOD_MAX_RANGES && ip < ranges[j].end) {
-            count(CNT_WAITS_CLASSIFIED, 1);
-            return ranges[j].cls;
-        }
+    struct classify_ctx c = {.sb = sb, .n = (__u32)(n / sizeof(__u64)), .cls = CLS_NONE};
+    bpf_loop(IOD_STACK_DEPTH, classify_frame, &c, 0);
+    if (c.cls == CLS_NONE || c.cls >= CLS_COUNT) {
+        count(CNT_WAITS_UNCLASSIFIED, 1);
+        return CLS_OTHER;
     }
-    count(CNT_WAITS_UNCLASSIFIED, 1);
-    return CLS_OTHER;
+    count(CNT_WAITS_CLASSIFIED, 1);
+    return c.cls;
 }
 
 SEC("tp_btf/sched_switch")

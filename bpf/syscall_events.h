@@ -46,6 +46,7 @@ enum iod_class {
 #define IOD_STACK_DEPTH 32       /* frames examined per off-CPU wait */
 #define IOD_NAME_LEN 64
 #define IOD_COMM_LEN 16
+#define IOD_MAX_NR 512          /* syscall numbers covered by sys_of_nr */
 
 /* A kernel function's text range and the class a wait under it belongs to.
  * Sorted by start; filled from /proc/kallsyms by user space before load. */

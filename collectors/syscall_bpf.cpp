@@ -3,6 +3,7 @@
 // syscall_bpf_attribution.cpp.
 #include "collectors/syscall_bpf.hpp"
 
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -108,6 +109,15 @@ std::pair<std::string, std::string> tracepoint_of(const std::string& section) {
     return {"", name};
 }
 
+// This architecture's syscall numbers, index = enum iod_sys.
+const std::vector<long>& traced_syscall_numbers() {
+    static const std::vector<long> v = {
+        SYS_read, SYS_write, SYS_pread64, SYS_pwrite64, SYS_readv, SYS_writev, SYS_preadv, SYS_pwritev,
+        SYS_preadv2, SYS_pwritev2, SYS_fsync, SYS_fdatasync, SYS_sync_file_range, SYS_openat,
+        SYS_io_uring_enter};
+    return v;
+}
+
 std::vector<uint64_t> read_percpu_u64(int fd, uint32_t key, int ncpu) {
     std::vector<uint64_t> v(ncpu, 0);
     bpf_map_lookup_elem(fd, &key, v.data());
@@ -174,6 +184,10 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     for (size_t i = 0; i < ranges.size(); ++i)
         ro->ranges[i] = {ranges[i].start, ranges[i].end, static_cast<unsigned>(ranges[i].tag), 0};
     ro->nranges = static_cast<uint32_t>(ranges.size());
+    for (size_t i = 0; i < traced_syscall_numbers().size(); ++i) {
+        const long nr = traced_syscall_numbers()[i];
+        if (nr >= 0 && nr < IOD_MAX_NR) ro->sys_of_nr[nr] = static_cast<uint8_t>(i + 1);
+    }
     std::set<int> classes_resolved;
     for (const auto& r : ranges) classes_resolved.insert(r.tag);
     if (ranges.empty())
@@ -195,8 +209,40 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         return st;
     }
     std::set<std::string> attached;
+    // A few enter programs (by which arguments they read) and one exit program
+    // go to every traced syscall's tracepoints.
+    auto* P = &impl->skel->progs;
+    auto enter_prog = [&](int sys) {
+        switch (sys) {
+        case SYS_PREAD64: case SYS_PWRITE64: case SYS_PREADV: case SYS_PWRITEV:
+        case SYS_PREADV2: case SYS_PWRITEV2: return P->sys_enter_fd_pos;
+        case SYS_SYNC_FILE_RANGE: return P->sys_enter_range;
+        case SYS_OPENAT: return P->sys_enter_open;
+        default: return P->sys_enter_fd;
+        }
+    };
+    const std::set<bpf_program*> syscall_progs = {P->sys_enter_fd, P->sys_enter_fd_pos, P->sys_enter_range,
+                                                  P->sys_enter_open, P->sys_exit};
+    for (int sys = 0; sys < SYS_COUNT; ++sys) {
+        const std::string& name = syscall_bpf::syscall_names()[sys];
+        for (auto [prog_, tp] : {std::pair{enter_prog(sys), "sys_enter_" + name},
+                                 std::pair{P->sys_exit, "sys_exit_" + name}}) {
+            if (!probe.tracepoint_exists("syscalls", tp)) {
+                missing.insert(tp);
+                continue;
+            }
+            bpf_link* l = bpf_program__attach_tracepoint(prog_, "syscalls", tp.c_str());
+            if (!l) {
+                missing.insert(tp + " (attach: " + std::strerror(errno) + ")");
+                continue;
+            }
+            impl->links.push_back(l);
+            attached.insert(tp);
+        }
+    }
     bpf_object__for_each_program(prog, impl->skel->obj) {
         if (!bpf_program__autoload(prog)) continue;
+        if (syscall_progs.count(prog)) continue;
         const auto tp = tracepoint_of(bpf_program__section_name(prog)).second;
         bpf_link* l = bpf_program__attach(prog);
         if (!l) {
