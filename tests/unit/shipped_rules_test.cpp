@@ -193,6 +193,8 @@ TEST(ShippedRules, SchedulerAndQueueDepthRules) {
     ev.add_fact("device.class", nvme, "nvme", prov());
     ev.add_metric("disk.aqu_sz", nvme, 3.8, "requests", prov());
     ev.add_metric("queue.nr_requests", nvme, 4, "requests", prov());
+    ev.add_metric("disk.ios_per_s", nvme, 90000, "1/s", prov());
+    ev.add_metric("disk.ios_per_s", hdd, 150, "1/s", prov());
     const auto rs = evaluate_rules(s.rules, ev);
     EXPECT_EQ(result(rs, "block_queue.scheduler_none_on_rotational", "sda")->outcome, Tri::True);
     EXPECT_EQ(result(rs, "block_queue.scheduler_none_on_rotational", "nvme0n1")->outcome, Tri::False);
@@ -213,6 +215,7 @@ TEST(ShippedRules, IdleDeviceWithoutQueueSettingsIsNotUnknown) {
     ev.add_metric("disk.util_pct", l, 0, "pct", prov());
     ev.add_metric("disk.read_iops", l, 0, "1/s", prov());
     ev.add_metric("disk.write_iops", l, 0, "1/s", prov());
+    ev.add_metric("disk.ios_per_s", l, 0, "1/s", prov());
     ev.add_metric("vm.pgmajfault", {}, 12, "count", prov());
     const auto rs = evaluate_rules(s.rules, ev);
     for (const char* id : {"device.saturated", "device.slow_for_class", "block_queue.scheduler_none_on_rotational",
