@@ -140,27 +140,17 @@ const std::vector<std::string> kTracepoints{
     "block_bio_frontmerge", "block_rq_merge",  "block_rq_requeue"};
 }
 
-std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& probe, std::string& note) {
-    for (const auto& tp : kTracepoints)
-        if (!probe.tracepoint_exists("block", tp)) return probe.last_failure();
-    const AttachPlan plan = choose_attach_mode(probe, kTracepoints);
-    if (plan.mode == AttachMode::None) return plan.reason;
-    note = plan.reason;
+namespace {
 
-    uint32_t dev = 0;
-    if (!opts.device.empty()) {
-        std::string why;
-        auto d = kernel_dev_of(opts.device, why);
-        if (!d) return why;
-        dev = *d;
-    }
-
-    impl_->skel = block_bpf__open();
-    if (!impl_->skel) return std::string("block.bpf.o: open failed: ") + std::strerror(errno);
-    auto* s = impl_->skel;
+// Opens, loads and attaches block.bpf.o with one program variant per
+// tracepoint; "" on success, else why not (the skeleton is then destroyed).
+std::string load_block_bpf(block_bpf*& skel, AttachMode mode, uint32_t dev, uint32_t pid, uint64_t threshold_ns) {
+    skel = block_bpf__open();
+    if (!skel) return std::string("block.bpf.o: open failed: ") + std::strerror(errno);
+    auto* s = skel;
     s->rodata->filter_dev = dev;
-    s->rodata->filter_pid = opts.pid;
-    const bool btf = plan.mode == AttachMode::TpBtf;
+    s->rodata->filter_pid = pid;
+    const bool btf = mode == AttachMode::TpBtf;
     bpf_program* btf_progs[] = {s->progs.btf_bio_queue,     s->progs.btf_getrq,
                                 s->progs.btf_rq_insert,     s->progs.btf_rq_issue,
                                 s->progs.btf_rq_complete,   s->progs.btf_bio_backmerge,
@@ -173,14 +163,52 @@ std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& pro
                                 s->progs.raw_rq_requeue};
     for (auto* p : btf_progs) bpf_program__set_autoload(p, btf);
     for (auto* p : raw_progs) bpf_program__set_autoload(p, !btf);
+    std::string why;
     if (int err = block_bpf__load(s); err)
-        return std::string("block.bpf.o: load (") + to_string(plan.mode) + "): " + std::strerror(-err);
-    s->data->slow_threshold_ns = opts.threshold_ns;
-    if (int err = block_bpf__attach(s); err)
-        return std::string("block.bpf.o: attach: ") + std::strerror(-err);
-    impl_->rb = ring_buffer__new(bpf_map__fd(s->maps.events), &Impl::on_event, impl_.get(), nullptr);
+        why = "block.bpf.o: load (" + to_string(mode) + "): " + std::strerror(-err);
+    if (why.empty()) {
+        s->data->slow_threshold_ns = threshold_ns;
+        if (int err = block_bpf__attach(s); err)
+            why = "block.bpf.o: attach (" + to_string(mode) + "): " + std::strerror(-err);
+    }
+    if (!why.empty()) {
+        block_bpf__destroy(skel);
+        skel = nullptr;
+    }
+    return why;
+}
+
+}  // namespace
+
+std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& probe, std::string& note) {
+    for (const auto& tp : kTracepoints)
+        if (!probe.tracepoint_exists("block", tp)) return probe.last_failure();
+    // One real load+attach decides the program form (each probe detaches with
+    // an RCU grace period, so probing all nine would cost a noticeable part of
+    // a second); if the full object then fails in that form, raw_tp is tried.
+    const AttachPlan plan = choose_attach_mode(probe, {"block_rq_issue"});
+    if (plan.mode == AttachMode::None) return plan.reason;
+    note = plan.reason;
+
+    uint32_t dev = 0;
+    if (!opts.device.empty()) {
+        std::string why;
+        auto d = kernel_dev_of(opts.device, why);
+        if (!d) return why;
+        dev = *d;
+    }
+    AttachMode mode = plan.mode;
+    std::string why = load_block_bpf(impl_->skel, mode, dev, opts.pid, opts.threshold_ns);
+    if (!why.empty() && mode == AttachMode::TpBtf) {
+        mode = AttachMode::RawTp;
+        const std::string retry = load_block_bpf(impl_->skel, mode, dev, opts.pid, opts.threshold_ns);
+        if (!retry.empty()) return why + "; " + retry;
+        note = why + "; using raw_tp with CO-RE reads";
+    }
+    if (!impl_->skel) return why;
+    impl_->rb = ring_buffer__new(bpf_map__fd(impl_->skel->maps.events), &Impl::on_event, impl_.get(), nullptr);
     if (!impl_->rb) return std::string("block.bpf.o: ring buffer: ") + std::strerror(errno);
-    mode_ = plan.mode;
+    mode_ = mode;
     return "";
 }
 

@@ -43,11 +43,9 @@ BtfPtr load_vmlinux_btf(std::string& why) {
 
 // Loads a tracing program (tp_btf or fentry) against BTF type `type_name`, then
 // attaches it; closes everything. True when both steps succeed.
-bool load_and_attach_tracing(bpf_attach_type attach_type, const std::string& type_name, int kind,
-                             const std::string& what, std::string& why) {
-    BtfPtr vmlinux = load_vmlinux_btf(why);
-    if (!vmlinux) return false;
-    const int type_id = btf__find_by_name_kind(vmlinux.get(), type_name.c_str(), kind);
+bool load_and_attach_tracing(const btf* vmlinux, bpf_attach_type attach_type, const std::string& type_name,
+                             int kind, const std::string& what, std::string& why) {
+    const int type_id = btf__find_by_name_kind(vmlinux, type_name.c_str(), kind);
     if (type_id < 0) {
         why = what + ": no BTF type " + type_name + " in vmlinux";
         return false;
@@ -74,6 +72,14 @@ bool load_and_attach_tracing(bpf_attach_type attach_type, const std::string& typ
 
 }  // namespace
 
+// Parsing vmlinux BTF takes tens of milliseconds: once per process is enough.
+static const btf* shared_vmlinux_btf(std::string& why) {
+    static std::string load_error;
+    static BtfPtr cached = load_vmlinux_btf(load_error);
+    if (!cached) why = load_error;
+    return cached.get();
+}
+
 KernelFeatureProbe::KernelFeatureProbe(std::string root) : root_(std::move(root)) {}
 
 bool KernelFeatureProbe::cached(const std::string& key,
@@ -95,7 +101,7 @@ std::string KernelFeatureProbe::btf_available() {
     if (!fs::exists(p, ec)) return p.string() + " does not exist (kernel built without CONFIG_DEBUG_INFO_BTF)";
     if (root_ != "/") return "";   // fixture tree: existence is all we can check
     std::string why;
-    return load_vmlinux_btf(why) ? "" : why;
+    return shared_vmlinux_btf(why) ? "" : why;
 }
 
 bool KernelFeatureProbe::tracepoint_exists(const std::string& category, const std::string& name) {
@@ -136,13 +142,15 @@ bool KernelFeatureProbe::fentry_attaches(const std::string& function) {
 }
 
 bool KernelFeatureProbe::try_tp_btf(const std::string& tracepoint, std::string& why) {
-    return load_and_attach_tracing(BPF_TRACE_RAW_TP, "btf_trace_" + tracepoint, BTF_KIND_TYPEDEF,
-                                   "tp_btf " + tracepoint, why);
+    const btf* vmlinux = shared_vmlinux_btf(why);
+    return vmlinux && load_and_attach_tracing(vmlinux, BPF_TRACE_RAW_TP, "btf_trace_" + tracepoint,
+                                              BTF_KIND_TYPEDEF, "tp_btf " + tracepoint, why);
 }
 
 bool KernelFeatureProbe::try_fentry(const std::string& function, std::string& why) {
-    return load_and_attach_tracing(BPF_TRACE_FENTRY, function, BTF_KIND_FUNC, "fentry " + function,
-                                   why);
+    const btf* vmlinux = shared_vmlinux_btf(why);
+    return vmlinux && load_and_attach_tracing(vmlinux, BPF_TRACE_FENTRY, function, BTF_KIND_FUNC,
+                                              "fentry " + function, why);
 }
 
 bool KernelFeatureProbe::try_raw_tp(const std::string& tracepoint, std::string& why) {
