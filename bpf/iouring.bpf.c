@@ -21,20 +21,39 @@
 
 const volatile __u32 filter_tgid = 0; /* 0 = every process */
 
-__u64 inflight_full = 0; /* submits not timed: in-flight table full */
+__u64 inflight_busy = 0; /* submits not timed: their slot held by a live request */
+
+/* In-flight requests live in a direct-mapped table (an array indexed by a hash
+ * of the request's address), not a hash map: a slot costs a few loads and
+ * stores where a hash-map update and delete cost hundreds of ns per request.
+ * A slot held by a live request is not taken over (the newcomer is counted in
+ * inflight_busy, not timed); one idle past STALE_NS is (its completion was
+ * never seen). */
+#define INFLIGHT_BITS 15
+#define INFLIGHT_SLOTS (1u << INFLIGHT_BITS)
+#define CQWAIT_BITS 12
+#define CQWAIT_SLOTS (1u << CQWAIT_BITS)
+#define STALE_NS (10ULL * 1000000000ULL)
 
 struct inflight {
+    __u64 req;
     __u64 ts;
     __u32 tgid;
     __u32 pad;
 };
 
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 32768);
-    __type(key, __u64); /* struct io_kiocb * */
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, INFLIGHT_SLOTS);
+    __type(key, __u32);
     __type(value, struct inflight);
 } inflight SEC(".maps");
+
+static __always_inline __u32 slot_of(__u64 v, __u32 bits)
+{
+    /* Fibonacci hashing of the address (low bits are alignment zeros). */
+    return (__u32)((v * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
@@ -53,12 +72,15 @@ struct {
 struct cqwait_start {
     __u64 ts;
     __u64 ring;
+    __u32 tid;
+    __u32 pad;
 };
 
+/* Threads waiting for completions, direct-mapped by thread id (see above). */
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 8192);
-    __type(key, __u32); /* thread id */
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, CQWAIT_SLOTS);
+    __type(key, __u32);
     __type(value, struct cqwait_start);
 } cqwaiting SEC(".maps");
 
@@ -108,7 +130,18 @@ static __always_inline struct iouring_stats *stats_for(__u32 tgid, __u64 ring)
     return bpf_map_lookup_elem(&stats, &key);
 }
 
-static __always_inline int on_submit(struct io_kiocb *req)
+/* An argument as a plain number. Under tp_btf the verifier types a struct
+ * pointer argument as a trusted pointer and forbids hashing it; copying the
+ * argument slot gives its value as a number. (void * arguments, and every raw_tp
+ * argument, are numbers already.) */
+static __always_inline __u64 arg_as_number(unsigned long long *ctx, int i)
+{
+    __u64 v = 0;
+    bpf_probe_read_kernel(&v, sizeof(v), &ctx[i]);
+    return v;
+}
+
+static __always_inline int on_submit(struct io_kiocb *req, __u64 req_addr)
 {
     __u32 tgid = bpf_get_current_pid_tgid() >> 32;
     if (filter_tgid && tgid != filter_tgid)
@@ -118,18 +151,26 @@ static __always_inline int on_submit(struct io_kiocb *req)
     struct iouring_stats *s = stats_for(tgid, ring);
     if (s)
         __sync_fetch_and_add(&s->submitted[op_class(opcode)], 1);
-    __u64 key = (__u64)req;
-    struct inflight v = {.ts = bpf_ktime_get_ns(), .tgid = tgid};
-    if (bpf_map_update_elem(&inflight, &key, &v, BPF_ANY))
-        __sync_fetch_and_add(&inflight_full, 1);
+    __u32 slot = slot_of(req_addr, INFLIGHT_BITS);
+    struct inflight *f = bpf_map_lookup_elem(&inflight, &slot);
+    if (!f)
+        return 0;
+    __u64 now = bpf_ktime_get_ns();
+    if (f->req && f->req != req_addr && now - f->ts < STALE_NS) {
+        __sync_fetch_and_add(&inflight_busy, 1);
+        return 0;
+    }
+    f->req = req_addr;
+    f->ts = now;
+    f->tgid = tgid;
     return 0;
 }
 
-static __always_inline int on_punt(struct io_kiocb *req)
+static __always_inline int on_punt(struct io_kiocb *req, __u64 req_addr)
 {
-    __u64 key = (__u64)req;
-    struct inflight *f = bpf_map_lookup_elem(&inflight, &key);
-    __u32 tgid = f ? f->tgid : (__u32)(bpf_get_current_pid_tgid() >> 32);
+    __u32 slot = slot_of(req_addr, INFLIGHT_BITS);
+    struct inflight *f = bpf_map_lookup_elem(&inflight, &slot);
+    __u32 tgid = (f && f->req == req_addr) ? f->tgid : (__u32)(bpf_get_current_pid_tgid() >> 32);
     if (filter_tgid && tgid != filter_tgid)
         return 0;
     __u64 ring = (__u64)BPF_CORE_READ(req, ctx);
@@ -140,73 +181,78 @@ static __always_inline int on_punt(struct io_kiocb *req)
     return 0;
 }
 
-static __always_inline int on_complete(void *ctx_ptr, void *req)
+static __always_inline int on_complete(__u64 ring, __u64 req_addr)
 {
-    __u64 key = (__u64)req;
-    struct inflight *f = bpf_map_lookup_elem(&inflight, &key);
-    if (!f) {
+    __u32 slot = slot_of(req_addr, INFLIGHT_BITS);
+    struct inflight *f = bpf_map_lookup_elem(&inflight, &slot);
+    if (!f || f->req != req_addr) {
         __u32 tgid = bpf_get_current_pid_tgid() >> 32;
         if (filter_tgid && tgid != filter_tgid)
             return 0;
-        struct iouring_stats *s = stats_for(tgid, (__u64)ctx_ptr);
+        struct iouring_stats *s = stats_for(tgid, ring);
         if (s)
             __sync_fetch_and_add(&s->untracked, 1);
         return 0;
     }
     __u64 delta = bpf_ktime_get_ns() - f->ts;
     __u32 tgid = f->tgid;
-    bpf_map_delete_elem(&inflight, &key);
-    struct iouring_key k = {.tgid = tgid, .ring = (__u64)ctx_ptr};
+    f->req = 0; /* free the slot */
+    struct iouring_key k = {.tgid = tgid, .ring = ring};
     struct iouring_stats *s = bpf_map_lookup_elem(&stats, &k);
     if (!s)
         return 0;
     __sync_fetch_and_add(&s->completed, 1);
     __sync_fetch_and_add(&s->lat_sum_ns, delta);
-    __u32 slot = log2_slot(delta / 1000);
-    if (slot < IOURING_HIST_SLOTS)
-        __sync_fetch_and_add(&s->lat_hist[slot], 1);
+    __u32 bucket = log2_slot(delta / 1000);
+    if (bucket < IOURING_HIST_SLOTS)
+        __sync_fetch_and_add(&s->lat_hist[bucket], 1);
     return 0;
 }
 
-static __always_inline int on_cqring_wait(void *ctx_ptr)
+static __always_inline int on_cqring_wait(__u64 ring)
 {
     __u64 id = bpf_get_current_pid_tgid();
     if (filter_tgid && (id >> 32) != filter_tgid)
         return 0;
     __u32 tid = (__u32)id;
-    struct cqwait_start v = {.ts = bpf_ktime_get_ns(), .ring = (__u64)ctx_ptr};
-    bpf_map_update_elem(&cqwaiting, &tid, &v, BPF_ANY);
+    __u32 slot = slot_of(tid, CQWAIT_BITS);
+    struct cqwait_start *w = bpf_map_lookup_elem(&cqwaiting, &slot);
+    if (!w)
+        return 0;
+    w->ts = bpf_ktime_get_ns();
+    w->ring = ring;
+    w->tid = tid;
     return 0;
 }
 
 /* ---- tp_btf variants ---- */
 SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(btf_submit_req, struct io_kiocb *req) { return on_submit(req); }
+int BPF_PROG(btf_submit_req, struct io_kiocb *req) { return on_submit(req, arg_as_number(ctx, 0)); }
 
 SEC("tp_btf/io_uring_queue_async_work")
-int BPF_PROG(btf_queue_async_work, struct io_kiocb *req, int rw) { return on_punt(req); }
+int BPF_PROG(btf_queue_async_work, struct io_kiocb *req, int rw) { return on_punt(req, arg_as_number(ctx, 0)); }
 
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(btf_complete, struct io_ring_ctx *ring, void *req, struct io_uring_cqe *cqe)
 {
-    return on_complete(ring, req);
+    return on_complete(arg_as_number(ctx, 0), (__u64)req);
 }
 
 SEC("tp_btf/io_uring_cqring_wait")
-int BPF_PROG(btf_cqring_wait, void *ring, int min_events) { return on_cqring_wait(ring); }
+int BPF_PROG(btf_cqring_wait, void *ring, int min_events) { return on_cqring_wait((__u64)ring); }
 
-/* ---- raw_tp variants ---- */
+/* ---- raw_tp variants: every argument is a number ---- */
 SEC("raw_tp/io_uring_submit_req")
-int BPF_PROG(raw_submit_req, struct io_kiocb *req) { return on_submit(req); }
+int BPF_PROG(raw_submit_req, struct io_kiocb *req) { return on_submit(req, (__u64)req); }
 
 SEC("raw_tp/io_uring_queue_async_work")
-int BPF_PROG(raw_queue_async_work, struct io_kiocb *req, int rw) { return on_punt(req); }
+int BPF_PROG(raw_queue_async_work, struct io_kiocb *req, int rw) { return on_punt(req, (__u64)req); }
 
 SEC("raw_tp/io_uring_complete")
-int BPF_PROG(raw_complete, void *ring, void *req, void *cqe) { return on_complete(ring, req); }
+int BPF_PROG(raw_complete, void *ring, void *req, void *cqe) { return on_complete((__u64)ring, (__u64)req); }
 
 SEC("raw_tp/io_uring_cqring_wait")
-int BPF_PROG(raw_cqring_wait, void *ring, int min_events) { return on_cqring_wait(ring); }
+int BPF_PROG(raw_cqring_wait, void *ring, int min_events) { return on_cqring_wait((__u64)ring); }
 
 /* The wait ends when io_uring_enter returns (classic syscall tracepoint: the
  * syscall tracepoints have no BTF prototype of their own). */
@@ -215,20 +261,21 @@ int sys_exit_io_uring_enter(void *ctx)
 {
     __u64 id = bpf_get_current_pid_tgid();
     __u32 tid = (__u32)id;
-    struct cqwait_start *w = bpf_map_lookup_elem(&cqwaiting, &tid);
-    if (!w)
+    __u32 slot = slot_of(tid, CQWAIT_BITS);
+    struct cqwait_start *w = bpf_map_lookup_elem(&cqwaiting, &slot);
+    if (!w || w->tid != tid || !w->ts)
         return 0;
     __u64 delta = bpf_ktime_get_ns() - w->ts;
     __u64 ring = w->ring;
-    bpf_map_delete_elem(&cqwaiting, &tid);
+    w->ts = 0; /* free the slot */
     struct iouring_stats *s = stats_for(id >> 32, ring);
     if (!s)
         return 0;
     __sync_fetch_and_add(&s->cqwait_count, 1);
     __sync_fetch_and_add(&s->cqwait_sum_ns, delta);
-    __u32 slot = log2_slot(delta / 1000);
-    if (slot < IOURING_HIST_SLOTS)
-        __sync_fetch_and_add(&s->cqwait_hist[slot], 1);
+    __u32 bucket = log2_slot(delta / 1000);
+    if (bucket < IOURING_HIST_SLOTS)
+        __sync_fetch_and_add(&s->cqwait_hist[bucket], 1);
     return 0;
 }
 
