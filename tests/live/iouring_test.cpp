@@ -111,3 +111,34 @@ TEST(IouringLive, BufferedWritesArePuntedDirectWritesAreNot) {
               << metric(direct.ev, "iouring.latency_p99_us") << " us, cq waits "
               << metric(direct.ev, "iouring.cq_waits") << "\n";
 }
+
+namespace {
+// The real kernel, except that tp_btf is reported as refused: exercises the
+// raw_tp program set that kernels without tp_btf get.
+class NoTpBtfProbe : public KernelFeatureProbe {
+public:
+    bool tp_btf_loads(const std::string&) override { return false; }
+};
+}  // namespace
+
+TEST(IouringLive, RawTpFallbackCountsTheSameRequests) {
+    if (auto why = live::missing_root(); !why.empty()) GTEST_SKIP() << why;
+    if (auto why = live::missing_tool("fio"); !why.empty()) GTEST_SKIP() << why;
+    live::LoopDevice loop("/dev/shm", 64);
+    if (!loop.ok()) GTEST_SKIP() << loop.error();
+    live::Background fio("exec fio --name=raw --filename=" + loop.path() +
+                         " --ioengine=io_uring --rw=randread --direct=1 --bs=4k --iodepth=8"
+                         " --rate_iops=1000 --time_based --runtime=20 --output=/dev/null");
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    NoTpBtfProbe probe;
+    IouringBpfCollector c(&probe);
+    const CollectorStatus st = c.start(CollectOptions{});
+    if (!st.available) GTEST_SKIP() << "raw_tp unavailable: " << st.reason;
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    Evidence ev;
+    c.finish(ev);
+    EXPECT_EQ(ev.find_fact("iouring.attach_mode")->value, "raw_tp");
+    EXPECT_GT(metric(ev, "iouring.completed"), 500);
+    EXPECT_GT(metric(ev, "iouring.latency_p50_us"), 0);
+    EXPECT_LT(metric(ev, "iouring.rw_punt_share_pct"), 10);
+}
