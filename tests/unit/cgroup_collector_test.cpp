@@ -12,7 +12,9 @@
 #include "collectors/cgroup_hierarchy.hpp"
 #include "collectors/cgroup_model.hpp"
 #include "collectors/cgroup_v1.hpp"
+#include "collectors/registry.hpp"
 #include "collectors/text_file.hpp"
+#include "engine/rules.hpp"
 
 using namespace iodiag;
 namespace fs = std::filesystem;
@@ -182,6 +184,31 @@ TEST(CgroupCollector, PureV2LimitsPressureLatencyAndReclaim) {
     cat.add_all(c.metric_specs());
     for (const auto& x : ev.metrics) EXPECT_TRUE(cat.find(x.name)) << x.name;
     for (const auto& x : ev.facts) EXPECT_TRUE(cat.find(x.name)) << x.name;
+
+    // rules/cgroup.yaml on this evidence.
+    const MetricCatalog full = full_catalog();
+    LoadContext ctx{&full, {}};
+    RuleSet rs = load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules/cgroup.yaml"}, ctx);
+    ASSERT_TRUE(rs.ok());
+    const auto results = evaluate_rules(rs, ev);
+    auto result = [&](const std::string& id, const std::string& instance) -> const RuleResult* {
+        for (const auto& r : results)
+            if (r.rule->id == id && r.instance == instance) return &r;
+        ADD_FAILURE() << "no result for " << id << " " << instance;
+        static const RuleResult none;
+        return &none;
+    };
+    EXPECT_EQ(result("cgroup.io_limit_reached", "/batch")->outcome, Tri::True);
+    EXPECT_EQ(result("cgroup.io_limit_reached", "/app")->outcome, Tri::Unknown);   // no limit set
+    EXPECT_EQ(result("cgroup.memcg_limit_reclaim", "/app")->outcome, Tri::True);
+    EXPECT_EQ(result("cgroup.memcg_limit_reclaim", "/batch")->outcome, Tri::False);
+    const RuleResult* adv = result("cgroup.io_latency_protection", "/batch");
+    EXPECT_EQ(adv->outcome, Tri::True);
+    ASSERT_FALSE(adv->fixes.empty());
+    EXPECT_NE(adv->fixes[0].action.find("echo \"259:0 target=<usec>\" > " + t.root() + "/sys/fs/cgroup/batch/io.latency"),
+              std::string::npos)
+        << adv->fixes[0].action;
+    EXPECT_EQ(result("cgroup.io_latency_protection", "/app")->outcome, Tri::False);
 }
 
 TEST(CgroupCollector, NoCgroupMountsIsUnavailable) {
