@@ -54,7 +54,7 @@ Finding make_finding(const RuleResult& r, const Evidence& ev) {
     f.confidence = rule.confidence * (ev.layer_observed(rule.layer) ? 1.0 : kUnobservedLayerFactor);
     f.score = (f.share_pct ? *f.share_pct / 100.0 : unmeasured_weight(f.severity)) * f.confidence;
     f.evidence = r.cited;
-    f.fixes = rule.fixes;
+    f.fixes = r.fixes;   // placeholders filled for this instance
     f.verify = r.verify;
     f.source = rule.pos.file + ":" + std::to_string(rule.pos.line);
     return f;

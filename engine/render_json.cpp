@@ -25,7 +25,7 @@ json finding_json(const Finding& f) {
     for (const auto& c : f.evidence)
         j["evidence"].push_back({{"name", c.name},
                                  {"labels", c.labels},
-                                 {"value", c.value},
+                                 {"value", c.text.empty() ? json(c.value) : json(c.text)},
                                  {"unit", c.unit},
                                  {"comparison", c.comparison},
                                  {"provenance", {{"kind", c.provenance.kind}, {"source", c.provenance.source}}}});

@@ -69,7 +69,8 @@ void render_finding(std::ostringstream& out, size_t n, const Finding& f) {
     out << "    why: " << f.mechanism << "\n";
     if (!f.evidence.empty()) out << "    evidence:\n";
     for (const auto& c : f.evidence) {
-        out << "      " << c.name << labels_text(c.labels) << " = " << format_value(c.value, c.unit);
+        out << "      " << c.name << labels_text(c.labels) << " = "
+            << (!c.formatted.empty() ? c.formatted : format_value(c.value, c.unit));
         if (!c.comparison.empty()) out << "  (" << c.comparison << ")";
         out << "  [" << c.provenance.source << "]\n";
     }

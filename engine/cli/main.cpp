@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "engine/cli/commands.hpp"
@@ -9,6 +10,8 @@
 #include "engine/cli/slow_command.hpp"
 
 int main(int argc, char** argv) {
+    // Logs go to stderr: stdout carries the verdict (JSON must stay parseable).
+    spdlog::set_default_logger(spdlog::stderr_color_mt("iodiag"));
     CLI::App app{
         "iodiag — find where Linux storage latency goes.\n"
         "Observes this machine for a short window, walks the I/O stack bottom-up\n"
