@@ -77,7 +77,7 @@ struct {
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, 4096);
-    __type(key, struct iod_proc_key);
+    __type(key, __u32);
     __type(value, struct iod_proc_val);
 } procs SEC(".maps");
 
@@ -314,23 +314,22 @@ static __always_inline int on_exit(long ret)
         if (hm) *hm += 1;
     }
 
-    struct iod_proc_key pk = {};
-    pk.tgid = id >> 32;
-    pk.cgid = bpf_get_current_cgroup_id();
-    pk.memcg = memcg_v1_id();
-    struct iod_proc_val *pv = bpf_map_lookup_elem(&procs, &pk);
+    __u32 tgid = id >> 32;
+    struct iod_proc_val *pv = bpf_map_lookup_elem(&procs, &tgid);
     if (!pv) {
         struct iod_proc_val nv = {};
+        nv.cgid = bpf_get_current_cgroup_id();
+        nv.memcg = memcg_v1_id();
         bpf_get_current_comm(nv.comm, sizeof(nv.comm));
-        bpf_map_update_elem(&procs, &pk, &nv, BPF_NOEXIST);
-        pv = bpf_map_lookup_elem(&procs, &pk);
+        bpf_map_update_elem(&procs, &tgid, &nv, BPF_NOEXIST);
+        pv = bpf_map_lookup_elem(&procs, &tgid);
     }
     if (pv && b < IOD_HIST_BUCKETS) {
         __sync_fetch_and_add(&pv->ops, 1);
         __sync_fetch_and_add(&pv->ns_by_bucket[b], total);
     }
     if (total >= exemplar_min_ns && grp != GRP_IO_URING_ENTER)
-        send_exemplar(f, id, total, ret, pk.cgid, pk.memcg, sys);
+        send_exemplar(f, id, total, ret, bpf_get_current_cgroup_id(), memcg_v1_id(), sys);
 out:
     bpf_map_delete_elem(&inflight, &tid);
     return 0;

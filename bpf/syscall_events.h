@@ -66,16 +66,13 @@ struct iod_bucket_sums {
     unsigned long long ns[CLS_COUNT];
 };
 
-/* Per process and cgroup (hash, key iod_proc_key): time spent in traced
- * syscalls per log2 bucket of their duration, so "who suffered most in the
- * slow set" can be answered for any threshold. */
-struct iod_proc_key {
-    unsigned int tgid;
-    unsigned int pad;
+/* Per process (hash, key = tgid): time spent in traced syscalls per log2
+ * bucket of their duration, so "who suffered most in the slow set" can be
+ * answered for any threshold. The cgroup is recorded when the process is
+ * first seen (a process moving cgroups within the window keeps the first). */
+struct iod_proc_val {
     unsigned long long cgid;    /* cgroup v2 id (0 when unknown) */
     unsigned long long memcg;   /* cgroup v1 memory controller kernfs id (0 when none) */
-};
-struct iod_proc_val {
     char comm[IOD_COMM_LEN];
     unsigned long long ops;
     unsigned long long ns_by_bucket[IOD_HIST_BUCKETS];

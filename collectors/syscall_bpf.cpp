@@ -45,7 +45,6 @@ struct SyscallBpfCollector::Impl {
     std::atomic<bool> stop{false};
     std::mutex mu;   // guards the exemplar state below
     std::vector<iod_exemplar> slowest;   // min-heap by total_ns, bounded
-    std::map<std::pair<uint64_t, uint64_t>, std::string> ino_names;   // unused key space guard
     std::map<std::string, std::vector<uint64_t>> file_ns_by_bucket;
     uint64_t received = 0;
     size_t max_exemplars = 64;
@@ -349,7 +348,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
 
     CgroupIdNames cg(im.root);
     const int p_fd = bpf_map__fd(im.skel->maps.procs);
-    iod_proc_key key{}, next{};
+    uint32_t key = 0, next = 0;
     bool first = true;
     while (bpf_map_get_next_key(p_fd, first ? nullptr : &key, &next) == 0) {
         first = false;
@@ -357,9 +356,9 @@ void SyscallBpfCollector::finish(Evidence& ev) {
         iod_proc_val val{};
         if (bpf_map_lookup_elem(p_fd, &key, &val) != 0) continue;
         syscall_bpf::ProcessTime p;
-        p.pid = key.tgid;
+        p.pid = key;
         p.comm.assign(val.comm, strnlen(val.comm, sizeof(val.comm)));
-        p.cgroup = cg.label(key.cgid, key.memcg);
+        p.cgroup = cg.label(val.cgid, val.memcg);
         p.ops = val.ops;
         p.ns_by_bucket.assign(val.ns_by_bucket, val.ns_by_bucket + IOD_HIST_BUCKETS);
         s.procs.push_back(std::move(p));
