@@ -458,3 +458,34 @@ TEST(LiveSyscallBpf, CachedReadLoopIsHealthy) {
     EXPECT_TRUE(top == layer::kFilesystem || top == layer::kCpu) << top;
     expect_consistent(ev);
 }
+
+// (e) Seed 002: threads writing to one file serialise on its inode lock
+// (i_rwsem); the wait is off CPU in rwsem_down_write_slowpath.
+TEST(LiveSyscallBpf, WritersSharingOneFileWaitOnTheInodeLock) {
+    REQUIRE(missing_bpf_prereqs());
+    Ext4Mount fs(512);
+    ASSERT_TRUE(fs.ok()) << fs.error();
+    const std::string file = fs.dir() + "/shared.log";
+    Child writers([&] {
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 6; ++t)
+            threads.emplace_back([&] {
+                const int fd = open(file.c_str(), O_CREAT | O_WRONLY, 0644);
+                std::vector<char> buf(256 * 1024, 'l');
+                for (off_t off = 0;; off = (off + static_cast<off_t>(buf.size())) % (128L << 20))
+                    if (pwrite(fd, buf.data(), buf.size(), off) < 0) _exit(2);
+            });
+        for (auto& t : threads) t.join();
+    });
+    ASSERT_GT(writers.pid(), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    CollectorStatus st;
+    const Evidence ev = observe(writers.pid(), 3, &st);
+    ASSERT_TRUE(st.available) << st.reason;
+    print_shares(ev, "slow");
+    print_shares(ev, "all");
+    EXPECT_GT(metric(ev, "attr.slow.locks_pct"), 0);
+    EXPECT_EQ(fact(ev, "attr.slow.top_layer"), layer::kLocks);
+    EXPECT_NE(fact(ev, "attr.slow.top_file").find("shared.log"), std::string::npos);
+    expect_consistent(ev);
+}
