@@ -4,7 +4,10 @@
 // memcg's limit hits and reclaim.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <sstream>
 
 #include <chrono>
 #include <filesystem>
@@ -167,4 +170,23 @@ TEST(CgroupLive, SmallMemcgShowsLimitHitsAndReclaim) {
     EXPECT_EQ(rule_outcome(ev, "cgroup.memcg_limit_reclaim", g.path(), nullptr), Tri::True);
     std::cerr << "limit hits " << hits->value << ", refaults " << (refault ? refault->value : -1)
               << ", reads " << (reads ? reads->value : -1) << " B/s\n";
+}
+
+TEST(CgroupLive, IdOfOwnV2GroupResolvesToItsPath) {
+    const cgroup::Mounts m = cgroup::read_mounts("/");
+    if (m.v2.empty()) GTEST_SKIP() << "no cgroup v2 hierarchy mounted";
+    // "0::/path" is this process's v2 group (/proc/self/cgroup).
+    std::string own;
+    std::istringstream in(read_text_file("/proc/self/cgroup"));
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("0::", 0) == 0) own = line.substr(3);
+    if (own.empty()) GTEST_SKIP() << "/proc/self/cgroup has no v2 line";
+    struct stat st {};
+    ASSERT_EQ(::stat((m.v2 + (own == "/" ? "" : own)).c_str(), &st), 0);
+    EXPECT_EQ(cgroup::cgroup_path_for_id(st.st_ino).value_or("?"), own);
+    // A group created after the resolver's first scan is found too.
+    if (auto why = live::missing_root(); !why.empty()) return;
+    TestGroup g({m.v2}, "iodiag-live-id-" + std::to_string(getpid()));
+    ASSERT_EQ(::stat((m.v2 + g.path()).c_str(), &st), 0);
+    EXPECT_EQ(cgroup::cgroup_path_for_id(st.st_ino).value_or("?"), g.path());
 }
