@@ -5,7 +5,7 @@
 #
 #   tests/lab/scenario.sh NAME OUT.json [SECONDS]
 #
-# NAME: idle | device_saturated | dirty_throttle | tiny_nr_requests | memcg_reader
+# NAME: idle | device_saturated | slow_device | dirty_throttle | tiny_nr_requests | memcg_reader
 # Needs root, fio, losetup, mkfs.ext4. Every change (sysctl, queue setting,
 # cgroup, mount, loop device) is undone on exit, also on failure.
 set -euo pipefail
@@ -35,6 +35,17 @@ case $name in
     dev=$(loop_on /tmp 1024)
     bg fio --name=w --filename="$dev" --rw=randwrite --bs=4k --direct=1 --ioengine=libaio \
        --iodepth=32 --time_based --runtime=120
+    record ;;
+  slow_device)        # a loop device whose backing I/O is throttled: its reader is in a v1
+                      # blkio group limited on the backing disk, and the loop worker issues
+                      # the backing I/O on the reader's behalf (per-cgroup loop workers)
+    dev=$(loop_on /tmp 256); back=$(df --output=source /tmp | tail -1)
+    dd if=/dev/zero of="$dev" bs=1M count=256 oflag=direct status=none   # real blocks: holes read as zeros without I/O
+    majmin=$(lsblk -ndo MAJ:MIN "$back" | tr -d ' ')
+    losetup --direct-io=on "$dev" 2>/dev/null || true   # backing reads reach the disk, not the page cache
+    cg=/sys/fs/cgroup/blkio/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
+    echo "$majmin 200" > "$cg/blkio.throttle.read_iops_device"
+    bg sh -c "echo \$\$ > $cg/cgroup.procs; exec fio --name=r --filename=$dev --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=4 --time_based --runtime=120"
     record ;;
   dirty_throttle)     # a buffered writer under a tiny vm.dirty_bytes on ext4
     dev=$(loop_on /tmp 1024); mkfs.ext4 -q "$dev"; mkdir "$work/mnt"; mount "$dev" "$work/mnt"

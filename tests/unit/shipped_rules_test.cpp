@@ -195,7 +195,16 @@ TEST(ShippedRules, SchedulerAndQueueDepthRules) {
     ev.add_metric("queue.nr_requests", nvme, 4, "requests", prov());
     ev.add_metric("disk.ios_per_s", nvme, 90000, "1/s", prov());
     ev.add_metric("disk.ios_per_s", hdd, 150, "1/s", prov());
+    // A virtual disk claims rotational=1 whatever backs it: not a spinning disk.
+    const Labels vda{{"device", "vda"}};
+    ev.add_metric("queue.rotational", vda, 1, "bool", prov());
+    ev.add_fact("queue.scheduler", vda, "none", prov());
+    ev.add_fact("device.class", vda, "virtio", prov());
+    ev.add_metric("disk.aqu_sz", vda, 40, "requests", prov());
+    ev.add_metric("queue.nr_requests", vda, 1024, "requests", prov());
     const auto rs = evaluate_rules(s.rules, ev);
+    EXPECT_EQ(result(rs, "block_queue.scheduler_none_on_rotational", "vda")->outcome, Tri::False);
+    EXPECT_EQ(result(rs, "block_queue.nr_requests_huge_rotational", "vda")->outcome, Tri::False);
     EXPECT_EQ(result(rs, "block_queue.scheduler_none_on_rotational", "sda")->outcome, Tri::True);
     EXPECT_EQ(result(rs, "block_queue.scheduler_none_on_rotational", "nvme0n1")->outcome, Tri::False);
     EXPECT_EQ(result(rs, "block_queue.bfq_on_nvme", "nvme0n1")->outcome, Tri::True);
