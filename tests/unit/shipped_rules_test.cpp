@@ -194,6 +194,7 @@ TEST(ShippedRules, SchedulerAndQueueDepthRules) {
     ev.add_metric("disk.aqu_sz", nvme, 3.8, "requests", prov());
     ev.add_metric("queue.nr_requests", nvme, 4, "requests", prov());
     ev.add_metric("disk.ios_per_s", nvme, 90000, "1/s", prov());
+    ev.add_metric("block.q2g_share_pct", nvme, 60, "pct", prov());   // the wait was measured
     ev.add_metric("disk.ios_per_s", hdd, 150, "1/s", prov());
     // A virtual disk claims rotational=1 whatever backs it: not a spinning disk.
     const Labels vda{{"device", "vda"}};
@@ -212,6 +213,25 @@ TEST(ShippedRules, SchedulerAndQueueDepthRules) {
     EXPECT_EQ(result(rs, "block_queue.nr_requests_huge_rotational", "sda")->outcome, Tri::True);
     EXPECT_EQ(result(rs, "block_queue.nr_requests_tiny", "nvme0n1")->outcome, Tri::True);   // 3.8 of 4 tags
     EXPECT_EQ(result(rs, "block_queue.nr_requests_tiny", "sda")->outcome, Tri::False);
+}
+
+// A pool filled by a workload whose concurrency equals nr_requests is not a
+// tag wait: measured Q2G and syscall tag-wait shares near zero veto the rule,
+// and without either measurement it is not evaluated rather than guessed.
+TEST(ShippedRules, FullTagPoolWithoutMeasuredWaitIsNotTagStarvation) {
+    const Shipped s;
+    Evidence ev;
+    const Labels l{{"device", "loop3"}};
+    ev.add_metric("queue.nr_requests", l, 4, "requests", prov());
+    ev.add_metric("disk.ios_per_s", l, 200, "1/s", prov());
+    ev.add_metric("disk.aqu_sz", l, 3.9, "requests", prov());
+    ev.add_metric("block.requests", l, 800, "count", prov());
+    ev.add_metric("block.q2g_total_us", l, 10, "us", prov());
+    ev.add_metric("block.d2c_total_us", l, 100000, "us", prov());
+    EXPECT_EQ(result(evaluate_rules(s.rules, ev), "block_queue.nr_requests_tiny", "loop3")->outcome, Tri::Unknown);
+    ev.add_metric("block.q2g_share_pct", l, 0.01, "pct", prov());
+    ev.add_metric("attr.all.block_queue_pct", {}, 0, "pct", prov());
+    EXPECT_EQ(result(evaluate_rules(s.rules, ev), "block_queue.nr_requests_tiny", "loop3")->outcome, Tri::False);
 }
 
 // An idle device whose queue settings were not read (e.g. an unbound loop
