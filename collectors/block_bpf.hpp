@@ -99,6 +99,7 @@ private:
 // of Q2C (all disks) over the previous one-second interval.
 class BlockBpfCollector : public Collector {
 public:
+    bool slow_to_start() const override { return true; }
     explicit BlockBpfCollector(std::optional<uint64_t> threshold_ns = std::nullopt,
                                FeatureProbe* probe = nullptr);
     ~BlockBpfCollector() override;

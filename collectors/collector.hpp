@@ -33,6 +33,11 @@ public:
     virtual CollectorStatus start(const CollectOptions& opts) = 0;
     // After the window: append what was observed. Called only if start() said available.
     virtual void finish(Evidence& ev) = 0;
+    // True for collectors whose start() loads and attaches programs (BPF):
+    // they are started first and finished last, so that the snapshot
+    // collectors' before/after interval is the window itself, not the time
+    // the BPF verifier took.
+    virtual bool slow_to_start() const { return false; }
 };
 
 }  // namespace iodiag

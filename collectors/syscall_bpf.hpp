@@ -24,6 +24,7 @@ struct SyscallBpfOptions {
 
 class SyscallBpfCollector : public Collector {
 public:
+    bool slow_to_start() const override { return true; }
     explicit SyscallBpfCollector(SyscallBpfOptions opts = {});
     ~SyscallBpfCollector() override;
     std::string name() const override { return "syscall_bpf"; }

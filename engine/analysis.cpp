@@ -186,11 +186,13 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     }
     for (const auto& f : fired)
         if (f.severity != Severity::Info && state.count(f.layer)) state[f.layer] = LayerState::Abnormal;
-    // A cause measured inside the syscalls (a finding with a share of syscall
-    // time, in a layer the syscall node drills into) makes the syscall layer
-    // abnormal too: the application's operations were slow because of it.
+    // A cause found in a layer the syscall node drills into (dirty throttling,
+    // reclaim, locks, a cgroup limit) makes the syscall layer abnormal too: the
+    // application's operations were held by it, whether or not a syscall rule
+    // of its own fired. The walk then drills into it instead of concluding
+    // "storage is fine, look at the application".
     for (const auto& f : fired) {
-        if (f.severity == Severity::Info || !f.share_pct || state[layer::kSyscall] != LayerState::Normal) continue;
+        if (f.severity == Severity::Info || state[layer::kSyscall] != LayerState::Normal) continue;
         for (const auto& e : triage_edges())
             if (e.from == layer::kSyscall && e.to == f.layer && e.when.count(LayerState::Abnormal))
                 state[layer::kSyscall] = LayerState::Abnormal;

@@ -60,8 +60,10 @@ const std::vector<TriageEdge>& triage_edges() {
         {kSyscall, kReclaim, kNotNormal, "syscall slow or unseen: is memory reclaimed on the I/O path?"},
         {kSyscall, kLocks, kNotNormal, "syscall slow or unseen: do threads wait on inode locks?"},
         {kSyscall, kCgroup, kNotNormal, "syscall slow or unseen: is a cgroup limit holding the I/O?"},
-        {kSyscall, kCpu, {S::Normal, S::NotObserved},
-         "storage syscalls are not (or not seen to be) slow: application locks or CPU scheduling?"},
+        // Run-queue delay is measured inside the syscalls too, so the CPU is
+        // looked at whatever the syscall's state; when the syscalls are normal
+        // it is where the walk ends ("the storage stack is not what is slow").
+        {kSyscall, kCpu, kAny, "runnable but not running: application locks or CPU scheduling?"},
     };
     return edges;
 }

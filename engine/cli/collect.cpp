@@ -1,5 +1,6 @@
 #include "engine/cli/collect.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <thread>
@@ -30,6 +31,10 @@ Evidence collect_evidence(const CollectOptions& opts) {
         spdlog::warn("not running as root: BPF collectors will be unavailable and their layers not observed");
 
     auto collectors = make_collectors();
+    // Slow starters (BPF load and attach) first; the snapshot collectors then
+    // start right before the window and finish right after it.
+    std::stable_partition(collectors.begin(), collectors.end(),
+                          [](const std::unique_ptr<Collector>& c) { return c->slow_to_start(); });
     std::vector<bool> running(collectors.size(), false);
     for (size_t i = 0; i < collectors.size(); ++i) {
         const auto t0 = std::chrono::steady_clock::now();
@@ -59,13 +64,14 @@ Evidence collect_evidence(const CollectOptions& opts) {
     if (g_interrupted) spdlog::warn("interrupted: the window was cut short");
 
     const auto end = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < collectors.size(); ++i)
+    for (size_t i = collectors.size(); i-- > 0;) {   // reverse start order: snapshot collectors first
         if (running[i]) {
             const auto t0 = std::chrono::steady_clock::now();
             collectors[i]->finish(ev);
             spdlog::debug("{}: finish took {:.1f} ms", collectors[i]->name(),
                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         }
+    }
     ev.window.start_unix = std::chrono::duration<double>(wall_start.time_since_epoch()).count();
     ev.window.duration_s = std::chrono::duration<double>(end - start).count();
     return ev;

@@ -127,6 +127,18 @@ TEST(Analysis, FingerprintFollowsCausesNotFigures) {
     EXPECT_NE(analyze(a, rules()).fingerprint, analyze(c, rules()).fingerprint);
 }
 
+TEST(Analysis, ACauseAboveAnObservedNormalSyscallIsStillDrilledInto) {
+    Evidence ev = base();
+    ev.collectors[1].available = true;   // syscall, dirty, reclaim observed
+    ev.add_metric("vm.allocstall", {}, 12, "count", {"file", "/proc/vmstat"});   // no share measured
+    const Verdict v = analyze(ev, rules());
+    bool reclaim_in_findings = false;
+    for (const auto& f : v.findings) reclaim_in_findings |= f.rule_id == "test.reclaim";
+    EXPECT_TRUE(reclaim_in_findings);
+    for (const auto& r : v.layers)
+        if (r.layer == layer::kSyscall) EXPECT_EQ(r.state, LayerState::Abnormal);
+}
+
 TEST(Analysis, FindingOnAnUnobservedLayerLosesConfidence) {
     Evidence ev = base();
     ev.add_metric("vm.allocstall", {}, 3, "count", {"file", "/proc/vmstat"});
