@@ -41,6 +41,8 @@ Evidence evidence_for(const std::string& page, std::optional<double> d2c_p99_us)
     Evidence ev;
     ev.collectors.push_back(c.start(o));
     c.finish(ev);
+    // What block_queue_config says of an nvme* disk.
+    ev.add_fact("device.class", {{"device", "nvme0n1"}}, "nvme", {"file", "test"});
     if (d2c_p99_us) {
         ev.add_metric("block.d2c_p99_us", {{"device", "nvme0n1"}}, *d2c_p99_us, "us", {"test", "test"});
         ev.add_metric("device.nominal_read_latency_ms", {{"device", "nvme0n1"}}, 0.120, "ms", {"reference", "test"});
@@ -88,4 +90,24 @@ TEST(NvmeRules, SpareCriticalBitsAndHeat) {
     EXPECT_EQ(hot["nvme.temperature_near_warning"], Tri::True);   // 80 C vs WCTEMP 70 C
     auto bits = outcomes(evidence_for("critical_bits.bin", std::nullopt));
     EXPECT_EQ(bits["nvme.critical_warning"], Tri::True);
+}
+
+// SMART rules are about NVMe drives: on another device class they are False,
+// not "not evaluated" for want of a SMART log such a device cannot have.
+TEST(NvmeRules, OtherDeviceClassesAreNotNvme) {
+    Evidence ev;
+    ev.add_fact("device.class", {{"device", "vda"}}, "virtio", {"file", "test"});
+    MetricCatalog cat = full_catalog();
+    for (const char* n : {"block.d2c_p99_us", "block.d2c_share_pct"})
+        if (!cat.find(n)) cat.add({n, MetricSpec::Kind::Metric, "us", "device", "device", "test"});
+    LoadContext ctx{&cat, {}};
+    RuleSet rs = load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules/nvme.yaml"}, ctx);
+    ASSERT_TRUE(rs.ok());
+    size_t seen = 0;
+    for (const auto& r : evaluate_rules(rs, ev))
+        if (r.instance == "vda") {
+            ++seen;
+            EXPECT_EQ(r.outcome, Tri::False) << r.rule->id;
+        }
+    EXPECT_EQ(seen, rs.rules.size());
 }
