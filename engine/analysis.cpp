@@ -130,10 +130,19 @@ std::vector<std::pair<std::string, std::string>> who_suffered(const Evidence& ev
 
 // One line per rule that could not be evaluated: on which instances, and the
 // evidence names it missed (instance labels left out, so one line covers all).
+// Evaluations that found no evidence at all (nothing cited) are instances the
+// rule does not speak about (another collector's cgroup, a device with no such
+// log) or rules whose collector did not run; the layer table says which
+// collectors were missing, so they are counted in one line, not listed.
 std::vector<std::string> summarize_unknown(const std::vector<const RuleResult*>& unknown) {
     std::map<std::string, std::pair<std::vector<std::string>, std::set<std::string>>> by_rule;
     std::vector<std::string> order;
+    size_t without_evidence = 0;
     for (const RuleResult* r : unknown) {
+        if (r->cited.empty()) {
+            ++without_evidence;
+            continue;
+        }
         auto [it, fresh] = by_rule.try_emplace(r->rule->id);
         if (fresh) order.push_back(r->rule->id);
         if (!r->instance.empty()) it->second.first.push_back(r->instance);
@@ -153,6 +162,9 @@ std::vector<std::string> summarize_unknown(const std::vector<const RuleResult*>&
         for (const auto& m : missing) line += (i++ ? ", " : "") + m;
         lines.push_back(line);
     }
+    if (without_evidence)
+        lines.push_back(std::to_string(without_evidence) +
+                        " more rule evaluation(s) found no evidence at all for their instance (see COLLECTORS)");
     return lines;
 }
 
