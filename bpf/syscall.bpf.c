@@ -28,6 +28,8 @@ const volatile __u32 target_tgid = 0;        /* 0 = every process */
 const volatile __u32 self_tgid = 0;          /* iodiag itself is never traced */
 const volatile __u64 exemplar_min_ns = 1000000;
 const volatile __u32 nranges = 0;
+/* bit of BIO_BPS_THROTTLED in bio->bi_flags, from kernel BTF (0xff = unknown) */
+const volatile __u32 bio_throttled_bit = 0xff;
 /* syscall number -> enum iod_sys + 1 (0 = not traced) */
 const volatile __u8 sys_of_nr[IOD_MAX_NR] = {};
 const volatile struct iod_krange ranges[IOD_MAX_RANGES] = {};
@@ -41,6 +43,7 @@ struct inflight {
     __s64 offset;
     __u32 sys;
     __u32 flags;
+    __u64 io_cg;                 /* the io (blkio) cgroup's kernfs id, for blk-throttle */
     __u8 state;                  /* CLS_NONE on CPU, else the current wait class */
     __u8 reclaim_depth;
 };
@@ -99,6 +102,15 @@ struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
     __uint(max_entries, 1 << 20);
 } exemplars SEC(".maps");
+
+/* blk-throttle: when each cgroup (io controller kernfs id) last had a held
+ * bio released (block_bio_queue of a bio flagged BIO_BPS_THROTTLED). */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 1024);
+    __type(key, __u64);
+    __type(value, __u64);
+} throttle_release SEC(".maps");
 
 struct stack_buf { __u64 ip[IOD_STACK_DEPTH]; };
 struct {
@@ -202,6 +214,15 @@ static __always_inline bool traced_process(__u32 tgid)
     return target_tgid == 0 || tgid == target_tgid;
 }
 
+static __always_inline __u64 io_cgroup_id(struct task_struct *t)
+{
+    int idx = bpf_core_enum_value(enum cgroup_subsys_id, io_cgrp_id);
+    if (idx < 0 || idx >= CGROUP_SUBSYS_COUNT) return 0;
+    struct cgroup_subsys_state *css = BPF_CORE_READ(t, cgroups, subsys[idx]);
+    if (!css) return 0;
+    return BPF_CORE_READ(css, cgroup, kn, id);
+}
+
 static __always_inline int on_enter(__u32 sys, __u64 fd, __s64 offset, bool offset_from_file, __u64 upath)
 {
     __u64 id = bpf_get_current_pid_tgid();
@@ -221,6 +242,7 @@ static __always_inline int on_enter(__u32 sys, __u64 fd, __s64 offset, bool offs
     v.offset = offset;
     v.sys = sys;
     v.state = CLS_NONE;
+    v.io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
     __u32 tid = (__u32)id;
     if (bpf_map_update_elem(&inflight, &tid, &v, BPF_ANY))
         count(CNT_INFLIGHT_FULL, 1);
@@ -255,6 +277,7 @@ static __always_inline void send_exemplar(struct inflight *f, __u64 id, __u64 to
     e->total_ns = total;
     e->cgid = cgid;
     e->memcg = memcg;
+    e->io_cg = f->io_cg;
     __builtin_memcpy(e->ns, f->ns, sizeof(e->ns));
     bpf_get_current_comm(e->comm, sizeof(e->comm));
     e->name[0] = 0;
@@ -320,6 +343,7 @@ static __always_inline int on_exit(long ret)
         struct iod_proc_val nv = {};
         nv.cgid = bpf_get_current_cgroup_id();
         nv.memcg = memcg_v1_id();
+        nv.io_cg = f->io_cg;
         bpf_get_current_comm(nv.comm, sizeof(nv.comm));
         bpf_map_update_elem(&procs, &tgid, &nv, BPF_NOEXIST);
         pv = bpf_map_lookup_elem(&procs, &tgid);
@@ -482,7 +506,19 @@ int BPF_PROG(on_wakeup, struct task_struct *p)
     __u32 tid = p->pid;
     struct inflight *f = bpf_map_lookup_elem(&inflight, &tid);
     if (f && f->state != CLS_NONE && f->state != CLS_CPU) {
-        charge(f, bpf_ktime_get_ns());
+        __u64 now = bpf_ktime_get_ns();
+        if (f->state == CLS_DEVICE && !(f->flags & IOD_F_Q_INLINE) && f->io_cg) {
+            /* Waited for block I/O whose bios never reached block_bio_queue
+             * from this thread: blk-throttle held them. The part of the wait
+             * before the cgroup's held bios were released is the throttle's. */
+            __u64 *rel = bpf_map_lookup_elem(&throttle_release, &f->io_cg);
+            if (rel && *rel > f->mark_ns && *rel <= now) {
+                f->state = CLS_CGROUP;
+                charge(f, *rel);
+                f->state = CLS_DEVICE;
+            }
+        }
+        charge(f, now);
         f->state = CLS_CPU;                /* woken: from now on run-queue delay */
     }
     return 0;
@@ -521,6 +557,27 @@ SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
 int BPF_PROG(memcg_reclaim_begin) { count(CNT_MEMCG_RECLAIM, 1); reclaim_begin(); return 0; }
 SEC("tp_btf/mm_vmscan_memcg_reclaim_end")
 int BPF_PROG(memcg_reclaim_end) { reclaim_end(); return 0; }
+
+/* Inline Q marks the thread's bios as not held; a released held bio marks
+ * its cgroup's release time (blk-throttle dispatches from a worker). */
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(on_bio_queue, struct bio *bio)
+{
+    struct inflight *f = current_inflight();
+    if (f) {
+        if (!(f->flags & IOD_F_Q_INLINE)) f->flags |= IOD_F_Q_INLINE;
+        return 0;
+    }
+    if (bio_throttled_bit >= 16 || !(bio->bi_flags & (1u << bio_throttled_bit)))
+        return 0;
+    struct blkcg_gq *blkg = bio->bi_blkg;
+    if (!blkg) return 0;
+    __u64 cg = BPF_CORE_READ(blkg, blkcg, css.cgroup, kn, id);
+    __u64 now = bpf_ktime_get_ns();
+    bpf_map_update_elem(&throttle_release, &cg, &now, BPF_ANY);
+    count(CNT_THROTTLED_BIOS, 1);
+    return 0;
+}
 
 SEC("tracepoint/vmscan/mm_vmscan_throttled")
 int on_vmscan_throttled(struct trace_event_raw_mm_vmscan_throttled *ctx)

@@ -73,6 +73,7 @@ struct iod_bucket_sums {
 struct iod_proc_val {
     unsigned long long cgid;    /* cgroup v2 id (0 when unknown) */
     unsigned long long memcg;   /* cgroup v1 memory controller kernfs id (0 when none) */
+    unsigned long long io_cg;   /* io (v1 blkio) controller kernfs id (0 when none) */
     char comm[IOD_COMM_LEN];
     unsigned long long ops;
     unsigned long long ns_by_bucket[IOD_HIST_BUCKETS];
@@ -105,6 +106,7 @@ struct iod_exemplar {
     unsigned long long total_ns;
     unsigned long long cgid;
     unsigned long long memcg;
+    unsigned long long io_cg;
     unsigned long long ino;
     unsigned long long ns[CLS_COUNT];
     char comm[IOD_COMM_LEN];
@@ -116,5 +118,6 @@ struct iod_exemplar {
 #define IOD_F_READAHEAD 0x2u
 #define IOD_F_RECLAIM 0x4u
 #define IOD_F_PATH_FROM_USER 0x8u  /* name is openat's user-space path */
+#define IOD_F_Q_INLINE 0x10u       /* a bio of this syscall reached block_bio_queue in its own context */
 
 #endif

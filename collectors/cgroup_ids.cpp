@@ -41,15 +41,18 @@ void CgroupIdNames::ensure_scanned() {
         auto f = split_ws(line);
         if (f.size() < 4) continue;
         if (f[2] == "cgroup2" && v2_mount_.empty()) v2_mount_ = under_root(root_, f[1]);
-        if (f[2] == "cgroup" && memory_mount_.empty()) {
+        if (f[2] == "cgroup") {
             std::istringstream opts(f[3]);
             std::string o;
-            while (std::getline(opts, o, ','))
-                if (o == "memory") memory_mount_ = under_root(root_, f[1]);
+            while (std::getline(opts, o, ',')) {
+                if (o == "memory" && memory_mount_.empty()) memory_mount_ = under_root(root_, f[1]);
+                if (o == "blkio" && blkio_mount_.empty()) blkio_mount_ = under_root(root_, f[1]);
+            }
         }
     }
     v2_ = scan(v2_mount_);
     memory_ = scan(memory_mount_);
+    blkio_ = scan(blkio_mount_);
 }
 
 std::string CgroupIdNames::v2_path(uint64_t id) {
@@ -64,12 +67,22 @@ std::string CgroupIdNames::v1_memory_path(uint64_t id) {
     return it == memory_.end() ? "" : it->second;
 }
 
-std::string CgroupIdNames::label(uint64_t v2_id, uint64_t memcg_id) {
+std::string CgroupIdNames::v1_blkio_path(uint64_t id) {
+    ensure_scanned();
+    auto it = blkio_.find(id);
+    return it == blkio_.end() ? "" : it->second;
+}
+
+std::string CgroupIdNames::label(uint64_t v2_id, uint64_t memcg_id, uint64_t blkio_id) {
     const std::string mem = memcg_id ? v1_memory_path(memcg_id) : "";
+    const std::string blk = blkio_id ? v1_blkio_path(blkio_id) : "";
     const std::string v2 = v2_id ? v2_path(v2_id) : "";
-    if (!mem.empty() && mem != "/") return "memory:" + mem;
+    std::string v1;
+    if (!mem.empty() && mem != "/") v1 = "memory:" + mem;
+    if (!blk.empty() && blk != "/") v1 += (v1.empty() ? "" : ",") + std::string("blkio:") + blk;
+    if (!v1.empty()) return v1;
     if (!v2.empty()) return v2;
-    if (!mem.empty()) return "/";
+    if (!mem.empty() || !blk.empty()) return "/";
     return "cgroup-id:" + std::to_string(v2_id);
 }
 

@@ -18,17 +18,20 @@ public:
     std::string v2_path(uint64_t id);
     // "/a/b" for a cgroup v1 memory-controller id, "" when unknown or no v1 memory mount.
     std::string v1_memory_path(uint64_t id);
-    // The label iodiag uses: the v1 memory cgroup as "memory:/a/b" when the task
-    // is in a non-root one, else the v2 path, else "/" (root), or "cgroup-id:N"
-    // when neither resolves (the cgroup was removed before the window ended).
-    std::string label(uint64_t v2_id, uint64_t memcg_id);
+    // "/a/b" for a cgroup v1 blkio (io controller) id, "" when unknown or no v1 blkio mount.
+    std::string v1_blkio_path(uint64_t id);
+    // The label iodiag uses: the non-root v1 controller cgroups the task is in,
+    // "memory:/a/b" and/or "blkio:/c" joined with ","; else the v2 path, else
+    // "/" (root), or "cgroup-id:N" when nothing resolves (the cgroup was removed
+    // before the window ended).
+    std::string label(uint64_t v2_id, uint64_t memcg_id, uint64_t blkio_id = 0);
 
 private:
     static std::map<uint64_t, std::string> scan(const std::string& mount_dir);
     std::string root_;
     bool scanned_ = false;
-    std::string v2_mount_, memory_mount_;
-    std::map<uint64_t, std::string> v2_, memory_;
+    std::string v2_mount_, memory_mount_, blkio_mount_;
+    std::map<uint64_t, std::string> v2_, memory_, blkio_;
     void ensure_scanned();
 };
 

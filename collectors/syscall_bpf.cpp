@@ -27,6 +27,7 @@
 
 #if IODIAG_HAVE_BPF
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf/syscall_events.h"
@@ -105,6 +106,7 @@ std::pair<std::string, std::string> tracepoint_of(const std::string& section) {
     const std::string name = section.substr(section.find('/') + 1);
     if (name.rfind("sched_", 0) == 0) return {"sched", name};
     if (name.rfind("mm_vmscan_", 0) == 0) return {"vmscan", name};
+    if (name.rfind("block_", 0) == 0) return {"block", name};
     return {"", name};
 }
 
@@ -115,6 +117,27 @@ const std::vector<long>& traced_syscall_numbers() {
         SYS_preadv2, SYS_pwritev2, SYS_fsync, SYS_fdatasync, SYS_sync_file_range, SYS_openat,
         SYS_io_uring_enter};
     return v;
+}
+
+// Bit number of an anonymous-enum constant (BIO_BPS_THROTTLED) in kernel BTF;
+// 0xff when absent. Read from BTF, not assumed, because it is not ABI.
+uint32_t enum_value_from_btf(const char* name) {
+    btf* b = btf__load_vmlinux_btf();
+    if (!b) return 0xff;
+    uint32_t value = 0xff;
+    const int n = static_cast<int>(btf__type_cnt(b));
+    for (int id = 1; id < n && value == 0xff; ++id) {
+        const btf_type* t = btf__type_by_id(b, id);
+        if (!btf_is_enum(t)) continue;
+        const struct btf_enum* e = btf_enum(t);
+        for (int i = 0; i < btf_vlen(t); ++i)
+            if (std::strcmp(btf__name_by_offset(b, e[i].name_off), name) == 0) {
+                value = static_cast<uint32_t>(e[i].val);
+                break;
+            }
+    }
+    btf__free(b);
+    return value;
 }
 
 std::vector<uint64_t> read_percpu_u64(int fd, uint32_t key, int ncpu) {
@@ -183,6 +206,7 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     for (size_t i = 0; i < ranges.size(); ++i)
         ro->ranges[i] = {ranges[i].start, ranges[i].end, static_cast<unsigned>(ranges[i].tag), 0};
     ro->nranges = static_cast<uint32_t>(ranges.size());
+    ro->bio_throttled_bit = enum_value_from_btf("BIO_BPS_THROTTLED");
     for (size_t i = 0; i < traced_syscall_numbers().size(); ++i) {
         const long nr = traced_syscall_numbers()[i];
         if (nr >= 0 && nr < IOD_MAX_NR) ro->sys_of_nr[nr] = static_cast<uint8_t>(i + 1);
@@ -280,8 +304,17 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     if (sched && classes_resolved.count(CLS_LOCKS)) st.layers.push_back(layer::kLocks);
     if (!sched) notes.push_back("sched_switch/sched_wakeup not attached: off-CPU waits and run-queue delay "
                                 "are not separated (they count as filesystem time)");
-    notes.push_back("cgroup layer not claimed: blk-throttle holds bios before block_bio_queue and is "
-                    "seen here only as the submitter's block-I/O wait");
+    // blk-throttle holds bios before block_bio_queue; a syscall whose bios
+    // never reached Q in its own context and whose cgroup's held bios were
+    // released while it waited gets that part of its wait charged to cgroup.
+    if (sched && has("block_bio_queue") && ro->bio_throttled_bit < 16) {
+        st.layers.push_back(layer::kCgroup);
+        notes.push_back("cgroup: blk-throttle hold time measured for submitters that wait for their own "
+                        "I/O (direct/sync I/O); throttled buffered writeback shows as dirty throttling");
+    } else {
+        notes.push_back("cgroup layer not claimed: block_bio_queue not attached or BIO_BPS_THROTTLED not "
+                        "in kernel BTF, so blk-throttle hold time is seen only as block-I/O wait");
+    }
     for (const auto& m : missing) notes.push_back("not attached: " + m);
     if (impl->hz.hz == 0) notes.push_back("kernel HZ unknown: jiffies fields not converted");
     std::string reason;
@@ -358,7 +391,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
         syscall_bpf::ProcessTime p;
         p.pid = key;
         p.comm.assign(val.comm, strnlen(val.comm, sizeof(val.comm)));
-        p.cgroup = cg.label(val.cgid, val.memcg);
+        p.cgroup = cg.label(val.cgid, val.memcg, val.io_cg);
         p.ops = val.ops;
         p.ns_by_bucket.assign(val.ns_by_bucket, val.ns_by_bucket + IOD_HIST_BUCKETS);
         s.procs.push_back(std::move(p));
@@ -375,7 +408,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
             op.comm.assign(e.comm, strnlen(e.comm, sizeof(e.comm)));
             op.pid = e.tgid;
             op.tid = e.tid;
-            op.cgroup = cg.label(e.cgid, e.memcg);
+            op.cgroup = cg.label(e.cgid, e.memcg, e.io_cg);
             op.file = Impl::file_of(e);
             op.sys = static_cast<int>(e.sys);
             op.ret = e.ret;

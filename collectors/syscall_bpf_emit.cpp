@@ -94,6 +94,8 @@ std::vector<MetricSpec> metric_specs() {
         {"syscall.cgroup.slow_time_us", K::Metric, "us", layer::kCgroup, "cgroup", "time in slow-set syscalls per cgroup"},
         {"syscall.cgroup.ops", K::Metric, "count", layer::kCgroup, "cgroup", "traced syscalls per cgroup"},
         {"syscall.proc.time_us", K::Metric, "us", layer::kSyscall, "pid", "time in traced syscalls per process (top 20)"},
+        {"cgroup.blk_throttled_bios", K::Metric, "count", layer::kCgroup, "",
+         "bios blk-throttle held and released in the window (all cgroups)"},
         {"syscall_bpf.exemplar_drops", K::Metric, "count", layer::kSyscall, "", "slow-op records lost (ring buffer full)"},
         {"syscall_bpf.waits_unclassified", K::Metric, "count", layer::kSyscall, "", "off-CPU waits no classifier named"},
         {"syscall_bpf.waits_classified", K::Metric, "count", layer::kSyscall, "", "off-CPU waits classified by stack"},
@@ -257,6 +259,8 @@ void emit(const Snapshot& s, Evidence& ev) {
                               jiffies_ms(counter(s, ph.max), s.hz), "ms", pj);
         }
     }
+    ev.add_metric("cgroup.blk_throttled_bios", {}, counter(s, CNT_THROTTLED_BIOS), "count",
+                  {"tracepoint", "tp_btf:block:block_bio_queue of bios flagged BIO_BPS_THROTTLED (released by blk-throttle)"});
     const Provenance pself{"tracepoint", "syscall_bpf self-accounting"};
     ev.add_metric("syscall_bpf.exemplar_drops", {}, counter(s, CNT_EXEMPLAR_DROPS), "count", pself);
     ev.add_metric("syscall_bpf.waits_unclassified", {}, counter(s, CNT_WAITS_UNCLASSIFIED), "count", pself);
