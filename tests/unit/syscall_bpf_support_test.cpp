@@ -196,3 +196,36 @@ TEST(SyscallRules, Seed000FiresReclaimOnTheIoPathAndNotTheOthers) {
         }
     }
 }
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "collectors/cgroup_ids.hpp"
+
+// cgroup ids are directory inode numbers; labels name the v1 memory and blkio
+// cgroups (both, when the task is in non-root ones) or fall back to v2.
+TEST(CgroupIdNames, LabelsV1MemoryAndBlkioAndV2) {
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / ("iodiag-cgids-" + std::to_string(getpid()));
+    fs::create_directories(root / "proc/self");
+    for (const char* d : {"sys/fs/cgroup/memory/app", "sys/fs/cgroup/blkio/slow", "sys/fs/cgroup/unified/svc/a"})
+        fs::create_directories(root / d);
+    std::ofstream(root / "proc/self/mounts") << "cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n"
+                                                "cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0\n"
+                                                "cgroup /sys/fs/cgroup/blkio cgroup rw,relatime,blkio 0 0\n";
+    auto ino = [&](const char* d) {
+        struct stat st {};
+        stat((root / d).c_str(), &st);
+        return static_cast<uint64_t>(st.st_ino);
+    };
+    CgroupIdNames names(root.string());
+    EXPECT_EQ(names.label(ino("sys/fs/cgroup/unified/svc/a"), ino("sys/fs/cgroup/memory/app"),
+                          ino("sys/fs/cgroup/blkio/slow")),
+              "memory:/app,blkio:/slow");
+    EXPECT_EQ(names.label(ino("sys/fs/cgroup/unified/svc/a"), ino("sys/fs/cgroup/memory"), ino("sys/fs/cgroup/blkio")),
+              "/svc/a");
+    EXPECT_EQ(names.label(ino("sys/fs/cgroup/unified"), 0, ino("sys/fs/cgroup/blkio/slow")), "blkio:/slow");
+    EXPECT_EQ(names.label(999999999, 0, 0), "cgroup-id:999999999");
+    fs::remove_all(root);
+}
