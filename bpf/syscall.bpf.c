@@ -43,7 +43,6 @@ struct inflight {
     __s64 offset;
     __u32 sys;
     __u32 flags;
-    __u64 io_cg;                 /* the io (blkio) cgroup's kernfs id, for blk-throttle */
     __u8 state;                  /* CLS_NONE on CPU, else the current wait class */
     __u8 reclaim_depth;
 };
@@ -242,7 +241,6 @@ static __always_inline int on_enter(__u32 sys, __u64 fd, __s64 offset, bool offs
     v.offset = offset;
     v.sys = sys;
     v.state = CLS_NONE;
-    v.io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
     __u32 tid = (__u32)id;
     if (bpf_map_update_elem(&inflight, &tid, &v, BPF_ANY))
         count(CNT_INFLIGHT_FULL, 1);
@@ -277,7 +275,7 @@ static __always_inline void send_exemplar(struct inflight *f, __u64 id, __u64 to
     e->total_ns = total;
     e->cgid = cgid;
     e->memcg = memcg;
-    e->io_cg = f->io_cg;
+    e->io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
     __builtin_memcpy(e->ns, f->ns, sizeof(e->ns));
     bpf_get_current_comm(e->comm, sizeof(e->comm));
     e->name[0] = 0;
@@ -343,7 +341,7 @@ static __always_inline int on_exit(long ret)
         struct iod_proc_val nv = {};
         nv.cgid = bpf_get_current_cgroup_id();
         nv.memcg = memcg_v1_id();
-        nv.io_cg = f->io_cg;
+        nv.io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
         bpf_get_current_comm(nv.comm, sizeof(nv.comm));
         bpf_map_update_elem(&procs, &tgid, &nv, BPF_NOEXIST);
         pv = bpf_map_lookup_elem(&procs, &tgid);
@@ -507,11 +505,13 @@ int BPF_PROG(on_wakeup, struct task_struct *p)
     struct inflight *f = bpf_map_lookup_elem(&inflight, &tid);
     if (f && f->state != CLS_NONE && f->state != CLS_CPU) {
         __u64 now = bpf_ktime_get_ns();
-        if (f->state == CLS_DEVICE && !(f->flags & IOD_F_Q_INLINE) && f->io_cg) {
+        if (f->state == CLS_DEVICE && !(f->flags & IOD_F_Q_INLINE)) {
             /* Waited for block I/O whose bios never reached block_bio_queue
              * from this thread: blk-throttle held them. The part of the wait
-             * before the cgroup's held bios were released is the throttle's. */
-            __u64 *rel = bpf_map_lookup_elem(&throttle_release, &f->io_cg);
+             * before the cgroup's held bios were released is the throttle's.
+             * (The cgroup is looked up only here, off the per-syscall path.) */
+            __u64 cg = io_cgroup_id(p);
+            __u64 *rel = cg ? bpf_map_lookup_elem(&throttle_release, &cg) : NULL;
             if (rel && *rel > f->mark_ns && *rel <= now) {
                 f->state = CLS_CGROUP;
                 charge(f, *rel);
