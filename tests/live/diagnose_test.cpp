@@ -43,15 +43,17 @@ TEST(LiveDiagnose, NamesALoopDeviceUnderRandomWritesWithItsFigures) {
 
     const json v = json::parse(out);
     EXPECT_EQ(v["schema"], "iodiag-verdict");
-    bool device_row_names_loop = false;
+    // The device row names the loop device with its measured write figures.
+    // Whether it is also a finding depends on how the backing disk copes, so
+    // that is not asserted: a healthy device must not be made into a cause.
+    std::string figures;
     for (const auto& row : v["layers"])
-        if (row["layer"] == "device" && row["figures"].get<std::string>().find(loop.name()) != std::string::npos)
-            device_row_names_loop = true;
-    EXPECT_TRUE(device_row_names_loop) << v["layers"].dump(2);
-    bool finding_on_loop = false;
-    for (const auto& f : v["findings"])
-        if (f["instance"] == loop.name()) finding_on_loop = true;
-    EXPECT_TRUE(finding_on_loop) << "no finding names " << loop.name() << ":\n" << v["findings"].dump(2);
+        if (row["layer"] == "device") figures = row["figures"].get<std::string>();
+    const auto at = figures.find(loop.name() + ":");
+    ASSERT_NE(at, std::string::npos) << figures;
+    const std::string mine = figures.substr(at, figures.find("; loop", at + 1) - at);
+    EXPECT_NE(mine.find("w_await"), std::string::npos) << mine;
+    EXPECT_NE(mine.find("util"), std::string::npos) << mine;
 }
 
 TEST(LiveDiagnose, RecordThenReplayGivesTheIdenticalVerdict) {
