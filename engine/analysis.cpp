@@ -51,6 +51,7 @@ Finding make_finding(const RuleResult& r, const Evidence& ev) {
     f.title = r.title;
     f.mechanism = r.mechanism;
     f.share_pct = r.share_pct;
+    if (f.share_pct) f.share_metric = rule.share_metric;
     f.confidence = rule.confidence * (ev.layer_observed(rule.layer) ? 1.0 : kUnobservedLayerFactor);
     f.score = (f.share_pct ? *f.share_pct / 100.0 : unmeasured_weight(f.severity)) * f.confidence;
     f.evidence = r.cited;

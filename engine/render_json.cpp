@@ -17,6 +17,7 @@ json finding_json(const Finding& f) {
            {"title", f.title},
            {"mechanism", f.mechanism},
            {"share_pct", opt(f.share_pct)},
+           {"share_metric", f.share_metric},
            {"confidence", f.confidence},
            {"score", f.score},
            {"source", f.source},

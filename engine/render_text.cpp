@@ -64,7 +64,7 @@ std::string exemplar_line(const Exemplar& e) {
 void render_finding(std::ostringstream& out, size_t n, const Finding& f) {
     out << " " << n << ". [" << upper(to_string(f.severity)) << "] " << f.title << "\n";
     out << "    layer " << f.layer << " · rule " << f.rule_id << " (" << f.source << ")"
-        << " · share " << (f.share_pct ? format_number(*f.share_pct) + " % (measured)" : std::string("not measured"))
+        << " · share " << (f.share_pct ? format_number(*f.share_pct) + " % (measured: " + f.share_metric + ")" : std::string("not measured"))
         << " · confidence " << format_number(f.confidence) << "\n";
     out << "    why: " << f.mechanism << "\n";
     if (!f.evidence.empty()) out << "    evidence:\n";

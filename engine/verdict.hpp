@@ -23,6 +23,7 @@ struct Finding {
     std::string title;
     std::string mechanism;
     std::optional<double> share_pct;   // measured share of latency, when known
+    std::string share_metric;          // the metric the share was read from (says of what)
     double confidence = 0;             // 0..1, lowered when the layer's latency was not observed
     double score = 0;                  // ranking key, see verdict.cpp
     std::vector<CitedValue> evidence;
