@@ -39,25 +39,26 @@ TEST(DerivedMetrics, UncoveredClassGetsNoNominalRatherThanAGuess) {
     EXPECT_NE(ev.find_metric("window.duration_s"), nullptr);
 }
 
-TEST(DerivedMetrics, LoopOverAnUncoveredClassUsesItsBackingDisksMeasuredMedian) {
+TEST(DerivedMetrics, LoopOverAnUncoveredClassUsesItsBackingDisksMeasuredTail) {
     Evidence ev;
     const Labels loop{{"device", "loop0"}};
     ev.add_fact("device.class", loop, "loop", {"file", "x"});
     ev.add_fact("device.backing_class", loop, "virtio", {"file", "x"});
     ev.add_fact("device.backing_device", loop, "vda", {"file", "x"});
     HistogramMetric h{"block.d2c_us", {{"device", "vda"}}, "us", {}, {"tracepoint", "x"}};
-    h.hist.add(100, 5);   // too few requests for a median
+    h.hist.add(100, 50);   // too few requests for a p99
     ev.histograms.push_back(h);
     Evidence few = ev;
     add_derived_metrics(few);
     EXPECT_EQ(few.find_metric("device.nominal_read_latency_ms", loop), nullptr);
 
-    ev.histograms[0].hist.add(100, 95);   // 100 requests in [64, 127] us
+    ev.histograms[0].hist.add(100, 140);   // 190 requests in [64, 127] us
+    ev.histograms[0].hist.add(3000, 10);   // and a 5 % tail in [2048, 4095] us
     add_derived_metrics(ev);
     const Metric* m = ev.find_metric("device.nominal_read_latency_ms", loop);
     ASSERT_NE(m, nullptr);
-    EXPECT_GE(m->value, 0.064);
-    EXPECT_LE(m->value, 0.127);
+    EXPECT_GE(m->value, 2.048);
+    EXPECT_LE(m->value, 4.095);
     EXPECT_EQ(m->provenance.kind, "derived");
     EXPECT_NE(m->provenance.source.find("vda"), std::string::npos);
 }
