@@ -1,0 +1,91 @@
+// Replays bundles recorded from real faults (tests/fixtures/bundles) through
+// the shipped rules and checks the diagnosis each fault must give.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "collectors/registry.hpp"
+#include "engine/analysis.hpp"
+#include "engine/bundle.hpp"
+#include "engine/render.hpp"
+
+using namespace iodiag;
+using nlohmann::json;
+
+namespace {
+
+const std::string kBundles = std::string(IODIAG_FIXTURES) + "/bundles/";
+
+const RuleSet& shipped_rules() {
+    static const MetricCatalog catalog = full_catalog();
+    static const RuleSet rules = [] {
+        LoadContext ctx;
+        ctx.catalog = &catalog;
+        return load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules"}, ctx);
+    }();
+    return rules;
+}
+
+json expectations() {
+    std::ifstream in(kBundles + "expected.json");
+    return json::parse(in);
+}
+
+class Replay : public ::testing::TestWithParam<std::string> {};
+
+bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+}  // namespace
+
+TEST_P(Replay, GivesTheDiagnosisOfTheRecordedFault) {
+    ASSERT_TRUE(shipped_rules().ok());
+    const std::string name = GetParam();
+    const json want = expectations().at(name);
+    const Evidence ev = load_bundle(kBundles + name + ".json");
+
+    const auto t0 = std::chrono::steady_clock::now();
+    const Verdict v = analyze(ev, shipped_rules());
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%s: analysis of a %.1f s bundle took %.1f ms\n", name.c_str(), ev.window.duration_s, ms);
+    SCOPED_TRACE(name + " (" + want.value("why", "") + ")\n" + render_text(v));
+
+    if (want.contains("top_layer") || want.contains("top_layer_in") || want.contains("top_rule")) {
+        ASSERT_FALSE(v.findings.empty());
+        const Finding& top = v.findings.front();
+        if (want.contains("top_layer")) EXPECT_EQ(top.layer, want["top_layer"].get<std::string>());
+        if (want.contains("top_layer_in")) {
+            const auto allowed = want["top_layer_in"].get<std::vector<std::string>>();
+            EXPECT_NE(std::find(allowed.begin(), allowed.end(), top.layer), allowed.end()) << top.layer;
+        }
+        if (want.contains("top_rule")) EXPECT_EQ(top.rule_id, want["top_rule"].get<std::string>());
+        if (want.contains("top_instance_prefix"))
+            EXPECT_TRUE(starts_with(top.instance, want["top_instance_prefix"])) << top.instance;
+        if (want.contains("min_top_share_pct")) {
+            ASSERT_TRUE(top.share_pct.has_value());
+            EXPECT_GT(*top.share_pct, want["min_top_share_pct"].get<double>());
+        }
+    }
+    if (want.contains("cgroup_named")) {
+        const std::string text = render_text(v);
+        EXPECT_NE(text.find(want["cgroup_named"].get<std::string>()), std::string::npos);
+    }
+    if (want.contains("device_row_names")) {
+        for (const auto& row : v.layers)
+            if (row.layer == "device") EXPECT_NE(row.figures.find(want["device_row_names"].get<std::string>()), std::string::npos);
+    }
+    if (want.contains("no_finding_on_layer"))
+        for (const auto& f : v.findings) EXPECT_NE(f.layer, want["no_finding_on_layer"].get<std::string>()) << f.rule_id;
+}
+
+TEST_P(Replay, IsDeterministic) {
+    const Evidence ev = load_bundle(kBundles + GetParam() + ".json");
+    EXPECT_EQ(render_json(analyze(ev, shipped_rules())).dump(), render_json(analyze(ev, shipped_rules())).dump());
+    EXPECT_EQ(render_text(analyze(ev, shipped_rules())), render_text(analyze(ev, shipped_rules())));
+}
+
+INSTANTIATE_TEST_SUITE_P(RecordedFaults, Replay,
+                         ::testing::Values("slow_device", "tiny_nr_requests", "dirty_throttle", "memcg_reader",
+                                           "device_saturated"));
