@@ -90,7 +90,9 @@ std::string render_text(const Verdict& v) {
         << observed << " of " << v.layers.size() << " layers";
     if (observed < v.layers.size()) out << " (unobserved layers are unknown, not healthy)";
     out << "\n";
-    if (!v.who_suffered.empty()) {
+    // Who suffered most is worth a line only when something was wrong: in a
+    // healthy window the "slowest" operations are merely the window's p99.
+    if (!v.who_suffered.empty() && !v.findings.empty()) {
         out << "WHO SUFFERED MOST:";
         for (const auto& [what, value] : v.who_suffered) out << " " << what << " " << value << ";";
         out << "\n";

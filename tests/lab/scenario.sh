@@ -5,7 +5,8 @@
 #
 #   tests/lab/scenario.sh NAME OUT.json [SECONDS]
 #
-# NAME: idle | device_saturated | slow_device | dirty_throttle | tiny_nr_requests | memcg_reader
+# NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
+#       tiny_nr_requests | memcg_reader
 # Needs root, fio, losetup, mkfs.ext4. Every change (sysctl, queue setting,
 # cgroup, mount, loop device) is undone on exit, also on failure.
 set -euo pipefail
@@ -30,6 +31,13 @@ record() { sleep 1; "$iodiag" record --duration "$secs" -o "$out" >/dev/null; }
 
 case $name in
   idle)
+    record ;;
+  cached_reads)       # a read loop over a file that fits in the page cache: healthy
+    dev=$(loop_on /tmp 256); mkfs.ext4 -q "$dev"; mkdir "$work/mnt"; mount "$dev" "$work/mnt"
+    undo+=("umount -l $work/mnt")
+    dd if=/dev/urandom of="$work/mnt/hot" bs=1M count=32 status=none; cat "$work/mnt/hot" >/dev/null
+    bg fio --name=r --filename="$work/mnt/hot" --rw=randread --bs=4k --ioengine=psync --invalidate=0 \
+       --time_based --runtime=120
     record ;;
   device_saturated)   # random direct writes at depth 32 on a loop device over the virtual disk
     dev=$(loop_on /tmp 1024)
@@ -58,6 +66,14 @@ case $name in
     echo $((1024*1024)) > /proc/sys/vm/dirty_background_bytes
     bg fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
        --time_based --runtime=120
+    record ;;
+  fsync_storm)        # small write+fsync threads beside a big buffered writer on ext4: journal
+    dev=$(loop_on /tmp 1024); mkfs.ext4 -q "$dev"; mkdir "$work/mnt"; mount "$dev" "$work/mnt"
+    undo+=("umount -l $work/mnt")
+    bg fio --name=big --directory="$work/mnt" --rw=write --bs=1m --size=512m --ioengine=psync \
+       --time_based --runtime=120
+    bg fio --name=small --directory="$work/mnt" --rw=randwrite --bs=4k --size=8m --ioengine=psync \
+       --fsync=1 --numjobs=4 --time_based --runtime=120
     record ;;
   tiny_nr_requests)   # many threads at depth 1 against nr_requests=4 (tag waits in Q2G)
     dev=$(loop_on /dev/shm 512); q=/sys/block/$(basename "$dev")/queue
