@@ -34,16 +34,8 @@ std::string join(const std::vector<std::string>& v) {
 
 std::map<std::string, DiskStatsRecord> parse_diskstats(const std::string& text, const std::string& path) {
     std::map<std::string, DiskStatsRecord> out;
-    std::size_t line_no = 0, pos = 0;
-    while (pos < text.size()) {
-        const auto nl = text.find('\n', pos);
-        const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-        pos = nl == std::string::npos ? text.size() : nl + 1;
-        ++line_no;
-        const auto f = split_ws(line);
-        if (f.empty()) continue;
-        const std::string where = path + ":" + std::to_string(line_no);
-        if (f.size() == 7) continue;  // old-style partition line: partitions are not reported
+    for_each_line(text, path, [&](const std::vector<std::string>& f, const std::string&, const std::string& where) {
+        if (f.size() == 7) return;  // old-style partition line: partitions are not reported
         if (f.size() != 14 && f.size() != 18 && f.size() != 20)
             throw SourceError(where + ": expected 14, 18 or 20 fields, got " + std::to_string(f.size()) +
                               " (truncated?)");
@@ -64,7 +56,7 @@ std::map<std::string, DiskStatsRecord> parse_diskstats(const std::string& text, 
             r.flushes = u(18), r.flush_ticks_ms = u(19);
         }
         if (!out.emplace(r.name, r).second) throw SourceError(where + ": device '" + r.name + "' seen twice");
-    }
+    });
     if (out.empty()) throw SourceError(path + ": no devices (empty file?)");
     return out;
 }

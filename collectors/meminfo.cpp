@@ -37,14 +37,7 @@ const std::vector<MeminfoMetric>& meminfo_metrics() {
 
 std::map<std::string, std::uint64_t> parse_meminfo(const std::string& text, const std::string& path) {
     std::map<std::string, std::uint64_t> out;
-    std::size_t line_no = 0, pos = 0;
-    while (pos < text.size()) {
-        const auto nl = text.find('\n', pos);
-        const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-        pos = nl == std::string::npos ? text.size() : nl + 1;
-        ++line_no;
-        if (split_ws(line).empty()) continue;
-        const std::string where = path + ":" + std::to_string(line_no);
+    for_each_line(text, path, [&](const std::vector<std::string>&, const std::string& line, const std::string& where) {
         const auto colon = line.find(':');
         if (colon == std::string::npos || colon == 0)
             throw SourceError(where + ": expected 'Key: value [kB]', got '" + line + "'");
@@ -58,7 +51,7 @@ std::map<std::string, std::uint64_t> parse_meminfo(const std::string& text, cons
             value *= 1024;
         }
         if (!out.emplace(key, value).second) throw SourceError(where + ": '" + key + "' seen twice");
-    }
+    });
     if (out.empty()) throw SourceError(path + ": empty");
     return out;
 }

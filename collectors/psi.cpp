@@ -16,15 +16,7 @@ namespace iodiag {
 
 PsiTotals parse_psi(const std::string& text, const std::string& path) {
     PsiTotals out;
-    std::size_t line_no = 0, pos = 0;
-    while (pos < text.size()) {
-        const auto nl = text.find('\n', pos);
-        const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-        pos = nl == std::string::npos ? text.size() : nl + 1;
-        ++line_no;
-        const auto f = split_ws(line);
-        if (f.empty()) continue;
-        const std::string where = path + ":" + std::to_string(line_no);
+    for_each_line(text, path, [&](const std::vector<std::string>& f, const std::string& line, const std::string& where) {
         if (f[0] != "some" && f[0] != "full")
             throw SourceError(where + ": expected a 'some' or 'full' line, got '" + line + "'");
         std::optional<std::uint64_t> total;
@@ -34,7 +26,7 @@ PsiTotals parse_psi(const std::string& text, const std::string& path) {
         auto& slot = f[0] == "some" ? out.some_us : out.full_us;
         if (slot) throw SourceError(where + ": second '" + f[0] + "' line");
         slot = total;
-    }
+    });
     if (!out.some_us) throw SourceError(path + ": no 'some' line (empty or truncated file?)");
     return out;
 }

@@ -41,6 +41,19 @@ std::string under_root(const std::string& root, const std::string& abs_path) {
     return r + abs_path;
 }
 
+void for_each_line(const std::string& text, const std::string& path, const LineVisitor& fn) {
+    std::size_t line_no = 0, pos = 0;
+    while (pos < text.size()) {
+        const auto nl = text.find('\n', pos);
+        const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+        pos = nl == std::string::npos ? text.size() : nl + 1;
+        ++line_no;
+        const auto fields = split_ws(line);
+        if (fields.empty()) continue;
+        fn(fields, line, path + ":" + std::to_string(line_no));
+    }
+}
+
 std::vector<std::string> split_ws(const std::string& line) {
     std::vector<std::string> out;
     std::istringstream ss(line);

@@ -2,6 +2,7 @@
 // name the path, for collectors and their fixture tests.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -22,6 +23,11 @@ std::optional<std::string> try_read_text_file(const std::string& path);
 std::optional<std::string> try_read_first_line(const std::string& path);
 // Joins a root prefix ("/" or a fixture tree) with an absolute path.
 std::string under_root(const std::string& root, const std::string& abs_path);
+// Calls fn(fields, line, where) for every non-blank line of text: its
+// whitespace-split fields, the line itself, and "path:N" for error messages.
+using LineVisitor =
+    std::function<void(const std::vector<std::string>& fields, const std::string& line, const std::string& where)>;
+void for_each_line(const std::string& text, const std::string& path, const LineVisitor& fn);
 // Splits on runs of whitespace.
 std::vector<std::string> split_ws(const std::string& line);
 // Parses an unsigned/signed integer or throws SourceError("<where>: ...").

@@ -49,19 +49,11 @@ std::optional<std::uint64_t> workingset_refault(const VmstatCounters& c) {
 
 VmstatCounters parse_vmstat(const std::string& text, const std::string& path) {
     VmstatCounters out;
-    std::size_t line_no = 0, pos = 0;
-    while (pos < text.size()) {
-        const auto nl = text.find('\n', pos);
-        const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-        pos = nl == std::string::npos ? text.size() : nl + 1;
-        ++line_no;
-        const auto f = split_ws(line);
-        if (f.empty()) continue;
-        const std::string where = path + ":" + std::to_string(line_no);
+    for_each_line(text, path, [&](const std::vector<std::string>& f, const std::string& line, const std::string& where) {
         if (f.size() != 2) throw SourceError(where + ": expected 'name value', got '" + line + "'");
         const auto value = parse_u64(f[1], where);
         if (!out.emplace(f[0], value).second) throw SourceError(where + ": '" + f[0] + "' seen twice");
-    }
+    });
     if (out.empty()) throw SourceError(path + ": empty");
     return out;
 }
