@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/cli/commands.hpp"
+#include "engine/cli/diff_command.hpp"
 #include "engine/cli/rules_command.hpp"
 #include "engine/cli/slow_command.hpp"
 
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
     iodiag::cli::add_slow_command(app);
     iodiag::cli::add_rules_commands(app);
     iodiag::cli::add_playbook_command(app);
+    iodiag::cli::add_diff_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
