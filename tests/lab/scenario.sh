@@ -6,7 +6,7 @@
 #   tests/lab/scenario.sh NAME OUT.json [SECONDS]
 #
 # NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
-#       tiny_nr_requests | memcg_reader
+#       tiny_nr_requests | memcg_reader | blkio_throttle
 # Needs root, fio, losetup, mkfs.ext4. Every change (sysctl, queue setting,
 # cgroup, mount, loop device) is undone on exit, also on failure.
 set -euo pipefail
@@ -82,6 +82,12 @@ case $name in
     echo 4 > $q/nr_requests
     bg fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
        --numjobs=32 --time_based --runtime=120
+    record ;;
+  blkio_throttle)     # a direct reader in a v1 blkio group limited far below its demand
+    dev=$(loop_on /dev/shm 256); majmin=$(lsblk -ndo MAJ:MIN "$dev" | tr -d ' ')
+    cg=/sys/fs/cgroup/blkio/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
+    echo "$majmin 100" > "$cg/blkio.throttle.read_iops_device"
+    bg sh -c "echo \$\$ > $cg/cgroup.procs; exec fio --name=r --filename=$dev --rw=randread --bs=4k --direct=1 --ioengine=psync --numjobs=2 --time_based --runtime=120"
     record ;;
   memcg_reader)       # a buffered reader in a v1 memory cgroup much smaller than its file
     dev=$(loop_on /tmp 1024); mkfs.ext4 -q "$dev"; mkdir "$work/mnt"; mount "$dev" "$work/mnt"

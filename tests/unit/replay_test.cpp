@@ -76,6 +76,12 @@ TEST_P(Replay, GivesTheDiagnosisOfTheRecordedFault) {
         for (const auto& row : v.layers)
             if (row.layer == "device") EXPECT_NE(row.figures.find(want["device_row_names"].get<std::string>()), std::string::npos);
     }
+    if (want.contains("fires"))
+        for (const auto& id : want["fires"].get<std::vector<std::string>>()) {
+            bool fired = false;
+            for (const auto& f : v.findings) fired |= f.rule_id == id;
+            EXPECT_TRUE(fired) << id;
+        }
     if (want.contains("no_finding_above")) {
         EXPECT_EQ(want["no_finding_above"], "info");
         for (const auto& f : v.findings) EXPECT_EQ(f.severity, Severity::Info) << f.rule_id;
@@ -92,4 +98,4 @@ TEST_P(Replay, IsDeterministic) {
 
 INSTANTIATE_TEST_SUITE_P(RecordedFaults, Replay,
                          ::testing::Values("slow_device", "tiny_nr_requests", "dirty_throttle", "memcg_reader",
-                                           "device_saturated", "fsync_storm", "cached_reads"));
+                                           "device_saturated", "fsync_storm", "cached_reads", "blkio_throttle"));
