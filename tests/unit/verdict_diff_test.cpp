@@ -132,6 +132,16 @@ TEST(VerdictDiff, FixedDeviceIsResolvedAndItsVerifyHolds) {
     EXPECT_TRUE(d.same_host());
     EXPECT_EQ(d.status_before, "warning");
     EXPECT_FALSE(d.got_worse());
+
+    const auto j = render_diff_json(d);
+    EXPECT_TRUE(j["resolved"][0]["confirmed"].get<bool>());
+    EXPECT_EQ(j["resolved"][0]["verify"][0]["result"], "holds");
+    EXPECT_EQ(j["persisting"][0]["share_before_pct"], 82);
+    EXPECT_EQ(j["persisting"][0]["share_after_pct"], 30);
+    const std::string text = render_diff_text(d);
+    EXPECT_NE(text.find("disk.util_pct{device=loop0}: 99 % -> 10 %"), std::string::npos) << text;
+    EXPECT_NE(text.find("share (attr.slow.dirty_pct): 82 % -> 30 %"), std::string::npos) << text;
+    EXPECT_NE(text.find("verify holds: disk.util_pct < 50 %"), std::string::npos) << text;
 }
 
 TEST(VerdictDiff, VerifyFailsWhenTheFindingIsGoneButTheTargetIsNotMet) {
