@@ -136,7 +136,7 @@ std::string render_diff_text(const VerdictDiff& d) {
         values_text(out, c);
         for (const auto& v : c.verify) {
             if (v.after.empty())
-                out << "      verify: " << v.before << "\n";
+                out << "      verify not evaluated on AFTER; as BEFORE printed it: " << v.before << "\n";
             else
                 out << "      verify " << verify_result(v.outcome) << ": " << v.after << "\n";
         }
