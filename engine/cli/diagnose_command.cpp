@@ -9,7 +9,7 @@
 #include "engine/bundle.hpp"
 #include "engine/cli/collect.hpp"
 #include "engine/cli/commands.hpp"
-#include "engine/cli/data_dirs.hpp"
+#include "engine/cli/rules_loading.hpp"
 #include "engine/render.hpp"
 
 namespace iodiag::cli {
@@ -23,20 +23,6 @@ struct Options {
     std::string output;   // record: bundle path
     std::string bundle;   // replay: bundle path
 };
-
-RuleSet load_rules_or_exit(const std::string& explicit_dir) {
-    const MetricCatalog catalog = full_catalog();
-    LoadContext ctx;
-    ctx.catalog = &catalog;
-    const std::string dir = find_data_dir("rules", explicit_dir);
-    RuleSet rules = load_rules({dir}, ctx);
-    for (const auto& d : rules.diagnostics) std::cerr << d.to_string() << "\n";
-    if (!rules.ok()) {
-        std::cerr << "iodiag: the rules in " << dir << " do not load; run `iodiag rules lint " << dir << "`\n";
-        throw ExitCode{3};
-    }
-    return rules;
-}
 
 // Same evidence in, same verdict out: the live path analyses what a replay of
 // its bundle would read, so record + replay can never disagree.
