@@ -4,7 +4,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "collectors/registry.hpp"
 #include "engine/analysis.hpp"
 #include "engine/bundle.hpp"
 #include "engine/cli/collect.hpp"
