@@ -357,61 +357,55 @@ out:
     return 0;
 }
 
-/* A few enter programs and one exit program, attached by user space to every
- * traced syscall's tracepoints (sys_enter_<name> / sys_exit_<name>): the
- * verifier checks each once instead of once per syscall. Enter programs are
- * split by which arguments they read, because a tracepoint program may not
- * read past the record of any tracepoint it is attached to. ctx->nr (the
- * arch's syscall number) says which syscall fired, through sys_of_nr, filled
- * from <sys/syscall.h> by user space. */
-static __always_inline int sys_of(struct syscall_trace_enter *ctx)
+/* One enter and one exit program on the raw syscall tracepoints
+ * (raw_syscalls sys_enter/sys_exit as tp_btf), filtered by syscall number
+ * through sys_of_nr (filled from <sys/syscall.h> by user space) before any
+ * other work: an untraced syscall costs an array load and a compare.
+ * Raw tracepoint links detach without the per-event RCU synchronisation that
+ * perf-event tracepoints (syscalls:sys_enter_<name>) pay on close, ~80 ms
+ * each here, which made finish() take seconds with 30 of them. The syscall
+ * arguments are read from the user registers (x86-64 syscall ABI: di, si,
+ * dx, r10); 32-bit compat syscalls use another numbering and are skipped,
+ * as the syscalls:* tracepoints skip them. */
+#define IOD_USER32_CS 0x23
+
+static __always_inline int sys_of_regs(struct pt_regs *regs, long nr)
 {
-    int nr = ctx->nr;
     if (nr < 0 || nr >= IOD_MAX_NR) return -1;
-    return (int)sys_of_nr[nr] - 1;
+    int sys = (int)sys_of_nr[nr] - 1;
+    if (sys < 0) return -1;
+    if (regs->cs == IOD_USER32_CS) return -1;
+    return sys;
 }
 
-/* read, write, readv, writev, fsync, fdatasync, io_uring_enter: args[0] only */
-SEC("tracepoint/syscalls/sys_enter_read")
-int sys_enter_fd(struct syscall_trace_enter *ctx)
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 {
-    int sys = sys_of(ctx);
+    int sys = sys_of_regs(regs, nr);
     if (sys < 0) return 0;
-    bool pos_from_file = sys == SYS_READ || sys == SYS_WRITE || sys == SYS_READV || sys == SYS_WRITEV;
-    return on_enter(sys, ctx->args[0], -1, pos_from_file, 0);
+    __u64 fd = regs->di;
+    switch (sys) {
+    case SYS_PREAD64: case SYS_PWRITE64: case SYS_PREADV: case SYS_PWRITEV:
+    case SYS_PREADV2: case SYS_PWRITEV2:
+        /* offset in the 4th argument */
+        return on_enter(sys, fd, (__s64)regs->r10, false, 0);
+    case SYS_SYNC_FILE_RANGE:
+        return on_enter(sys, fd, (__s64)regs->si, false, 0);
+    case SYS_OPENAT:
+        /* the path (user pointer) in the 2nd argument; the file is known at exit */
+        return on_enter(sys, 0, -1, false, regs->si);
+    case SYS_READ: case SYS_WRITE: case SYS_READV: case SYS_WRITEV:
+        return on_enter(sys, fd, -1, true, 0);
+    default:   /* fsync, fdatasync, io_uring_enter */
+        return on_enter(sys, fd, -1, false, 0);
+    }
 }
 
-/* pread64, pwrite64, preadv, pwritev, preadv2, pwritev2: offset in args[3] */
-SEC("tracepoint/syscalls/sys_enter_pread64")
-int sys_enter_fd_pos(struct syscall_trace_enter *ctx)
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-    int sys = sys_of(ctx);
-    if (sys < 0) return 0;
-    return on_enter(sys, ctx->args[0], (__s64)ctx->args[3], false, 0);
-}
-
-/* sync_file_range: offset in args[1] */
-SEC("tracepoint/syscalls/sys_enter_sync_file_range")
-int sys_enter_range(struct syscall_trace_enter *ctx)
-{
-    int sys = sys_of(ctx);
-    if (sys < 0) return 0;
-    return on_enter(sys, ctx->args[0], (__s64)ctx->args[1], false, 0);
-}
-
-/* openat: the path (user pointer) in args[1]; the file is known at exit */
-SEC("tracepoint/syscalls/sys_enter_openat")
-int sys_enter_open(struct syscall_trace_enter *ctx)
-{
-    int sys = sys_of(ctx);
-    if (sys < 0) return 0;
-    return on_enter(sys, 0, -1, false, ctx->args[1]);
-}
-
-SEC("tracepoint/syscalls/sys_exit_read")
-int sys_exit(struct syscall_trace_exit *ctx)
-{
-    return on_exit(ctx->ret);
+    if (sys_of_regs(regs, (long)regs->orig_ax) < 0) return 0;
+    return on_exit(ret);
 }
 
 /* ---- off-CPU classification ---------------------------------------------- */
@@ -579,14 +573,18 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
     return 0;
 }
 
-SEC("tracepoint/vmscan/mm_vmscan_throttled")
-int on_vmscan_throttled(struct trace_event_raw_mm_vmscan_throttled *ctx)
+/* The simple event tracepoints below are raw (tp_btf): their arguments are
+ * the tracepoint's own, and their links detach without an RCU sync each. */
+SEC("tp_btf/mm_vmscan_throttled")
+int BPF_PROG(on_vmscan_throttled, int nid, int usec_timeout, int usec_delayed, int reason)
 {
     count(CNT_RECLAIM_THROTTLED, 1);
-    if (ctx->usec_delayed > 0) count(CNT_RECLAIM_THROTTLED_US, ctx->usec_delayed);
+    if (usec_delayed > 0) count(CNT_RECLAIM_THROTTLED_US, usec_delayed);
     return 0;
 }
 
+/* Stays a perf-event tracepoint: limit, setpoint and cgroup_ino are computed
+ * in the event's record, not passed as arguments (one ~80 ms detach). */
 SEC("tracepoint/writeback/balance_dirty_pages")
 int on_balance_dirty_pages(struct trace_event_raw_balance_dirty_pages *ctx)
 {
@@ -602,25 +600,28 @@ int on_balance_dirty_pages(struct trace_event_raw_balance_dirty_pages *ctx)
     return 0;
 }
 
-SEC("tracepoint/jbd2/jbd2_run_stats")
-int on_jbd2_run_stats(struct trace_event_raw_jbd2_run_stats *ctx)
+/* The event record copies these four fields (jiffies) from the stats. */
+SEC("tp_btf/jbd2_run_stats")
+int BPF_PROG(on_jbd2_run_stats, dev_t dev, tid_t tid, struct transaction_run_stats_s *stats)
 {
+    __u64 running = stats->rs_running, locked = stats->rs_locked;
+    __u64 flushing = stats->rs_flushing, logging = stats->rs_logging;
     count(CNT_JBD2_COMMITS, 1);
-    count(CNT_JBD2_RUNNING, ctx->running);
-    count(CNT_JBD2_LOCKED, ctx->locked);
-    count(CNT_JBD2_FLUSHING, ctx->flushing);
-    count(CNT_JBD2_LOGGING, ctx->logging);
-    count_max(CNT_JBD2_MAX_LOCKED, ctx->locked);
-    count_max(CNT_JBD2_MAX_FLUSHING, ctx->flushing);
-    count_max(CNT_JBD2_MAX_LOGGING, ctx->logging);
+    count(CNT_JBD2_RUNNING, running);
+    count(CNT_JBD2_LOCKED, locked);
+    count(CNT_JBD2_FLUSHING, flushing);
+    count(CNT_JBD2_LOGGING, logging);
+    count_max(CNT_JBD2_MAX_LOCKED, locked);
+    count_max(CNT_JBD2_MAX_FLUSHING, flushing);
+    count_max(CNT_JBD2_MAX_LOGGING, logging);
     return 0;
 }
 
-SEC("tracepoint/ext4/ext4_sync_file_enter")
-int on_ext4_sync_enter(void *ctx) { count(CNT_EXT4_FSYNC, 1); return 0; }
+SEC("tp_btf/ext4_sync_file_enter")
+int BPF_PROG(on_ext4_sync_enter) { count(CNT_EXT4_FSYNC, 1); return 0; }
 
-SEC("tracepoint/readahead/page_cache_sync_ra")
-int on_sync_ra(void *ctx)
+SEC("tp_btf/page_cache_sync_ra")
+int BPF_PROG(on_sync_ra)
 {
     count(CNT_RA_SYNC, 1);
     struct inflight *f = current_inflight();
@@ -628,8 +629,8 @@ int on_sync_ra(void *ctx)
     return 0;
 }
 
-SEC("tracepoint/readahead/page_cache_async_ra")
-int on_async_ra(void *ctx)
+SEC("tp_btf/page_cache_async_ra")
+int BPF_PROG(on_async_ra)
 {
     count(CNT_RA_ASYNC, 1);
     struct inflight *f = current_inflight();
@@ -640,9 +641,9 @@ int on_async_ra(void *ctx)
 /* Pages readahead asked the filesystem for (the non-large-folio path; the
  * large-folio path of page_cache_ra_order falls back to this one or is not
  * counted, so this is a lower bound). */
-SEC("tracepoint/readahead/page_cache_ra_unbounded")
-int on_ra_unbounded(struct trace_event_raw_page_cache_ra_unbounded *ctx)
+SEC("tp_btf/page_cache_ra_unbounded")
+int BPF_PROG(on_ra_unbounded, struct inode *inode, unsigned long index, unsigned long nr_to_read)
 {
-    count(CNT_RA_PAGES, ctx->nr_to_read);
+    count(CNT_RA_PAGES, nr_to_read);
     return 0;
 }

@@ -3,11 +3,14 @@
 // syscall_bpf_attribution.cpp.
 #include "collectors/syscall_bpf.hpp"
 
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +18,8 @@
 #include <mutex>
 #include <set>
 #include <thread>
+
+#include <spdlog/spdlog.h>
 
 #include "collectors/bpf_features.hpp"
 #include "collectors/cgroup_ids.hpp"
@@ -36,6 +41,25 @@
 
 namespace iodiag {
 
+namespace {
+// Logs the time since the previous mark (at debug level): finish() must stay
+// short because the verdict is due within the window + 1 s.
+class StepTimer {
+public:
+    explicit StepTimer(const char* what) : what_(what), last_(std::chrono::steady_clock::now()) {}
+    void mark(const char* step) {
+        const auto now = std::chrono::steady_clock::now();
+        spdlog::debug("{}: {} took {:.1f} ms", what_, step,
+                      std::chrono::duration<double, std::milli>(now - last_).count());
+        last_ = now;
+    }
+
+private:
+    const char* what_;
+    std::chrono::steady_clock::time_point last_;
+};
+}  // namespace
+
 #if IODIAG_HAVE_BPF
 
 struct SyscallBpfCollector::Impl {
@@ -44,6 +68,7 @@ struct SyscallBpfCollector::Impl {
     ring_buffer* rb = nullptr;
     std::thread drainer;
     std::atomic<bool> stop{false};
+    int stop_fd = -1;   // eventfd: wakes the drainer at once when the window ends
     std::mutex mu;   // guards the exemplar state below
     std::vector<iod_exemplar> slowest;   // min-heap by total_ns, bounded
     std::map<std::string, std::vector<uint64_t>> file_ns_by_bucket;
@@ -53,11 +78,42 @@ struct SyscallBpfCollector::Impl {
     std::string root = "/";
 
     ~Impl() {
-        stop = true;
-        if (drainer.joinable()) drainer.join();
+        stop_drainer();
+        if (stop_fd >= 0) close(stop_fd);
         if (rb) ring_buffer__free(rb);
         for (auto* l : links) bpf_link__destroy(l);
         if (skel) syscall_bpf__destroy(skel);
+    }
+
+    void stop_drainer() {
+        stop = true;
+        if (stop_fd >= 0) {
+            const uint64_t one = 1;
+            (void)!write(stop_fd, &one, sizeof(one));
+        }
+        if (drainer.joinable()) drainer.join();
+    }
+
+    // Waits on the ring buffer and the stop eventfd together, so that the
+    // end of the window does not wait out a poll timeout.
+    void drain_until_stopped() {
+        const int ep = epoll_create1(EPOLL_CLOEXEC);
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.fd = ring_buffer__epoll_fd(rb);
+        const bool ok = ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev) == 0 &&
+                        (ev.data.fd = stop_fd, epoll_ctl(ep, EPOLL_CTL_ADD, stop_fd, &ev) == 0);
+        while (!stop) {
+            if (ok) {
+                epoll_event got[2];
+                if (epoll_wait(ep, got, 2, 1000) < 0 && errno != EINTR) break;
+                ring_buffer__consume(rb);
+            } else {
+                ring_buffer__poll(rb, 100);
+            }
+        }
+        ring_buffer__consume(rb);
+        if (ep >= 0) close(ep);
     }
 
     static std::string file_of(const iod_exemplar& e) {
@@ -107,6 +163,10 @@ std::pair<std::string, std::string> tracepoint_of(const std::string& section) {
     if (name.rfind("sched_", 0) == 0) return {"sched", name};
     if (name.rfind("mm_vmscan_", 0) == 0) return {"vmscan", name};
     if (name.rfind("block_", 0) == 0) return {"block", name};
+    if (name == "sys_enter" || name == "sys_exit") return {"raw_syscalls", name};
+    if (name.rfind("jbd2_", 0) == 0) return {"jbd2", name};
+    if (name.rfind("ext4_", 0) == 0) return {"ext4", name};
+    if (name.rfind("page_cache_", 0) == 0) return {"readahead", name};
     return {"", name};
 }
 
@@ -183,6 +243,7 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         st.reason = why;
         return st;
     }
+    StepTimer t("syscall_bpf start");
     auto impl = std::make_unique<Impl>();
     impl->max_exemplars = opts_.max_exemplars;
     impl->root = opts.root;
@@ -231,41 +292,12 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         st.reason = std::string("loading bpf/syscall.bpf.c failed: ") + std::strerror(-err);
         return st;
     }
+    t.mark("load");
+    // The syscall programs are on raw_syscalls sys_enter/sys_exit and filter
+    // by syscall number in the kernel (see bpf/syscall.bpf.c for why).
     std::set<std::string> attached;
-    // A few enter programs (by which arguments they read) and one exit program
-    // go to every traced syscall's tracepoints.
-    auto* P = &impl->skel->progs;
-    auto enter_prog = [&](int sys) {
-        switch (sys) {
-        case SYS_PREAD64: case SYS_PWRITE64: case SYS_PREADV: case SYS_PWRITEV:
-        case SYS_PREADV2: case SYS_PWRITEV2: return P->sys_enter_fd_pos;
-        case SYS_SYNC_FILE_RANGE: return P->sys_enter_range;
-        case SYS_OPENAT: return P->sys_enter_open;
-        default: return P->sys_enter_fd;
-        }
-    };
-    const std::set<bpf_program*> syscall_progs = {P->sys_enter_fd, P->sys_enter_fd_pos, P->sys_enter_range,
-                                                  P->sys_enter_open, P->sys_exit};
-    for (int sys = 0; sys < SYS_COUNT; ++sys) {
-        const std::string& name = syscall_bpf::syscall_names()[sys];
-        for (auto [prog_, tp] : {std::pair{enter_prog(sys), "sys_enter_" + name},
-                                 std::pair{P->sys_exit, "sys_exit_" + name}}) {
-            if (!probe.tracepoint_exists("syscalls", tp)) {
-                missing.insert(tp);
-                continue;
-            }
-            bpf_link* l = bpf_program__attach_tracepoint(prog_, "syscalls", tp.c_str());
-            if (!l) {
-                missing.insert(tp + " (attach: " + std::strerror(errno) + ")");
-                continue;
-            }
-            impl->links.push_back(l);
-            attached.insert(tp);
-        }
-    }
     bpf_object__for_each_program(prog, impl->skel->obj) {
         if (!bpf_program__autoload(prog)) continue;
-        if (syscall_progs.count(prog)) continue;
         const auto tp = tracepoint_of(bpf_program__section_name(prog)).second;
         bpf_link* l = bpf_program__attach(prog);
         if (!l) {
@@ -276,7 +308,8 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         attached.insert(tp);
     }
     auto has = [&](const std::string& tp) { return attached.count(tp) > 0; };
-    if (!has("sys_enter_read") || !has("sys_exit_read") || !has("sys_enter_write") || !has("sys_exit_write")) {
+    t.mark("attach");
+    if (!has("sys_enter") || !has("sys_exit")) {
         st.reason = "syscall tracepoints did not attach";
         return st;
     }
@@ -286,11 +319,9 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         return st;
     }
     impl->hz = find_kernel_hz(opts.root);
+    impl->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     Impl* raw = impl.get();
-    impl->drainer = std::thread([raw] {
-        while (!raw->stop) ring_buffer__poll(raw->rb, 100);
-        ring_buffer__consume(raw->rb);
-    });
+    impl->drainer = std::thread([raw] { raw->drain_until_stopped(); });
 
     // Layers truly observed: those whose probes attached.
     const bool sched = has("sched_switch") && has("sched_wakeup");
@@ -330,11 +361,13 @@ void SyscallBpfCollector::finish(Evidence& ev) {
 #if IODIAG_HAVE_BPF
     if (!impl_) return;
     Impl& im = *impl_;
+    StepTimer t("syscall_bpf finish");
     // Detach first so the maps stop moving, then drain what is left.
     for (auto* l : im.links) bpf_link__destroy(l);
     im.links.clear();
-    im.stop = true;
-    if (im.drainer.joinable()) im.drainer.join();
+    t.mark("detach");
+    im.stop_drainer();
+    t.mark("drain join");
 
     const int ncpu = libbpf_num_possible_cpus();
     syscall_bpf::Snapshot s;
@@ -379,7 +412,9 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     s.gauges.assign(GAUGE_COUNT, 0);
     for (uint32_t i = 0; i < GAUGE_COUNT; ++i) bpf_map_lookup_elem(g_fd, &i, &s.gauges[i]);
 
+    t.mark("array maps");
     CgroupIdNames cg(im.root);
+    t.mark("cgroup names");
     const int p_fd = bpf_map__fd(im.skel->maps.procs);
     uint32_t key = 0, next = 0;
     bool first = true;
@@ -396,6 +431,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
         p.ns_by_bucket.assign(val.ns_by_bucket, val.ns_by_bucket + IOD_HIST_BUCKETS);
         s.procs.push_back(std::move(p));
     }
+    t.mark("procs map");
 
     {
         std::lock_guard<std::mutex> g(im.mu);
@@ -419,8 +455,11 @@ void SyscallBpfCollector::finish(Evidence& ev) {
             s.slowest.push_back(std::move(op));
         }
     }
+    t.mark("exemplars");
     syscall_bpf::emit(s, ev);
+    t.mark("emit");
     impl_.reset();
+    t.mark("destroy");
 #else
     (void)ev;
 #endif

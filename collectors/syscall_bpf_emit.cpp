@@ -12,7 +12,7 @@ namespace iodiag::syscall_bpf {
 namespace {
 
 const Provenance kSyscallTp{"tracepoint",
-                            "tracepoint:syscalls:sys_enter_*/sys_exit_* (read, write, pread64, pwrite64, "
+                            "raw_tracepoint:sys_enter/sys_exit filtered by syscall number (read, write, pread64, pwrite64, "
                             "readv, writev, preadv(2), pwritev(2), fsync, fdatasync, sync_file_range, "
                             "openat, io_uring_enter) on storage files"};
 
@@ -172,7 +172,7 @@ void emit(const Snapshot& s, Evidence& ev) {
         ev.add_fact("attr.all.top_layer", {}, top_layer(all), attribution_provenance("all"));
 
     // ---- who suffered: processes and cgroups ----
-    const Provenance pp{"tracepoint", "syscalls sys_exit: per (process, cgroup) time by duration bucket"};
+    const Provenance pp{"tracepoint", "raw_tracepoint sys_exit: per (process, cgroup) time by duration bucket"};
     std::map<std::string, std::pair<uint64_t, uint64_t>> by_cgroup;   // total ns, slow ns
     std::map<std::string, uint64_t> cg_ops;
     const ProcessTime* top = nullptr;
