@@ -7,6 +7,12 @@
 #include <ctime>
 #include <filesystem>
 
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
 #include "collectors/text_file.hpp"
 #include "engine/layers.hpp"
 
@@ -64,12 +70,6 @@ uint64_t BlockDeviceStats::stage_sum_all_ops(int stage) const {
 
 namespace {
 
-uint64_t monotonic_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
 // "/sys/class/block/loop0/dev" holds "7:0"; the kernel encodes it major<<20|minor.
 std::optional<uint32_t> kernel_dev_of(const std::string& disk, std::string& why) {
     const std::string path = "/sys/class/block/" + disk + "/dev";
@@ -98,8 +98,12 @@ struct BlockTracer::Impl {
     const std::function<void(const BlockIoExemplar&)>* sink = nullptr;
     std::map<uint32_t, std::string> names;
     BlockTracer* owner = nullptr;
+    int wake_fd = -1;   // eventfd, written by wake()
+    int epoll_fd = -1;  // the ring buffer's epoll fd and wake_fd together
 
     ~Impl() {
+        if (epoll_fd >= 0) close(epoll_fd);
+        if (wake_fd >= 0) close(wake_fd);
         if (rb) ring_buffer__free(rb);
         if (skel) block_bpf__destroy(skel);
     }
@@ -186,7 +190,12 @@ std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& pro
     // One real load+attach decides the program form (each probe detaches with
     // an RCU grace period, so probing all nine would cost a noticeable part of
     // a second); if the full object then fails in that form, raw_tp is tried.
+    const auto t0 = std::chrono::steady_clock::now();
+    auto ms_since = [](auto t) {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    };
     const AttachPlan plan = choose_attach_mode(probe, {"block_rq_issue"});
+    spdlog::debug("block_bpf start: attach-mode probe took {:.1f} ms", ms_since(t0));
     if (plan.mode == AttachMode::None) return plan.reason;
     note = plan.reason;
 
@@ -205,9 +214,23 @@ std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& pro
         if (!retry.empty()) return why + "; " + retry;
         note = why + "; using raw_tp with CO-RE reads";
     }
+    spdlog::debug("block_bpf start: load+attach took {:.1f} ms", ms_since(t0));
     if (!impl_->skel) return why;
     impl_->rb = ring_buffer__new(bpf_map__fd(impl_->skel->maps.events), &Impl::on_event, impl_.get(), nullptr);
     if (!impl_->rb) return std::string("block.bpf.o: ring buffer: ") + std::strerror(errno);
+    // Without the eventfd/epoll pair poll() falls back to ring_buffer__poll (wake() then waits it out).
+    impl_->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    impl_->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = ring_buffer__epoll_fd(impl_->rb);
+    const bool paired = impl_->wake_fd >= 0 && impl_->epoll_fd >= 0 &&
+                        epoll_ctl(impl_->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev) == 0 &&
+                        (ev.data.fd = impl_->wake_fd, epoll_ctl(impl_->epoll_fd, EPOLL_CTL_ADD, impl_->wake_fd, &ev) == 0);
+    if (!paired && impl_->epoll_fd >= 0) {
+        close(impl_->epoll_fd);
+        impl_->epoll_fd = -1;
+    }
     mode_ = mode;
     return "";
 }
@@ -219,8 +242,20 @@ void BlockTracer::set_threshold_ns(uint64_t ns) {
 void BlockTracer::poll(int timeout_ms, const std::function<void(const BlockIoExemplar&)>& sink) {
     if (!impl_->rb) return;
     impl_->sink = &sink;
-    ring_buffer__poll(impl_->rb, timeout_ms);
+    if (impl_->epoll_fd >= 0) {
+        epoll_event got[2];
+        if (timeout_ms != 0) epoll_wait(impl_->epoll_fd, got, 2, timeout_ms);
+        ring_buffer__consume(impl_->rb);
+    } else {
+        ring_buffer__poll(impl_->rb, timeout_ms);
+    }
     impl_->sink = nullptr;
+}
+
+void BlockTracer::wake() {
+    if (impl_->wake_fd < 0) return;
+    const uint64_t one = 1;
+    (void)!write(impl_->wake_fd, &one, sizeof(one));
 }
 
 std::map<std::string, BlockDeviceStats> BlockTracer::drain() {
@@ -289,6 +324,7 @@ std::string BlockTracer::start(const BlockTracerOptions&, FeatureProbe&, std::st
 }
 void BlockTracer::set_threshold_ns(uint64_t) {}
 void BlockTracer::poll(int, const std::function<void(const BlockIoExemplar&)>&) {}
+void BlockTracer::wake() {}
 std::map<std::string, BlockDeviceStats> BlockTracer::drain() { return {}; }
 uint64_t BlockTracer::stale_dropped() const { return 0; }
 uint64_t BlockTracer::exemplars_dropped() const { return 0; }
@@ -332,6 +368,7 @@ BlockBpfCollector::BlockBpfCollector(std::optional<uint64_t> threshold_ns, Featu
 
 BlockBpfCollector::~BlockBpfCollector() {
     stop_ = true;
+    if (tracer_) tracer_->wake();
     if (thread_.joinable()) thread_.join();
 }
 
@@ -445,6 +482,7 @@ void BlockBpfCollector::loop() {
 void BlockBpfCollector::finish(Evidence& ev) {
     if (!tracer_) return;
     stop_ = true;
+    tracer_->wake();
     if (thread_.joinable()) thread_.join();
     const std::function<void(const BlockIoExemplar&)> sink = [this](const BlockIoExemplar& x) {
         std::lock_guard lock(mu_);

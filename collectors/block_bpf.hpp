@@ -78,8 +78,12 @@ public:
     AttachMode mode() const { return mode_; }
 
     void set_threshold_ns(uint64_t ns);
-    // Waits up to timeout_ms for exemplars and hands each to `sink`.
+    // Waits up to timeout_ms for exemplars and hands each to `sink`; returns
+    // early once wake() was called (and at once from then on).
     void poll(int timeout_ms, const std::function<void(const BlockIoExemplar&)>& sink);
+    // Ends a poll() waiting in another thread now (thread-safe), so that a
+    // window's end does not wait out the poll timeout.
+    void wake();
     // Switches the kernel to the other buffer and returns everything the old one
     // holds, by disk name; the old buffer is emptied.
     std::map<std::string, BlockDeviceStats> drain();
