@@ -425,7 +425,10 @@ CollectorStatus BlockBpfCollector::start(const CollectOptions& opts) {
     if (opts.devices.size() == 1) to.device = opts.devices[0];
     devices_ = opts.devices;
     to.pid = opts.pid > 0 ? uint32_t(opts.pid) : 0;
-    to.threshold_ns = fixed_threshold_ns_.value_or(UINT64_MAX);
+    window_threshold_ns_ = opts.slow_threshold_us > 0
+                               ? std::optional<uint64_t>(uint64_t(opts.slow_threshold_us * 1000.0))
+                               : fixed_threshold_ns_;
+    to.threshold_ns = window_threshold_ns_.value_or(UINT64_MAX);
     tracer_ = std::make_unique<BlockTracer>();
     std::string note;
     if (auto why = tracer_->start(to, *probe_, note); !why.empty()) {
@@ -452,7 +455,7 @@ void BlockBpfCollector::drain_once() {
         totals_[dev].merge(s);
     }
     // Default threshold: this interval's p99 of Q2C, applied to the next one.
-    if (!fixed_threshold_ns_ && !q2c_all.empty())
+    if (!window_threshold_ns_ && !q2c_all.empty())
         tracer_->set_threshold_ns(uint64_t(q2c_all.percentile(99).value * 1000.0));
 }
 

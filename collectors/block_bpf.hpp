@@ -99,8 +99,9 @@ private:
     AttachMode mode_ = AttachMode::None;
 };
 
-// The collector. Threshold for exemplars: fixed when given, otherwise the p99
-// of Q2C (all disks) over the previous one-second interval.
+// The collector. Threshold for exemplars: CollectOptions::slow_threshold_us
+// when > 0, else the constructor's when given, otherwise the p99 of Q2C (all
+// disks) over the previous one-second interval.
 class BlockBpfCollector : public Collector {
 public:
     bool slow_to_start() const override { return true; }
@@ -118,7 +119,8 @@ private:
     void loop();
     void drain_once();
 
-    std::optional<uint64_t> fixed_threshold_ns_;
+    std::optional<uint64_t> fixed_threshold_ns_;   // from the constructor
+    std::optional<uint64_t> window_threshold_ns_;  // this window's fixed threshold, if any
     FeatureProbe* probe_;
     std::unique_ptr<FeatureProbe> own_probe_;
     std::unique_ptr<BlockTracer> tracer_;

@@ -21,6 +21,9 @@ struct CollectOptions {
     int pid = 0;                       // 0 = all
     std::string cgroup;                // empty = all
     std::string root = "/";            // prefix for /proc and /sys (tests use fixture trees)
+    // What counts as slow, in us (syscall duration for syscall_bpf, request
+    // Q2C for block_bpf); 0 = derive from the window's p99.
+    double slow_threshold_us = 0;
 };
 
 class Collector {

@@ -12,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -74,6 +73,7 @@ struct SyscallBpfCollector::Impl {
     std::map<std::string, std::vector<uint64_t>> file_ns_by_bucket;
     uint64_t received = 0;
     size_t max_exemplars = 64;
+    std::optional<double> slow_threshold_us;   // this window's; unset = p99
     KernelHz hz;
     std::string root = "/";
 
@@ -212,15 +212,7 @@ std::vector<uint64_t> read_percpu_u64(int fd, uint32_t key, int ncpu) {
 struct SyscallBpfCollector::Impl {};
 #endif
 
-SyscallBpfCollector::SyscallBpfCollector(SyscallBpfOptions opts) : opts_(std::move(opts)) {
-    if (!opts_.slow_threshold_us)
-        if (const char* env = std::getenv("IODIAG_SLOW_US"); env && *env) {
-            try {
-                opts_.slow_threshold_us = std::stod(env);
-            } catch (...) {
-            }
-        }
-}
+SyscallBpfCollector::SyscallBpfCollector(SyscallBpfOptions opts) : opts_(std::move(opts)) {}
 
 SyscallBpfCollector::~SyscallBpfCollector() = default;
 
@@ -246,6 +238,8 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     StepTimer t("syscall_bpf start");
     auto impl = std::make_unique<Impl>();
     impl->max_exemplars = opts_.max_exemplars;
+    impl->slow_threshold_us = opts.slow_threshold_us > 0 ? std::optional<double>(opts.slow_threshold_us)
+                                                         : opts_.slow_threshold_us;
     impl->root = opts.root;
     impl->skel = syscall_bpf__open();
     if (!impl->skel) {
@@ -373,7 +367,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     syscall_bpf::Snapshot s;
     s.hz = im.hz.hz;
     s.hz_source = im.hz.source;
-    s.user_threshold_us = opts_.slow_threshold_us;
+    s.user_threshold_us = im.slow_threshold_us;
     s.exemplar_min_us = opts_.exemplar_min_us;
 
     const int hist_fd = bpf_map__fd(im.skel->maps.hist);

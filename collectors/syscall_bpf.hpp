@@ -14,7 +14,7 @@ namespace iodiag {
 
 struct SyscallBpfOptions {
     // Slow set for attr.slow.*: syscalls at or above this (us); unset = the window's p99.
-    // The environment variable IODIAG_SLOW_US sets it when the CLI does not.
+    // CollectOptions::slow_threshold_us, when > 0, wins over it.
     std::optional<double> slow_threshold_us;
     // Syscalls at least this long are sent to user space as exemplars.
     double exemplar_min_us = 1000;

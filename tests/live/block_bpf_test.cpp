@@ -201,6 +201,32 @@ TEST(BlockBpfLive, CollectorEmitsEvidence) {
 
 // `iodiag slow --threshold 1ms` prints only I/Os of at least 1 ms, and each
 // line's stage columns add up to its total.
+// A user slow threshold (CollectOptions::slow_threshold_us) applies from the
+// first request: at 1 us every request is slow, so the exemplars are the
+// slowest kMaxExemplars of all (without it the first interval has none: its
+// threshold is the previous interval's p99).
+TEST(BlockBpfLive, UserSlowThresholdSelectsExemplarsFromTheStart) {
+    REQUIRE(skip_reason());
+    LoopDevice loop("/dev/shm", 64);
+    ASSERT_TRUE(loop.ok()) << loop.error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (auto why = KernelFeatureProbe().btf_available(); !why.empty()) GTEST_SKIP() << why;
+    BlockBpfCollector collector;
+    CollectOptions opts;
+    opts.devices = {loop.name()};
+    opts.slow_threshold_us = 1;
+    const CollectorStatus st = collector.start(opts);
+    ASSERT_TRUE(st.available) << st.reason;
+    run_fio("--name=r --filename=" + loop.path() + " --rw=randread --bs=4k --direct=1 --size=512k --ioengine=psync");
+    Evidence ev;
+    collector.finish(ev);
+    const Metric* requests = ev.find_metric("block.requests", {{"device", loop.name()}});
+    ASSERT_NE(requests, nullptr);
+    ASSERT_GT(requests->value, 0);
+    EXPECT_EQ(double(ev.exemplars.size()), std::min(double(BlockBpfCollector::kMaxExemplars), requests->value));
+    for (const auto& x : ev.exemplars) EXPECT_GE(x.values.at("q2c_us"), 1.0);
+}
+
 TEST(BlockBpfLive, SlowCommandStagesSumToTotal) {
     REQUIRE(skip_reason());
     LoopDevice loop("/dev/shm", 128);

@@ -185,11 +185,12 @@ private:
 };
 
 // Observes `seconds` with the collector, filtered to one process.
-Evidence observe(pid_t pid, double seconds, CollectorStatus* status = nullptr) {
+Evidence observe(pid_t pid, double seconds, CollectorStatus* status = nullptr, double slow_threshold_us = 0) {
     SyscallBpfCollector c;
     CollectOptions o;
     o.duration_s = seconds;
     o.pid = pid;
+    o.slow_threshold_us = slow_threshold_us;
     CollectorStatus st = c.start(o);
     if (status) *status = st;
     Evidence ev;
@@ -459,6 +460,29 @@ TEST(LiveSyscallBpf, CachedReadLoopIsHealthy) {
     const std::string top = fact(ev, "attr.all.top_layer");
     EXPECT_TRUE(top == layer::kFilesystem || top == layer::kCpu) << top;
     expect_consistent(ev);
+}
+
+// A user slow threshold (CollectOptions::slow_threshold_us) replaces the
+// window's p99 as the lower edge of the slow set.
+TEST(LiveSyscallBpf, UserSlowThresholdDefinesTheSlowSet) {
+    REQUIRE(missing_bpf_prereqs());
+    Ext4Mount fs(64);
+    ASSERT_TRUE(fs.ok()) << fs.error();
+    const std::string file = fs.dir() + "/cached.dat";
+    const size_t bytes = 1u << 20;
+    write_file(file, bytes);
+    Child reader([&] { random_reader(file, bytes); });
+    ASSERT_GT(reader.pid(), 0);
+    CollectorStatus st;
+    // Cached 4k reads take a few us: with the p99 the slow set would start
+    // near there, with the user's 4096 us it starts at 4096 us.
+    const Evidence ev = observe(reader.pid(), 1, &st, 4096);
+    ASSERT_TRUE(st.available) << st.reason;
+    print_shares(ev, "slow");
+    EXPECT_EQ(metric(ev, "attr.slow.threshold_us"), 4096);
+    EXPECT_EQ(fact(ev, "attr.slow.definition").rfind("user threshold 4096 us", 0), 0u)
+        << fact(ev, "attr.slow.definition");
+    EXPECT_LT(metric(ev, "attr.slow.ops"), metric(ev, "attr.all.ops"));
 }
 
 // (e) Seed 002: threads writing to one file serialise on its inode lock
