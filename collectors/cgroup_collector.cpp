@@ -247,10 +247,11 @@ CollectorStatus CgroupCollector::start(const CollectOptions& opts) {
         notes.push_back("no I/O controller (neither v1 blkio nor v2 io is available): I/O limits and "
                         "per-group I/O are not observed");
     if (sources_.io == "v1 blkio")
-        notes.push_back("cgroup v1 blkio has no throttled-time statistic: limits are compared with "
-                        "the measured rate (blkio.throttle.io_serviced / io_service_bytes), the time "
-                        "bios waited in blk-throttle is not measured (it happens before "
-                        "block_bio_queue, outside Q2C)");
+        notes.push_back("cgroup v1 blkio has no throttled-time statistic of its own: limits are compared "
+                        "with the measured rate (blkio.throttle.io_serviced / io_service_bytes); the time "
+                        "bios wait in blk-throttle (before block_bio_queue, outside Q2C) is measured by the "
+                        "syscall collector for threads waiting for their own I/O (direct/sync I/O), and "
+                        "throttled buffered writeback shows as dirty throttling");
     if (sources_.memory == "v1 memory")
         notes.push_back("cgroup v1 memory.stat has no pgscan/pgsteal: memcg reclaim is seen through "
                         "memory.failcnt, refaults and major faults");
