@@ -261,11 +261,14 @@ static __always_inline __u64 memcg_v1_id(void)
     return BPF_CORE_READ(css, cgroup, kn, id);
 }
 
-static __always_inline void send_exemplar(struct inflight *f, __u64 id, __u64 total, long ret,
-                                          __u64 cgid, __u64 memcg, __u32 sys)
+/* A global function: the verifier checks it once, on its own, instead of in
+ * every path of on_exit through which it is reached (that multiplied the
+ * sys_exit program's verification to ~440k instructions, most of start()). */
+__noinline int send_exemplar(struct inflight *f, __u64 id, __u64 total, long ret, __u32 sys)
 {
+    if (!f) return 0;
     struct iod_exemplar *e = bpf_ringbuf_reserve(&exemplars, sizeof(*e), 0);
-    if (!e) { count(CNT_EXEMPLAR_DROPS, 1); return; }
+    if (!e) { count(CNT_EXEMPLAR_DROPS, 1); return 0; }
     e->tgid = id >> 32;
     e->tid = (__u32)id;
     e->sys = sys;
@@ -273,8 +276,8 @@ static __always_inline void send_exemplar(struct inflight *f, __u64 id, __u64 to
     e->ret = ret;
     e->offset = f->offset;
     e->total_ns = total;
-    e->cgid = cgid;
-    e->memcg = memcg;
+    e->cgid = bpf_get_current_cgroup_id();
+    e->memcg = memcg_v1_id();
     e->io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
     __builtin_memcpy(e->ns, f->ns, sizeof(e->ns));
     bpf_get_current_comm(e->comm, sizeof(e->comm));
@@ -294,6 +297,20 @@ static __always_inline void send_exemplar(struct inflight *f, __u64 id, __u64 to
         e->flags |= IOD_F_PATH_FROM_USER;
     }
     bpf_ringbuf_submit(e, 0);
+    return 0;
+}
+
+/* First syscall of a process: its entry, with the cgroups read once (global
+ * function, verified once). */
+__noinline int add_proc(__u32 tgid)
+{
+    struct iod_proc_val nv = {};
+    nv.cgid = bpf_get_current_cgroup_id();
+    nv.memcg = memcg_v1_id();
+    nv.io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
+    bpf_get_current_comm(nv.comm, sizeof(nv.comm));
+    bpf_map_update_elem(&procs, &tgid, &nv, BPF_NOEXIST);
+    return 0;
 }
 
 static __always_inline int on_exit(long ret)
@@ -338,12 +355,7 @@ static __always_inline int on_exit(long ret)
     __u32 tgid = id >> 32;
     struct iod_proc_val *pv = bpf_map_lookup_elem(&procs, &tgid);
     if (!pv) {
-        struct iod_proc_val nv = {};
-        nv.cgid = bpf_get_current_cgroup_id();
-        nv.memcg = memcg_v1_id();
-        nv.io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
-        bpf_get_current_comm(nv.comm, sizeof(nv.comm));
-        bpf_map_update_elem(&procs, &tgid, &nv, BPF_NOEXIST);
+        add_proc(tgid);
         pv = bpf_map_lookup_elem(&procs, &tgid);
     }
     if (pv && b < IOD_HIST_BUCKETS) {
@@ -351,7 +363,7 @@ static __always_inline int on_exit(long ret)
         __sync_fetch_and_add(&pv->ns_by_bucket[b], total);
     }
     if (total >= exemplar_min_ns && grp != GRP_IO_URING_ENTER)
-        send_exemplar(f, id, total, ret, bpf_get_current_cgroup_id(), memcg_v1_id(), sys);
+        send_exemplar(f, id, total, ret, sys);
 out:
     bpf_map_delete_elem(&inflight, &tid);
     return 0;
