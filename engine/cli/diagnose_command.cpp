@@ -41,6 +41,10 @@ void add_window_options(CLI::App* cmd, Options& o) {
     cmd->add_option("--device", o.collect.devices, "Only these block devices (kernel names, e.g. nvme0n1); repeatable");
     cmd->add_option("--pid", o.collect.pid, "Only this process (where a collector can filter)");
     cmd->add_option("--cgroup", o.collect.cgroup, "Only this cgroup path (where a collector can filter)");
+    cmd->add_option("--threshold", o.collect.slow_threshold_us,
+                    "What counts as a slow operation, in microseconds (slow syscalls for the attribution, "
+                    "slow block I/Os for the exemplars); default: the window's own p99")
+        ->check(CLI::NonNegativeNumber);
 }
 
 void add_output_options(CLI::App* cmd, Options& o) {
