@@ -43,7 +43,7 @@ Evidence collect_evidence(const CollectOptions& opts) {
                       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         if (st.name.empty()) st.name = collectors[i]->name();
         running[i] = st.available;
-        if (!st.available) spdlog::warn("{} unavailable: {}", st.name, st.reason);
+        if (!st.available) spdlog::info("{} unavailable: {}", st.name, st.reason);   // the verdict lists it too
         ev.collectors.push_back(std::move(st));
     }
 
