@@ -151,20 +151,6 @@ static __always_inline __u32 log2_bucket(__u64 v)
     return r < IOD_HIST_BUCKETS ? r : IOD_HIST_BUCKETS - 1;
 }
 
-static __always_inline __u32 group_of(__u32 sys)
-{
-    switch (sys) {
-    case SYS_READ: case SYS_PREAD64: case SYS_READV: case SYS_PREADV: case SYS_PREADV2:
-        return GRP_READ;
-    case SYS_WRITE: case SYS_PWRITE64: case SYS_WRITEV: case SYS_PWRITEV: case SYS_PWRITEV2:
-        return GRP_WRITE;
-    case SYS_FSYNC: case SYS_FDATASYNC: return GRP_FSYNC;
-    case SYS_SYNC_FILE_RANGE: return GRP_SYNC_FILE_RANGE;
-    case SYS_OPENAT: return GRP_OPEN;
-    default: return GRP_IO_URING_ENTER;
-    }
-}
-
 /* Charges the time since the last state change to the class the thread was in. */
 static __always_inline void charge(struct inflight *f, __u64 now)
 {
@@ -328,7 +314,7 @@ static __always_inline int on_exit(long ret)
     }
     __u64 total = now - f->start_ns;
     __u32 b = log2_bucket(total / 1000);
-    __u32 grp = group_of(sys);
+    __u32 grp = iod_group_of(sys);
     __u32 k = grp * IOD_HIST_BUCKETS + b;
     __u64 *h = bpf_map_lookup_elem(&hist, &k);
     if (h) *h += 1;

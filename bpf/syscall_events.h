@@ -24,6 +24,22 @@ enum iod_group {
     GRP_COUNT
 };
 
+/* The group a traced syscall's histogram is kept in; one definition for the
+ * BPF program and user space. */
+static inline unsigned iod_group_of(unsigned sys)
+{
+    switch (sys) {
+    case SYS_READ: case SYS_PREAD64: case SYS_READV: case SYS_PREADV: case SYS_PREADV2:
+        return GRP_READ;
+    case SYS_WRITE: case SYS_PWRITE64: case SYS_WRITEV: case SYS_PWRITEV: case SYS_PWRITEV2:
+        return GRP_WRITE;
+    case SYS_FSYNC: case SYS_FDATASYNC: return GRP_FSYNC;
+    case SYS_SYNC_FILE_RANGE: return GRP_SYNC_FILE_RANGE;
+    case SYS_OPENAT: return GRP_OPEN;
+    default: return GRP_IO_URING_ENTER;
+    }
+}
+
 /* Where an instant of a syscall's time is charged. */
 enum iod_class {
     CLS_FILESYSTEM,   /* on CPU inside the syscall, in no measured child: VFS + fs code + copy */

@@ -39,18 +39,7 @@ const std::vector<std::string>& group_names() {
     return v;
 }
 
-int group_of_syscall(int sys) {
-    switch (sys) {
-    case SYS_READ: case SYS_PREAD64: case SYS_READV: case SYS_PREADV: case SYS_PREADV2:
-        return GRP_READ;
-    case SYS_WRITE: case SYS_PWRITE64: case SYS_WRITEV: case SYS_PWRITEV: case SYS_PWRITEV2:
-        return GRP_WRITE;
-    case SYS_FSYNC: case SYS_FDATASYNC: return GRP_FSYNC;
-    case SYS_SYNC_FILE_RANGE: return GRP_SYNC_FILE_RANGE;
-    case SYS_OPENAT: return GRP_OPEN;
-    default: return GRP_IO_URING_ENTER;
-    }
-}
+int group_of_syscall(int sys) { return static_cast<int>(iod_group_of(static_cast<unsigned>(sys))); }
 
 const std::map<std::string, int>& wait_classifier_functions() {
     static const std::map<std::string, int> m = {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 
 namespace iodiag {
 
@@ -18,6 +19,15 @@ std::string format_number(double v) {
         std::snprintf(buf, sizeof buf, "%.2f", v);
     else
         std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+}
+
+std::string format_utc(double unix_s) {
+    const std::time_t t = static_cast<std::time_t>(unix_s);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
     return buf;
 }
 

@@ -7,6 +7,8 @@ namespace iodiag {
 
 // "12.3 ms", "98 %", "1.2 GiB": a value with its unit, 3 significant digits.
 std::string format_value(double value, const std::string& unit);
+// "2026-11-29 23:59:01 UTC" from seconds since the epoch.
+std::string format_utc(double unix_s);
 // Plain number with up to 3 significant digits ("0.123", "12.3", "1234").
 std::string format_number(double value);
 

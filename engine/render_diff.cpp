@@ -11,14 +11,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string utc_time(double unix_s) {
-    const std::time_t t = static_cast<std::time_t>(unix_s);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    return buf;
-}
 
 std::string labels_text(const Labels& l) {
     if (l.empty()) return "";
@@ -120,9 +112,9 @@ void section(std::ostringstream& out, const char* name, const std::vector<Findin
 std::string render_diff_text(const VerdictDiff& d) {
     std::ostringstream out;
     out << "iodiag diff\n"
-        << "  BEFORE " << d.host_before << ", " << utc_time(d.window_before.start_unix) << ", "
+        << "  BEFORE " << d.host_before << ", " << format_utc(d.window_before.start_unix) << ", "
         << format_number(d.window_before.duration_s) << " s window\n"
-        << "  AFTER  " << d.host_after << ", " << utc_time(d.window_after.start_unix) << ", "
+        << "  AFTER  " << d.host_after << ", " << format_utc(d.window_after.start_unix) << ", "
         << format_number(d.window_after.duration_s) << " s window\n";
     if (!d.same_host()) out << "  note: the two bundles come from different hosts\n";
     out << "STATUS " << d.status_before << " -> " << d.status_after << "\n";

@@ -10,14 +10,6 @@ namespace iodiag {
 
 namespace {
 
-std::string utc_time(double unix_s) {
-    const std::time_t t = static_cast<std::time_t>(unix_s);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    return buf;
-}
 
 std::string upper(std::string s) {
     for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -82,7 +74,7 @@ void render_finding(std::ostringstream& out, size_t n, const Finding& f) {
 std::string render_text(const Verdict& v) {
     std::ostringstream out;
     out << "iodiag verdict — host " << v.host << ", kernel " << v.kernel << ", window "
-        << format_number(v.window.duration_s) << " s from " << utc_time(v.window.start_unix) << "\n";
+        << format_number(v.window.duration_s) << " s from " << format_utc(v.window.start_unix) << "\n";
     const std::string status = v.findings.empty() ? "OK" : upper(to_string(v.status));
     size_t observed = 0;
     for (const auto& r : v.layers) observed += r.state != LayerState::NotObserved;
