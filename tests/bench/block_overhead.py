@@ -16,44 +16,17 @@ I/O). The per-event figure is the stable one on a noisy 2-core machine.
 usage: sudo tests/bench/block_overhead.py [--iodiag PATH] [--rounds 3] [--runtime 10]
 """
 import argparse
-import ctypes
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_support import sh, hold_bpf_stats, prog_stats  # noqa: E402
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def sh(cmd, **kw):
-    return subprocess.run(cmd, shell=True, check=True, text=True, capture_output=True, **kw).stdout
-
-
-def hold_bpf_stats():
-    """BPF_ENABLE_STATS: run-time stats stay on while this fd is open, whatever
-    others do with the kernel.bpf_stats_enabled sysctl meanwhile."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    nr_bpf = {"x86_64": 321, "aarch64": 280}.get(os.uname().machine)
-    attr = ctypes.create_string_buffer(16)   # enable_stats.type = BPF_STATS_RUN_TIME (0)
-    fd = libc.syscall(nr_bpf, 32, attr, 16) if nr_bpf else -1   # 32 = BPF_ENABLE_STATS
-    return fd
-
-
-def prog_stats(pid):
-    """run_time_ns/run_cnt of the BPF programs held by process `pid`."""
-    progs = json.loads(sh("bpftool prog show --json") or "[]")
-    fds = set()
-    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-        try:
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                for line in f:
-                    if line.startswith("prog_id:"):
-                        fds.add(int(line.split()[1]))
-        except OSError:
-            pass
-    return [p for p in progs if p["id"] in fds]
 
 
 def fio(dev, runtime):

@@ -23,25 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
-
-
-def sh(cmd, **kw):
-    return subprocess.run(cmd, shell=True, check=True, text=True, capture_output=True, **kw).stdout
-
-
-def prog_stats(pid):
-    """bpftool's view of the BPF programs held open by process `pid`."""
-    progs = json.loads(sh("bpftool prog show --json") or "[]")
-    ids = set()
-    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-        try:
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                for line in f:
-                    if line.startswith("prog_id:"):
-                        ids.add(int(line.split()[1]))
-        except OSError:
-            pass
-    return [p for p in progs if p["id"] in ids]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_support import sh, prog_stats  # noqa: E402
 
 
 def fio(path, runtime):

@@ -1,0 +1,34 @@
+"""Shared by the overhead benchmarks: shell helper, BPF run-time statistics."""
+import ctypes
+import json
+import os
+import subprocess
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=True, check=True, text=True, capture_output=True, **kw).stdout
+
+
+def hold_bpf_stats():
+    """BPF_ENABLE_STATS: run-time stats stay on while this fd is open, whatever
+    others do with the kernel.bpf_stats_enabled sysctl meanwhile."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    nr_bpf = {"x86_64": 321, "aarch64": 280}.get(os.uname().machine)
+    attr = ctypes.create_string_buffer(16)   # enable_stats.type = BPF_STATS_RUN_TIME (0)
+    fd = libc.syscall(nr_bpf, 32, attr, 16) if nr_bpf else -1   # 32 = BPF_ENABLE_STATS
+    return fd
+
+
+def prog_stats(pid):
+    """bpftool's view (run_time_ns, run_cnt) of the BPF programs held open by process `pid`."""
+    progs = json.loads(sh("bpftool prog show --json") or "[]")
+    ids = set()
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return [p for p in progs if p["id"] in ids]
