@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <sstream>
 
 #include "engine/format.hpp"
@@ -93,15 +94,22 @@ std::string render_text(const Verdict& v) {
 
     out << "WHERE THE TIME GOES (bottom-up)\n";
     out << "  " << pad("layer", 12) << pad("state", 14) << pad("share slow", 11) << pad("share all", 10) << "figures\n";
-    std::string basis;
+    std::map<std::string, std::vector<std::string>> basis_layers;   // what a share is a share of -> layers
     for (const auto& r : v.layers) {
         out << "  " << pad(r.layer, 12) << pad(r.state == LayerState::Abnormal ? "ABNORMAL" : to_string(r.state), 14)
             << pad(pct_or_dash(r.share_slow_pct), 11) << pad(pct_or_dash(r.share_all_pct), 10)
             << (r.figures.empty() ? (r.state == LayerState::NotObserved ? r.observed_by : "") : r.figures) << "\n";
-        if (!r.share_basis.empty() && basis.find(r.share_basis) == std::string::npos)
-            basis += (basis.empty() ? "" : "; ") + r.layer + ": " + r.share_basis;
+        if (!r.share_basis.empty()) basis_layers[r.share_basis].push_back(r.layer);
     }
-    if (!basis.empty()) out << "  shares: " << basis << "\n";
+    for (const auto& [basis, layers] : basis_layers) {
+        out << "  shares " << basis;
+        if (basis_layers.size() > 1) {
+            out << " (";
+            for (size_t i = 0; i < layers.size(); ++i) out << (i ? ", " : "") << layers[i];
+            out << ")";
+        }
+        out << "\n";
+    }
     out << "\n";
 
     if (v.findings.empty()) {
