@@ -122,6 +122,20 @@ std::vector<Exemplar> slowest_exemplars(const Evidence& ev, size_t per_kind) {
     return out;
 }
 
+std::vector<HistogramMetric> distributions(const Evidence& ev) {
+    std::vector<HistogramMetric> out;
+    auto take = [&](const HistogramMetric& h) {
+        if (!h.hist.empty()) out.push_back(h);
+    };
+    for (const auto& h : ev.histograms)
+        if (h.name == "syscall.latency_us" || h.name == "fs.read_hit_us" || h.name == "fs.read_miss_us") take(h);
+    const auto busy = busy_devices(ev);
+    if (!busy.empty())
+        for (const char* name : {"block.q2c_us", "block.d2c_us"})
+            if (const HistogramMetric* h = ev.find_histogram(name, {{"device", busy.front()}})) take(*h);
+    return out;
+}
+
 std::vector<std::pair<std::string, std::string>> who_suffered(const Evidence& ev) {
     std::vector<std::pair<std::string, std::string>> who;
     for (const char* what : {"comm", "pid", "file", "cgroup"})
@@ -248,6 +262,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     v.layers = build_layer_table(ev, states);
     v.who_suffered = who_suffered(ev);
     v.slowest = slowest_exemplars(ev, 5);
+    v.distributions = distributions(ev);
     v.fingerprint = fingerprint(v.host, v.findings);
     return v;
 }

@@ -28,21 +28,6 @@ std::string cite(const Evidence& ev, const std::string& label, const std::string
     return m ? label + " " + format_value(m->value, m->unit) : "";
 }
 
-// Devices that did I/O in the window, busiest first (at most three).
-std::vector<std::string> busy_devices(const Evidence& ev) {
-    std::vector<std::pair<double, std::string>> busy;
-    for (const auto& d : ev.instances("device")) {
-        const Labels l{{"device", d}};
-        double ios = metric(ev, "disk.ios_per_s", l).value_or(0);
-        if (auto n = metric(ev, "block.requests", l)) ios = std::max(ios, *n);
-        if (ios > 0) busy.push_back({ios, d});
-    }
-    std::sort(busy.begin(), busy.end(), [](auto& a, auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
-    std::vector<std::string> out;
-    for (size_t i = 0; i < busy.size() && i < 3; ++i) out.push_back(busy[i].second);
-    return out;
-}
-
 std::string device_figures(const Evidence& ev) {
     std::string out;
     for (const auto& d : busy_devices(ev)) {
@@ -76,6 +61,20 @@ std::string block_queue_figures(const Evidence& ev) {
 }
 
 }  // namespace
+
+std::vector<std::string> busy_devices(const Evidence& ev) {
+    std::vector<std::pair<double, std::string>> busy;
+    for (const auto& d : ev.instances("device")) {
+        const Labels l{{"device", d}};
+        double ios = metric(ev, "disk.ios_per_s", l).value_or(0);
+        if (auto n = metric(ev, "block.requests", l)) ios = std::max(ios, *n);
+        if (ios > 0) busy.push_back({ios, d});
+    }
+    std::sort(busy.begin(), busy.end(), [](auto& a, auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+    std::vector<std::string> out;
+    for (size_t i = 0; i < busy.size() && i < 3; ++i) out.push_back(busy[i].second);
+    return out;
+}
 
 std::string layer_figures(const Evidence& ev, const std::string& layer) {
     using namespace layer;

@@ -11,6 +11,8 @@
 
 namespace iodiag {
 
+// Devices that did I/O in the window, busiest first (at most three).
+std::vector<std::string> busy_devices(const Evidence& ev);
 // Key figures of one layer as a short line ("" when there are none).
 std::string layer_figures(const Evidence& ev, const std::string& layer);
 // Who observed the layer's latency, or why nobody did.

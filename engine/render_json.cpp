@@ -78,6 +78,16 @@ json render_json(const Verdict& v) {
     j["not_evaluated"] = v.not_evaluated;
     j["who_suffered"] = json::object();
     for (const auto& [what, value] : v.who_suffered) j["who_suffered"][what] = value;
+    j["distributions"] = json::array();
+    for (const auto& h : v.distributions)
+        j["distributions"].push_back({{"name", h.name},
+                                      {"labels", h.labels},
+                                      {"unit", h.unit},
+                                      {"log2_buckets", h.hist.buckets()},
+                                      {"p50", h.hist.percentile(50).value},
+                                      {"p99", h.hist.percentile(99).value},
+                                      {"p999", h.hist.percentile(99.9).value},
+                                      {"provenance", {{"kind", h.provenance.kind}, {"source", h.provenance.source}}}});
     j["slowest"] = json::array();
     for (const auto& e : v.slowest)
         j["slowest"].push_back({{"kind", e.kind}, {"labels", e.labels}, {"values", e.values}, {"unit", e.unit},

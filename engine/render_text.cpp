@@ -54,6 +54,27 @@ std::string exemplar_line(const Exemplar& e) {
     return line;
 }
 
+// bcc-style: one row per bucket from the first to the last non-empty one.
+void render_distribution(std::ostringstream& out, const HistogramMetric& h) {
+    const auto& b = h.hist.buckets();
+    const uint64_t peak = *std::max_element(b.begin(), b.end());
+    size_t first = 0;
+    while (first < b.size() && b[first] == 0) ++first;
+    const auto p50 = h.hist.percentile(50), p99 = h.hist.percentile(99), p999 = h.hist.percentile(99.9);
+    out << "  " << h.name << labels_text(h.labels) << ": n " << h.hist.total() << ", p50 " << format_value(p50.value, h.unit)
+        << ", p99 " << format_value(p99.value, h.unit) << ", p99.9 " << format_value(p999.value, h.unit)
+        << " (within their log2 bucket)\n";
+    for (size_t i = first; i < b.size(); ++i) {
+        char row[96];
+        std::snprintf(row, sizeof row, "    %10llu -> %-10llu : %-9llu |",
+                      static_cast<unsigned long long>(Log2Histogram::bucket_lo(static_cast<int>(i))),
+                      static_cast<unsigned long long>(Log2Histogram::bucket_hi(static_cast<int>(i))),
+                      static_cast<unsigned long long>(b[i]));
+        const size_t stars = peak ? static_cast<size_t>((b[i] * 30 + peak - 1) / peak) : 0;
+        out << row << std::string(stars, '*') << std::string(30 - stars, ' ') << "|\n";
+    }
+}
+
 void render_finding(std::ostringstream& out, size_t n, const Finding& f) {
     out << " " << n << ". [" << upper(to_string(f.severity)) << "] " << f.title << "\n";
     out << "    layer " << f.layer << " · rule " << f.rule_id << " (" << f.source << ")"
@@ -134,6 +155,11 @@ std::string render_text(const Verdict& v) {
         out << "\n";
     }
 
+    if (!v.distributions.empty()) {
+        out << "LATENCY DISTRIBUTIONS (log2 buckets; the shape tells hits from misses and bursts from queues)\n";
+        for (const auto& h : v.distributions) render_distribution(out, h);
+        out << "\n";
+    }
     if (!v.slowest.empty()) {
         out << "SLOWEST OPERATIONS (each part measured)\n";
         for (const auto& e : v.slowest) out << "  " << exemplar_line(e) << "\n";

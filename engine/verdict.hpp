@@ -78,6 +78,10 @@ struct Verdict {
     // Who suffered most among the slow operations (process, file, cgroup), as
     // measured by the syscall collector; empty when it did not run.
     std::vector<std::pair<std::string, std::string>> who_suffered;
+    // Latency distributions worth looking at (seed 000 §4: the shape, not the
+    // mean): syscall latency per operation, page-cache hits vs misses, and the
+    // busiest device's block time (Q2C) and device time (D2C).
+    std::vector<HistogramMetric> distributions;
     // The slowest single operations with their measured parts, slowest first.
     std::vector<Exemplar> slowest;
     std::string fingerprint;
