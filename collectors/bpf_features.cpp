@@ -115,6 +115,12 @@ bool KernelFeatureProbe::tracepoint_exists(const std::string& category, const st
         last_failure_.clear();
         return true;
     }
+    // /sys/kernel/tracing is root-only (mode 0700): a non-root caller sees
+    // nothing there, mounted or not; say so rather than blame the mount.
+    if (root_ == "/" && access(base.c_str(), R_OK | X_OK) != 0 && errno == EACCES) {
+        last_failure_ = "cannot read " + base.string() + " (needs root)";
+        return false;
+    }
     // tracefs may simply not be mounted: mount it once (live system only).
     if (root_ == "/" && !fs::exists(base / "events", ec) && !fs::exists(legacy / "events", ec)) {
         if (mount("nodev", base.c_str(), "tracefs", 0, nullptr) != 0) {

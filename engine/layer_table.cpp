@@ -38,7 +38,10 @@ std::string device_figures(const Evidence& ev) {
         append(part, cite(ev, "util", "disk.util_pct", l));
         append(part, cite(ev, "aqu-sz", "disk.aqu_sz", l));
         append(part, cite(ev, "D2C p99", "block.d2c_p99_us", l));
-        append(part, cite(ev, "nominal read", "device.nominal_read_latency_ms", l));
+        if (!ev.find_metric("device.nominal_read_latency_ms", l))
+            append(part, "no reference latency for its class: its speed is not judged");
+        else
+            append(part, cite(ev, "reference read", "device.nominal_read_latency_ms", l));
         if (!part.empty()) append(out, d + ": " + part);
     }
     return out;
@@ -79,7 +82,11 @@ std::vector<std::string> busy_devices(const Evidence& ev) {
 std::string layer_figures(const Evidence& ev, const std::string& layer) {
     using namespace layer;
     std::string out;
-    if (layer == kDevice) return device_figures(ev);
+    if (layer == kDevice) {
+        const std::string figures = device_figures(ev);
+        if (figures.empty() && !ev.instances("device").empty()) return "no I/O completed on any device in the window";
+        return figures;
+    }
     if (layer == kBlockQueue) return block_queue_figures(ev);
     append(out, cite(ev, "time", "attr.slow." + layer + "_us"));
     if (layer == kDirty) {
