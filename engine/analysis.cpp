@@ -17,6 +17,7 @@ std::string to_string(LayerState s) {
     switch (s) {
         case LayerState::Abnormal: return "abnormal";
         case LayerState::Normal: return "normal";
+        case LayerState::Unjudged: return "not judged";
         case LayerState::NotObserved: return "not observed";
     }
     return "?";
@@ -225,6 +226,23 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
                 state[layer::kSyscall] = LayerState::Abnormal;
     }
     v.coverage = static_cast<double>(observed) / static_cast<double>(layer::all().size());
+    // An observed layer where nothing fired is normal only if its rules could
+    // judge it: a global rule, or a per-device rule on a device that did I/O,
+    // left unknown with part of its evidence present means it could not.
+    const auto busy = busy_devices(ev);
+    std::map<std::string, std::string> unjudged_why;
+    for (const RuleResult* r : unknown) {
+        const std::string& l = r->rule->layer;
+        if (!state.count(l) || state[l] != LayerState::Normal || r->cited.empty()) continue;
+        const bool active = r->rule->for_each.empty() ||
+                            (r->rule->for_each == "device" &&
+                             std::find(busy.begin(), busy.end(), r->instance) != busy.end());
+        if (!active) continue;
+        state[l] = LayerState::Unjudged;
+        std::string why = r->rule->id + (r->instance.empty() ? "" : " on " + r->instance) + " lacks ";
+        for (size_t i = 0; i < r->missing.size(); ++i) why += (i ? ", " : "") + r->missing[i].substr(0, r->missing[i].find(" ("));
+        unjudged_why[l] = why;
+    }
 
     auto summary_of = [&](const std::string& l) {
         std::string s;
@@ -233,6 +251,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
         const std::string figures = layer_figures(ev, l);
         if (!figures.empty()) s += (s.empty() ? "" : " — ") + figures;
         if (state[l] == LayerState::NotObserved) s += (s.empty() ? "" : " — ") + layer_observer(ev, l);
+        if (state[l] == LayerState::Unjudged) s += (s.empty() ? "" : " — ") + ("not judged: " + unjudged_why[l]);
         return s;
     };
     const WalkResult walk = walk_triage([&](const std::string& l) { return state.at(l); }, summary_of);

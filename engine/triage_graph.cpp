@@ -22,8 +22,9 @@ using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, 
 using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
 using Edge = boost::graph_traits<Graph>::edge_descriptor;
 
-const std::set<S> kAny{S::Abnormal, S::Normal, S::NotObserved};
-const std::set<S> kNotNormal{S::Abnormal, S::NotObserved};
+const std::set<S> kAny{S::Abnormal, S::Normal, S::Unjudged, S::NotObserved};
+// A layer that was not observed, or not judged, cannot rule its causes out.
+const std::set<S> kNotNormal{S::Abnormal, S::Unjudged, S::NotObserved};
 
 // Keeps the edges whose source is in a state that follows them.
 struct FollowEdge {

@@ -11,7 +11,10 @@
 
 namespace iodiag {
 
-enum class LayerState { Abnormal, Normal, NotObserved };
+// Unjudged: the layer's latency was observed, but a rule that judges it could
+// not be evaluated (e.g. a busy device whose class has no reference latency),
+// so "nothing fired" does not mean "normal".
+enum class LayerState { Abnormal, Normal, Unjudged, NotObserved };
 std::string to_string(LayerState s);
 
 struct Finding {

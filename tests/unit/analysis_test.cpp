@@ -146,3 +146,45 @@ TEST(Analysis, FindingOnAnUnobservedLayerLosesConfidence) {
     for (const auto& f : v.findings)
         if (f.rule_id == "test.reclaim") EXPECT_LT(f.confidence, 0.9);
 }
+
+// A busy device whose judging rule lacks part of its evidence (no reference
+// latency for its class) is "not judged", not "normal"; an idle one is normal.
+TEST(Analysis, ObservedButUnjudgeableLayerIsNotCalledNormal) {
+    MetricCatalog cat = catalog();
+    cat.add({"disk.ios_per_s", MetricSpec::Kind::Metric, "1/s", "device", "device", ""});
+    cat.add({"disk.await_ms", MetricSpec::Kind::Metric, "ms", "device", "device", ""});
+    cat.add({"device.nominal_read_latency_ms", MetricSpec::Kind::Metric, "ms", "device", "device", ""});
+    LoadContext ctx;
+    ctx.catalog = &cat;
+    const RuleSet rs = load_rules_from_string(R"(
+rules:
+  - id: test.slow
+    layer: device
+    severity: warning
+    confidence: 0.8
+    for_each: device
+    title: "{device} slow"
+    when: {metric: disk.await_ms, ratio_of: device.nominal_read_latency_ms, op: ">", value: 10}
+    mechanism: "m"
+    evidence: [disk.await_ms]
+    fixes: [{priority: P3, action: "a", playbook: ""}]
+)", "t.yaml", ctx);
+    for (const auto& d : rs.diagnostics) ADD_FAILURE() << d.to_string();
+    ASSERT_TRUE(rs.ok());
+    Evidence ev;
+    ev.collectors.push_back({"diskstats", true, "", {"device"}});
+    ev.add_metric("disk.ios_per_s", {{"device", "vda"}}, 0, "1/s", {"file", "x"});
+    ev.add_metric("disk.await_ms", {{"device", "vda"}}, 30, "ms", {"file", "x"});
+    auto device_state = [&](const Verdict& v) {
+        for (const auto& r : v.layers)
+            if (r.layer == layer::kDevice) return r.state;
+        return LayerState::NotObserved;
+    };
+    EXPECT_EQ(device_state(analyze(ev, rs)), LayerState::Normal);   // idle: nothing to judge
+    ev.metrics[0].value = 500;                                      // busy, and no reference
+    const Verdict v = analyze(ev, rs);
+    EXPECT_EQ(device_state(v), LayerState::Unjudged);
+    EXPECT_NE(v.trail.front().summary.find("not judged: test.slow on vda lacks device.nominal_read_latency_ms"),
+              std::string::npos)
+        << v.trail.front().summary;
+}

@@ -57,3 +57,8 @@ TEST(TriageGraph, EveryEdgeJoinsKnownLayers) {
         EXPECT_FALSE(e.when.empty());
     }
 }
+
+TEST(TriageGraph, UnjudgedSyscallCannotRuleItsCausesOut) {
+    auto r = walk({{layer::kSyscall, LayerState::Unjudged}});
+    for (const auto& l : {layer::kReclaim, layer::kLocks, layer::kCgroup, layer::kDirty}) EXPECT_TRUE(r.visited.count(l)) << l;
+}
