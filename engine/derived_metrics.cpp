@@ -38,9 +38,11 @@ const std::map<std::string, Nominal>& nominal_by_class() {
 // cgroup throttle, the backing filesystem, dirty throttling of the backing
 // file's page cache). The tail, not the median, because the loop path adds a
 // worker hand-off and a page-cache copy to every request, and a healthy disk's
-// p99 is itself many times its median. Needs as many backing requests as a p99
-// needs to be more than the window's maximum (the block rules ask the same).
-constexpr uint64_t kMinBackingSamples = 100;
+// p99 is itself many times its median. With fewer than 100 backing requests the
+// "p99" is the window's slowest one, which only makes the reference larger and
+// the rule more reluctant; a handful is still enough for that (a loop device
+// whose backing disk is throttled hard sees few backing requests).
+constexpr uint64_t kMinBackingSamples = 20;
 
 void add_measured_backing_reference(Evidence& ev, const Labels& loop_labels) {
     const Fact* backing = ev.find_fact("device.backing_device", loop_labels);
