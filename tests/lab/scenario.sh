@@ -7,12 +7,19 @@
 #
 # NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
 #       tiny_nr_requests | memcg_reader | blkio_throttle
-# Needs root, fio, losetup, mkfs.ext4. Every change (sysctl, queue setting,
-# cgroup, mount, loop device) is undone on exit, also on failure.
+# IODIAG_LAB_FS=ext4|xfs|btrfs (default ext4): the filesystem of the scenarios
+# that make one (cached_reads, dirty_throttle, fsync_storm, memcg_reader).
+# Needs root, fio, losetup, mkfs.$IODIAG_LAB_FS. Every change (sysctl, queue
+# setting, cgroup, mount, loop device) is undone on exit, also on failure.
 set -euo pipefail
 name=${1:?scenario name}; out=${2:?output bundle}; secs=${3:-4}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 iodiag=${IODIAG:-$here/build/iodiag}
+fs=${IODIAG_LAB_FS:-ext4}
+case $fs in
+  ext4|xfs|btrfs) command -v "mkfs.$fs" >/dev/null || { echo "mkfs.$fs not found" >&2; exit 2; } ;;
+  *) echo "IODIAG_LAB_FS=$fs: ext4, xfs or btrfs" >&2; exit 2 ;;
+esac
 work=$(mktemp -d /tmp/iodiag-lab-XXXXXX)
 undo=()
 cleanup() {
@@ -26,6 +33,14 @@ loop_on() {   # loop_on DIR SIZE_MB -> prints /dev/loopN
   local dev; dev=$(losetup -f --show "$f")
   undo+=("losetup -d $dev; rm -f $f"); echo "$dev"
 }
+fs_on() {     # fs_on DEV DIR: makes $fs on DEV (quiet, over any old signature) and mounts it on DIR
+  case $fs in
+    ext4)  mkfs.ext4 -q -F "$1" ;;
+    xfs)   mkfs.xfs -q -f "$1" ;;
+    btrfs) mkfs.btrfs -q -f "$1" ;;
+  esac
+  mkdir "$2"; mount "$1" "$2"; undo+=("umount -l $2")
+}
 bg() { setsid "$@" >/dev/null 2>&1 & local pid=$!; undo+=("kill -TERM -$pid; sleep 0.5; kill -KILL -$pid"); }
 record() { sleep 1; "$iodiag" record --duration "$secs" -o "$out" >/dev/null; }
 
@@ -33,8 +48,7 @@ case $name in
   idle)
     record ;;
   cached_reads)       # a read loop over a file that fits in the page cache: healthy
-    dev=$(loop_on /tmp 256); mkfs.ext4 -q "$dev"; mkdir "$work/mnt"; mount "$dev" "$work/mnt"
-    undo+=("umount -l $work/mnt")
+    dev=$(loop_on /tmp 512); fs_on "$dev" "$work/mnt"   # 512: mkfs.xfs refuses under 300 MB
     dd if=/dev/urandom of="$work/mnt/hot" bs=1M count=32 status=none; cat "$work/mnt/hot" >/dev/null
     bg fio --name=r --filename="$work/mnt/hot" --rw=randread --bs=4k --ioengine=psync --invalidate=0 \
        --time_based --runtime=120
@@ -55,9 +69,8 @@ case $name in
     echo "$majmin 200" > "$cg/blkio.throttle.read_iops_device"
     bg sh -c "echo \$\$ > $cg/cgroup.procs; exec fio --name=r --filename=$dev --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=4 --time_based --runtime=120"
     record ;;
-  dirty_throttle)     # a buffered writer under a tiny vm.dirty_bytes on ext4
-    dev=$(loop_on /tmp 1024); mkfs.ext4 -q "$dev"; mkdir "$work/mnt"; mount "$dev" "$work/mnt"
-    undo+=("umount -l $work/mnt")
+  dirty_throttle)     # a buffered writer under a tiny vm.dirty_bytes
+    dev=$(loop_on /tmp 1024); fs_on "$dev" "$work/mnt"
     old_b=$(cat /proc/sys/vm/dirty_bytes) old_r=$(cat /proc/sys/vm/dirty_ratio)
     old_bb=$(cat /proc/sys/vm/dirty_background_bytes) old_br=$(cat /proc/sys/vm/dirty_background_ratio)
     if [[ $old_b -ne 0 ]]; then undo+=("echo $old_b > /proc/sys/vm/dirty_bytes"); else undo+=("echo $old_r > /proc/sys/vm/dirty_ratio"); fi
@@ -67,9 +80,8 @@ case $name in
     bg fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
        --time_based --runtime=120
     record ;;
-  fsync_storm)        # small write+fsync threads beside a big buffered writer on ext4: journal
-    dev=$(loop_on /tmp 1024); mkfs.ext4 -q "$dev"; mkdir "$work/mnt"; mount "$dev" "$work/mnt"
-    undo+=("umount -l $work/mnt")
+  fsync_storm)        # small write+fsync threads beside a big buffered writer: journal/log
+    dev=$(loop_on /tmp 1024); fs_on "$dev" "$work/mnt"
     bg fio --name=big --directory="$work/mnt" --rw=write --bs=1m --size=512m --ioengine=psync \
        --time_based --runtime=120
     bg fio --name=small --directory="$work/mnt" --rw=randwrite --bs=4k --size=8m --ioengine=psync \
@@ -90,8 +102,7 @@ case $name in
     bg sh -c "echo \$\$ > $cg/cgroup.procs; exec fio --name=r --filename=$dev --rw=randread --bs=4k --direct=1 --ioengine=psync --numjobs=2 --time_based --runtime=120"
     record ;;
   memcg_reader)       # a buffered reader in a v1 memory cgroup much smaller than its file
-    dev=$(loop_on /tmp 1024); mkfs.ext4 -q "$dev"; mkdir "$work/mnt"; mount "$dev" "$work/mnt"
-    undo+=("umount -l $work/mnt")
+    dev=$(loop_on /tmp 1024); fs_on "$dev" "$work/mnt"
     dd if=/dev/urandom of="$work/mnt/data" bs=1M count=400 status=none; sync
     echo 3 > /proc/sys/vm/drop_caches
     cg=/sys/fs/cgroup/memory/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
