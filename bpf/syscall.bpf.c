@@ -44,6 +44,7 @@ struct inflight {
     __u32 sys;
     __u32 flags;
     __u8 state;                  /* CLS_NONE on CPU, else the current wait class */
+    __u8 journal_kind;           /* enum iod_journal_kind of a CLS_JOURNAL state */
     __u8 reclaim_depth;
 };
 
@@ -161,8 +162,11 @@ static __always_inline void charge(struct inflight *f, __u64 now)
         cls = CLS_FILESYSTEM;
     else
         cls = f->state;
-    if (cls < CLS_COUNT && now > f->mark_ns)
+    if (cls < CLS_COUNT && now > f->mark_ns) {
         f->ns[cls] += now - f->mark_ns;
+        if (cls == CLS_JOURNAL && f->journal_kind > IOD_JOURNAL_NONE && f->journal_kind <= IOD_JOURNAL_BTRFS_LOG)
+            count(CNT_JBD2_WAIT_NS + f->journal_kind - 1, now - f->mark_ns);
+    }
     f->mark_ns = now;
 }
 
@@ -412,11 +416,12 @@ struct classify_ctx {
     struct stack_buf *sb;
     __u32 n;
     __u32 cls;
+    __u32 kind;
 };
 
 /* Class of the function holding one frame (binary search over the sorted
  * ranges), or CLS_NONE. */
-static __always_inline __u32 class_of_ip(__u64 ip)
+static __always_inline __u32 class_of_ip(__u64 ip, __u32 *kind)
 {
     __u32 nr = nranges;
     if (nr > IOD_MAX_RANGES) nr = IOD_MAX_RANGES;
@@ -429,7 +434,10 @@ static __always_inline __u32 class_of_ip(__u64 ip)
     }
     if (lo == 0 || lo > IOD_MAX_RANGES) return CLS_NONE;
     __u32 j = lo - 1;
-    if (j < IOD_MAX_RANGES && ip < ranges[j].end) return ranges[j].cls;
+    if (j < IOD_MAX_RANGES && ip < ranges[j].end) {
+        *kind = ranges[j].kind;
+        return ranges[j].cls;
+    }
     return CLS_NONE;
 }
 
@@ -439,22 +447,24 @@ static long classify_frame(__u32 i, void *data)
     struct classify_ctx *c = data;
     if (i >= c->n) return 1;
     /* IOD_STACK_DEPTH is a power of two: the mask is the bound the verifier sees */
-    __u32 cls = class_of_ip(c->sb->ip[i & (IOD_STACK_DEPTH - 1)]);
+    __u32 cls = class_of_ip(c->sb->ip[i & (IOD_STACK_DEPTH - 1)], &c->kind);
     if (cls == CLS_NONE) return 0;
     c->cls = cls;
     return 1;
 }
 
-/* Class of the innermost frame that lies in a known function; CLS_OTHER if none. */
-static __always_inline __u32 classify_stack(void *ctx)
+/* Class of the innermost frame that lies in a known function; CLS_OTHER if none.
+ * *kind: that function's journal kind (0 unless CLS_JOURNAL). */
+static __always_inline __u32 classify_stack(void *ctx, __u8 *kind)
 {
     __u32 zero = 0;
     struct stack_buf *sb = bpf_map_lookup_elem(&stack_scratch, &zero);
     if (!sb) return CLS_OTHER;
     long n = bpf_get_stack(ctx, sb->ip, sizeof(sb->ip), 0);
     if (n <= 0) return CLS_OTHER;
-    struct classify_ctx c = {.sb = sb, .n = (__u32)(n / sizeof(__u64)), .cls = CLS_NONE};
+    struct classify_ctx c = {.sb = sb, .n = (__u32)(n / sizeof(__u64)), .cls = CLS_NONE, .kind = 0};
     bpf_loop(IOD_STACK_DEPTH, classify_frame, &c, 0);
+    *kind = (__u8)c.kind;
     if (c.cls == CLS_NONE || c.cls >= CLS_COUNT) {
         count(CNT_WAITS_UNCLASSIFIED, 1);
         return CLS_OTHER;
@@ -478,7 +488,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
         else if (f->reclaim_depth)
             f->state = CLS_RECLAIM;        /* no need to look: reclaim takes it all */
         else
-            f->state = classify_stack(ctx);
+            f->state = classify_stack(ctx, &f->journal_kind);
     }
     __u32 ntid = next->pid;
     f = bpf_map_lookup_elem(&inflight, &ntid);
@@ -617,6 +627,17 @@ int BPF_PROG(on_jbd2_run_stats, dev_t dev, tid_t tid, struct transaction_run_sta
 
 SEC("tp_btf/ext4_sync_file_enter")
 int BPF_PROG(on_ext4_sync_enter) { count(CNT_EXT4_FSYNC, 1); return 0; }
+
+/* XFS has no jbd2: fsync forces its log (CIL push, iclog writes) through
+ * xfs_log_force_seq, which fires xfs_log_force (as does xfs_log_force). */
+SEC("tp_btf/xfs_file_fsync")
+int BPF_PROG(on_xfs_fsync) { count(CNT_XFS_FSYNC, 1); return 0; }
+
+SEC("tp_btf/xfs_log_force")
+int BPF_PROG(on_xfs_log_force) { count(CNT_XFS_LOG_FORCES, 1); return 0; }
+
+SEC("tp_btf/btrfs_sync_file")
+int BPF_PROG(on_btrfs_fsync) { count(CNT_BTRFS_FSYNC, 1); return 0; }
 
 SEC("tp_btf/page_cache_sync_ra")
 int BPF_PROG(on_sync_ra)

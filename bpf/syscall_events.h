@@ -70,8 +70,13 @@ struct iod_krange {
     unsigned long long start;
     unsigned long long end;
     unsigned int cls;
-    unsigned int pad;
+    unsigned int kind;   /* enum iod_journal_kind for CLS_JOURNAL functions, else 0 */
 };
+
+/* Whose journal a CLS_JOURNAL function belongs to: the journal layer's wait
+ * time is also summed per kind (CNT_*_WAIT_NS), so rules can tell jbd2
+ * commits from XFS log forces when both filesystems are busy. */
+enum iod_journal_kind { IOD_JOURNAL_NONE = 0, IOD_JOURNAL_JBD2, IOD_JOURNAL_XFS_LOG, IOD_JOURNAL_BTRFS_LOG };
 
 /* Per log2 bucket of total syscall duration: how many attributed syscalls
  * ended there and where their time went. Lets user space pick the slow set
@@ -105,6 +110,8 @@ enum iod_counter {
     CNT_JBD2_COMMITS, CNT_JBD2_RUNNING, CNT_JBD2_LOCKED, CNT_JBD2_FLUSHING, CNT_JBD2_LOGGING,
     CNT_JBD2_MAX_LOCKED, CNT_JBD2_MAX_FLUSHING, CNT_JBD2_MAX_LOGGING,
     CNT_THROTTLED_BIOS,
+    CNT_XFS_FSYNC, CNT_XFS_LOG_FORCES, CNT_BTRFS_FSYNC,
+    CNT_JBD2_WAIT_NS, CNT_XFS_LOG_WAIT_NS, CNT_BTRFS_LOG_WAIT_NS,   /* index = CNT_JBD2_WAIT_NS + kind - 1 */
     CNT_COUNT
 };
 

@@ -76,6 +76,8 @@ struct SyscallBpfCollector::Impl {
     std::optional<double> slow_threshold_us;   // this window's; unset = p99
     KernelHz hz;
     std::string root = "/";
+    syscall_bpf::FsTrace xfs = syscall_bpf::FsTrace::Failed, btrfs = syscall_bpf::FsTrace::Failed;
+    bool journal_waits_split = false;   // journal-class waits classified (sched + a journal function resolved)
 
     ~Impl() {
         stop_drainer();
@@ -166,6 +168,8 @@ std::pair<std::string, std::string> tracepoint_of(const std::string& section) {
     if (name == "sys_enter" || name == "sys_exit") return {"raw_syscalls", name};
     if (name.rfind("jbd2_", 0) == 0) return {"jbd2", name};
     if (name.rfind("ext4_", 0) == 0) return {"ext4", name};
+    if (name.rfind("xfs_", 0) == 0) return {"xfs", name};
+    if (name.rfind("btrfs_", 0) == 0) return {"btrfs", name};
     if (name.rfind("page_cache_", 0) == 0) return {"readahead", name};
     return {"", name};
 }
@@ -259,7 +263,8 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     if (ksyms) ranges = resolve_kernel_symbols(*ksyms, syscall_bpf::wait_classifier_functions());
     if (ranges.size() > IOD_MAX_RANGES) ranges.resize(IOD_MAX_RANGES);
     for (size_t i = 0; i < ranges.size(); ++i)
-        ro->ranges[i] = {ranges[i].start, ranges[i].end, static_cast<unsigned>(ranges[i].tag), 0};
+        ro->ranges[i] = {ranges[i].start, ranges[i].end, static_cast<unsigned>(ranges[i].tag),
+                         syscall_bpf::journal_kind_of_function(ranges[i].name)};
     ro->nranges = static_cast<uint32_t>(ranges.size());
     ro->bio_throttled_bit = enum_value_from_btf("BIO_BPS_THROTTLED");
     for (size_t i = 0; i < traced_syscall_numbers().size(); ++i) {
@@ -318,6 +323,19 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     impl->drainer = std::thread([raw] { raw->drain_until_stopped(); });
 
     // Layers truly observed: those whose probes attached.
+    // A filesystem whose events are not in tracefs is not in the kernel (a
+    // module loads on first mount): none of its files can be fsynced.
+    auto fs_trace = [&](const char* cat, std::initializer_list<const char*> tps) {
+        bool all = true, none = true;
+        for (const char* tp : tps) {
+            all = all && has(tp);
+            none = none && !probe.tracepoint_exists(cat, tp);
+        }
+        return all ? syscall_bpf::FsTrace::Attached
+                   : none ? syscall_bpf::FsTrace::NotInKernel : syscall_bpf::FsTrace::Failed;
+    };
+    impl->xfs = fs_trace("xfs", {"xfs_file_fsync", "xfs_log_force"});
+    impl->btrfs = fs_trace("btrfs", {"btrfs_sync_file"});
     const bool sched = has("sched_switch") && has("sched_wakeup");
     st.layers = {layer::kSyscall, layer::kFilesystem};
     if (sched) st.layers.push_back(layer::kCpu);
@@ -326,6 +344,7 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     if (has("mm_vmscan_direct_reclaim_begin") || has("mm_vmscan_memcg_reclaim_begin"))
         st.layers.push_back(layer::kReclaim);
     if (sched && classes_resolved.count(CLS_JOURNAL)) st.layers.push_back(layer::kJournal);
+    impl->journal_waits_split = sched && classes_resolved.count(CLS_JOURNAL);
     if (sched && classes_resolved.count(CLS_LOCKS)) st.layers.push_back(layer::kLocks);
     if (!sched) notes.push_back("sched_switch/sched_wakeup not attached: off-CPU waits and run-queue delay "
                                 "are not separated (they count as filesystem time)");
@@ -367,6 +386,9 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     syscall_bpf::Snapshot s;
     s.hz = im.hz.hz;
     s.hz_source = im.hz.source;
+    s.xfs = im.xfs;
+    s.btrfs = im.btrfs;
+    s.journal_waits_split = im.journal_waits_split;
     s.user_threshold_us = im.slow_threshold_us;
     s.exemplar_min_us = opts_.exemplar_min_us;
 

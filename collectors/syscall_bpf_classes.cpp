@@ -68,8 +68,13 @@ const std::map<std::string, int>& wait_classifier_functions() {
         {"start_this_handle", CLS_JOURNAL}, {"__jbd2_log_wait_for_space", CLS_JOURNAL},
         {"jbd2_journal_wait_updates", CLS_JOURNAL}, {"do_get_write_access", CLS_JOURNAL},
         {"jbd2_journal_lock_updates", CLS_JOURNAL}, {"jbd2_complete_transaction", CLS_JOURNAL},
+        // XFS log force (fsync): push the CIL into iclogs, wait for the iclog writes;
+        // xlog_wait is inlined, so its sleep shows in xlog_force_lsn/xlog_cil_force_seq
         {"xfs_log_force", CLS_JOURNAL}, {"xfs_log_force_seq", CLS_JOURNAL},
-        {"xlog_wait_on_iclog", CLS_JOURNAL},
+        {"xlog_cil_force_seq", CLS_JOURNAL}, {"xlog_cil_push_now", CLS_JOURNAL},
+        {"xlog_force_lsn", CLS_JOURNAL}, {"xlog_wait_on_iclog", CLS_JOURNAL},
+        // XFS log space: a transaction waits for log grant space (tail pushing)
+        {"xlog_grant_head_wait", CLS_JOURNAL}, {"xlog_state_get_iclog_space", CLS_JOURNAL},
         // sleeping locks (i_rwsem is an rwsem)
         {"rwsem_down_write_slowpath", CLS_LOCKS}, {"rwsem_down_read_slowpath", CLS_LOCKS},
         {"__mutex_lock", CLS_LOCKS}, {"__mutex_lock_slowpath", CLS_LOCKS},
@@ -79,6 +84,14 @@ const std::map<std::string, int>& wait_classifier_functions() {
         {"blkcg_maybe_throttle_current", CLS_CGROUP},
     };
     return m;
+}
+
+unsigned journal_kind_of_function(const std::string& name) {
+    if (wait_classifier_functions().count(name) == 0 || wait_classifier_functions().at(name) != CLS_JOURNAL)
+        return IOD_JOURNAL_NONE;
+    if (name.rfind("xfs_", 0) == 0 || name.rfind("xlog_", 0) == 0) return IOD_JOURNAL_XFS_LOG;
+    if (name.rfind("btrfs_", 0) == 0) return IOD_JOURNAL_BTRFS_LOG;
+    return IOD_JOURNAL_JBD2;   // the rest of the journal functions are jbd2's
 }
 
 }  // namespace iodiag::syscall_bpf

@@ -25,4 +25,8 @@ int group_of_syscall(int sys);
 // folio_wait_writeback it is write I/O).
 const std::map<std::string, int>& wait_classifier_functions();
 
+// enum iod_journal_kind of a journal-class function of that table (jbd2, XFS
+// log, btrfs log tree); 0 for every other function.
+unsigned journal_kind_of_function(const std::string& name);
+
 }  // namespace iodiag::syscall_bpf

@@ -77,6 +77,16 @@ std::vector<MetricSpec> metric_specs() {
         {"fs.readahead_pages", K::Metric, "pages", layer::kPageCache, "",
          "pages readahead requested (page_cache_ra_unbounded; large-folio readahead not counted)"},
         {"fs.ext4_fsync_calls", K::Metric, "count", layer::kJournal, "", "ext4_sync_file calls"},
+        {"fs.xfs_fsync_calls", K::Metric, "count", layer::kJournal, "", "xfs_file_fsync calls"},
+        {"fs.btrfs_fsync_calls", K::Metric, "count", layer::kJournal, "", "btrfs_sync_file calls"},
+        {"journal.xfs_log_forces", K::Metric, "count", layer::kJournal, "",
+         "XFS log forces (xfs_log_force, xfs_log_force_seq: fsync, sync, pinned buffers)"},
+        {"journal.jbd2_wait_us", K::Metric, "us", layer::kJournal, "",
+         "traced syscalls' off-CPU time in jbd2 functions (ext4 journal)"},
+        {"journal.xfs_log_wait_us", K::Metric, "us", layer::kJournal, "",
+         "traced syscalls' off-CPU time in XFS log-force and log-space functions"},
+        {"journal.btrfs_log_wait_us", K::Metric, "us", layer::kJournal, "",
+         "traced syscalls' off-CPU time in btrfs log-tree and transaction-commit functions"},
         {"attr.slow.threshold_us", K::Metric, "us", layer::kSyscall, "",
          "lower bound of the duration bucket where the slow set starts (p99 bucket or user threshold)"},
         {"attr.all.ops", K::Metric, "count", layer::kSyscall, "", "syscalls in the all-operations attribution"},
@@ -243,6 +253,24 @@ void emit(const Snapshot& s, Evidence& ev) {
     ev.add_metric("fs.readahead_pages", {}, counter(s, CNT_RA_PAGES), "pages", pra);
     ev.add_metric("fs.ext4_fsync_calls", {}, counter(s, CNT_EXT4_FSYNC), "count",
                   {"tracepoint", "tracepoint:ext4:ext4_sync_file_enter"});
+    auto fs_counter = [&](FsTrace t, const char* name, int cnt, const char* event, const char* fs) {
+        if (t == FsTrace::Failed) return;   // not counted: no number rather than a false 0
+        const Provenance p = t == FsTrace::Attached
+            ? Provenance{"tracepoint", std::string("tracepoint:") + event}
+            : Provenance{"file", std::string("tracefs events/") + event + " absent: " + fs +
+                                     " is not in this kernel, so nothing to count"};
+        ev.add_metric(name, {}, t == FsTrace::Attached ? counter(s, cnt) : 0, "count", p);
+    };
+    fs_counter(s.xfs, "fs.xfs_fsync_calls", CNT_XFS_FSYNC, "xfs:xfs_file_fsync", "xfs");
+    fs_counter(s.xfs, "journal.xfs_log_forces", CNT_XFS_LOG_FORCES, "xfs:xfs_log_force", "xfs");
+    fs_counter(s.btrfs, "fs.btrfs_fsync_calls", CNT_BTRFS_FSYNC, "btrfs:btrfs_sync_file", "btrfs");
+    if (s.journal_waits_split) {
+        const Provenance pw{"tracepoint", "tp_btf:sched:sched_switch off-CPU stack, innermost classified frame a "
+                                          "journal function of that filesystem (/proc/kallsyms)"};
+        ev.add_metric("journal.jbd2_wait_us", {}, counter(s, CNT_JBD2_WAIT_NS) / 1000.0, "us", pw);
+        ev.add_metric("journal.xfs_log_wait_us", {}, counter(s, CNT_XFS_LOG_WAIT_NS) / 1000.0, "us", pw);
+        ev.add_metric("journal.btrfs_log_wait_us", {}, counter(s, CNT_BTRFS_LOG_WAIT_NS) / 1000.0, "us", pw);
+    }
     const uint64_t commits = counter(s, CNT_JBD2_COMMITS);
     const Provenance pj{"tracepoint", "tracepoint:jbd2:jbd2_run_stats (jiffies x 1000 / HZ, HZ=" +
                                           std::to_string(s.hz) + " from " + s.hz_source + ")"};

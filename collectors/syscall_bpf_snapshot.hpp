@@ -37,6 +37,10 @@ struct SlowOp {
     uint32_t flags = 0;
 };
 
+// Whether a filesystem's fsync/log tracepoints were traced: its counters are
+// emitted when attached (counted) or not in the kernel (0, nothing to count).
+enum class FsTrace { Attached, NotInKernel, Failed };
+
 struct Snapshot {
     std::vector<std::vector<uint64_t>> hist;   // [group][bucket] counts
     std::vector<uint64_t> read_hit, read_miss; // [bucket]
@@ -51,6 +55,9 @@ struct Snapshot {
     double exemplar_min_us = 0;
     int hz = 0;                                // kernel HZ for jiffies (0 = unknown)
     std::string hz_source;
+    FsTrace xfs = FsTrace::Failed;             // xfs_file_fsync + xfs_log_force
+    FsTrace btrfs = FsTrace::Failed;           // btrfs_sync_file
+    bool journal_waits_split = false;          // CNT_*_WAIT_NS measured (off-CPU waits classified)
     std::optional<double> user_threshold_us;   // slow threshold; p99 when absent
     double slow_percentile = 99;
 };
