@@ -31,7 +31,12 @@ trap cleanup EXIT
 loop_on() {   # loop_on DIR SIZE_MB -> prints /dev/loopN
   local f; f=$(mktemp "$1/iodiag-lab-XXXXXX.img"); truncate -s "${2}M" "$f"
   local dev; dev=$(losetup -f --show "$f")
-  undo+=("losetup -d $dev; rm -f $f"); echo "$dev"
+  undo+=("losetup -d $dev; rm -f $f")
+  # A loop device keeps its queue settings across detach: start from the
+  # defaults (no scheduler, a request per tag), not from a previous user's.
+  local sys=/sys/block/$(basename "$dev")
+  echo none > "$sys/queue/scheduler"; cat "$sys/mq/0/nr_tags" > "$sys/queue/nr_requests"
+  echo "$dev"
 }
 fs_on() {     # fs_on DEV DIR: makes $fs on DEV (quiet, over any old signature) and mounts it on DIR
   case $fs in
