@@ -21,6 +21,7 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 #define S_IFMT 00170000
 #define S_IFREG 0100000
+#define FS_REQUIRES_DEV 1   /* include/linux/fs.h */
 #define S_IFBLK 0060000
 
 /* Set by user space before load. */
@@ -185,7 +186,9 @@ static __always_inline struct file *fd_to_file(__u64 fd)
 }
 
 /* Storage files only: regular files on a block-backed superblock, or block
- * devices. procfs/sysfs/tmpfs/pipes/sockets are not storage latency. */
+ * devices. procfs/sysfs/tmpfs/pipes/sockets are not storage latency. btrfs
+ * (several devices, an anonymous s_dev) leaves s_bdev NULL: its filesystem
+ * type's FS_REQUIRES_DEV says it is block-backed all the same. */
 static __always_inline bool is_storage_file(struct file *f)
 {
     if (!f) return false;
@@ -194,7 +197,9 @@ static __always_inline bool is_storage_file(struct file *f)
     umode_t mode = i->i_mode;
     if ((mode & S_IFMT) == S_IFBLK) return true;
     if ((mode & S_IFMT) != S_IFREG) return false;
-    return i->i_sb->s_bdev != NULL;
+    struct super_block *sb = i->i_sb;
+    if (sb->s_bdev != NULL) return true;
+    return (sb->s_type->fs_flags & FS_REQUIRES_DEV) != 0;
 }
 
 static __always_inline bool traced_process(__u32 tgid)

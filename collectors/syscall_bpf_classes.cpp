@@ -75,6 +75,13 @@ const std::map<std::string, int>& wait_classifier_functions() {
         {"xlog_force_lsn", CLS_JOURNAL}, {"xlog_wait_on_iclog", CLS_JOURNAL},
         // XFS log space: a transaction waits for log grant space (tail pushing)
         {"xlog_grant_head_wait", CLS_JOURNAL}, {"xlog_state_get_iclog_space", CLS_JOURNAL},
+        // btrfs has no journal but a log tree: fsync commits it (waiting for other
+        // writers to join, for another task's log commit, for the log blocks and the
+        // superblocks to be written) or, when it cannot, commits the transaction
+        {"btrfs_sync_log", CLS_JOURNAL}, {"wait_log_commit", CLS_JOURNAL},
+        {"btrfs_wait_tree_log_extents", CLS_JOURNAL}, {"write_all_supers", CLS_JOURNAL},
+        {"btrfs_commit_transaction", CLS_JOURNAL}, {"wait_current_trans", CLS_JOURNAL},
+        {"wait_for_commit", CLS_JOURNAL}, {"btrfs_write_and_wait_transaction", CLS_JOURNAL},
         // sleeping locks (i_rwsem is an rwsem)
         {"rwsem_down_write_slowpath", CLS_LOCKS}, {"rwsem_down_read_slowpath", CLS_LOCKS},
         {"__mutex_lock", CLS_LOCKS}, {"__mutex_lock_slowpath", CLS_LOCKS},
@@ -87,11 +94,23 @@ const std::map<std::string, int>& wait_classifier_functions() {
 }
 
 unsigned journal_kind_of_function(const std::string& name) {
-    if (wait_classifier_functions().count(name) == 0 || wait_classifier_functions().at(name) != CLS_JOURNAL)
-        return IOD_JOURNAL_NONE;
-    if (name.rfind("xfs_", 0) == 0 || name.rfind("xlog_", 0) == 0) return IOD_JOURNAL_XFS_LOG;
-    if (name.rfind("btrfs_", 0) == 0) return IOD_JOURNAL_BTRFS_LOG;
-    return IOD_JOURNAL_JBD2;   // the rest of the journal functions are jbd2's
+    static const std::map<std::string, unsigned> kinds = [] {
+        std::map<std::string, unsigned> m;
+        for (const char* f : {"xfs_log_force", "xfs_log_force_seq", "xlog_cil_force_seq", "xlog_cil_push_now",
+                              "xlog_force_lsn", "xlog_wait_on_iclog", "xlog_grant_head_wait",
+                              "xlog_state_get_iclog_space"})
+            m[f] = IOD_JOURNAL_XFS_LOG;
+        for (const char* f : {"btrfs_sync_log", "wait_log_commit", "btrfs_wait_tree_log_extents", "write_all_supers",
+                              "btrfs_commit_transaction", "wait_current_trans", "wait_for_commit",
+                              "btrfs_write_and_wait_transaction"})
+            m[f] = IOD_JOURNAL_BTRFS_LOG;
+        return m;
+    }();
+    const auto& table = wait_classifier_functions();
+    const auto it = table.find(name);
+    if (it == table.end() || it->second != CLS_JOURNAL) return IOD_JOURNAL_NONE;
+    const auto k = kinds.find(name);
+    return k != kinds.end() ? k->second : IOD_JOURNAL_JBD2;   // the other journal functions are jbd2's
 }
 
 }  // namespace iodiag::syscall_bpf

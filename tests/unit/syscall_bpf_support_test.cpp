@@ -127,6 +127,39 @@ double metric(const Evidence& ev, const std::string& name) {
 
 }  // namespace
 
+TEST(SyscallClasses, JournalWaitsKnowTheirFilesystem) {
+    EXPECT_EQ(journal_kind_of_function("jbd2_log_wait_commit"), IOD_JOURNAL_JBD2);
+    EXPECT_EQ(journal_kind_of_function("xlog_wait_on_iclog"), IOD_JOURNAL_XFS_LOG);
+    EXPECT_EQ(journal_kind_of_function("xlog_cil_push_now"), IOD_JOURNAL_XFS_LOG);
+    EXPECT_EQ(journal_kind_of_function("wait_log_commit"), IOD_JOURNAL_BTRFS_LOG);
+    EXPECT_EQ(journal_kind_of_function("balance_dirty_pages"), IOD_JOURNAL_NONE);
+    EXPECT_EQ(journal_kind_of_function("no_such_function"), IOD_JOURNAL_NONE);
+    for (const auto& [fn, cls] : wait_classifier_functions())
+        if (cls == CLS_JOURNAL) EXPECT_NE(journal_kind_of_function(fn), IOD_JOURNAL_NONE) << fn;
+}
+
+TEST(SyscallEmit, FilesystemCountersOnlyWhenCountedOrImpossible) {
+    Snapshot s = seed000_snapshot();
+    s.counters[CNT_XFS_LOG_FORCES] = 7;
+    s.xfs = FsTrace::Failed;   // tracepoint there but not attached: no number
+    s.btrfs = FsTrace::NotInKernel;   // btrfs absent: none of its files can be fsynced
+    s.journal_waits_split = false;
+    Evidence ev;
+    emit(s, ev);
+    EXPECT_EQ(ev.find_metric("journal.xfs_log_forces"), nullptr);
+    EXPECT_EQ(metric(ev, "fs.btrfs_fsync_calls"), 0);
+    EXPECT_EQ(ev.find_metric("journal.xfs_log_wait_us"), nullptr);
+
+    s.xfs = FsTrace::Attached;
+    s.journal_waits_split = true;
+    s.counters[CNT_XFS_LOG_WAIT_NS] = 2'500'000;
+    Evidence ev2;
+    emit(s, ev2);
+    EXPECT_EQ(metric(ev2, "journal.xfs_log_forces"), 7);
+    EXPECT_EQ(metric(ev2, "journal.xfs_log_wait_us"), 2500);
+    EXPECT_EQ(metric(ev2, "journal.jbd2_wait_us"), 0);
+}
+
 TEST(SyscallEmit, Seed000ComesOutAsReclaimOnTheReadPathWithWhoSuffered) {
     Evidence ev;
     emit(seed000_snapshot(), ev);
