@@ -86,8 +86,13 @@ const std::map<std::string, int>& wait_classifier_functions() {
         {"rwsem_down_write_slowpath", CLS_LOCKS}, {"rwsem_down_read_slowpath", CLS_LOCKS},
         {"__mutex_lock", CLS_LOCKS}, {"__mutex_lock_slowpath", CLS_LOCKS},
         {"percpu_rwsem_wait", CLS_LOCKS}, {"__percpu_down_read", CLS_LOCKS},
-        // block-layer QoS: writeback throttling, io.latency, iocost
-        {"rq_qos_wait", CLS_CGROUP}, {"wbt_wait", CLS_CGROUP},
+        // block-layer QoS. All of them sleep in rq_qos_wait, so the table names
+        // the policy that called it instead: writeback throttling (wbt) limits
+        // the whole device's queue, not a cgroup, so it is block-queue time;
+        // iocost and io.latency are cgroup controls (blkcg_iolatency_throttle
+        // is only there when CONFIG_BLK_CGROUP_IOLATENCY is built in).
+        {"wbt_wait", CLS_BLOCK_QUEUE},
+        {"ioc_rqos_throttle", CLS_CGROUP}, {"blkcg_iolatency_throttle", CLS_CGROUP},
         {"blkcg_maybe_throttle_current", CLS_CGROUP},
     };
     return m;

@@ -28,15 +28,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-loop_on() {   # loop_on DIR SIZE_MB -> prints /dev/loopN
+loop_on() {   # loop_on DIR SIZE_MB -> sets $dev to /dev/loopN
+  # Sets a variable instead of printing: called as $(loop_on ...) it would run
+  # in a subshell and its undo entry would be lost with it.
   local f; f=$(mktemp "$1/iodiag-lab-XXXXXX.img"); truncate -s "${2}M" "$f"
-  local dev; dev=$(losetup -f --show "$f")
+  dev=$(losetup -f --show "$f")
   undo+=("losetup -d $dev; rm -f $f")
   # A loop device keeps its queue settings across detach: start from the
   # defaults (no scheduler, a request per tag), not from a previous user's.
   local sys=/sys/block/$(basename "$dev")
   echo none > "$sys/queue/scheduler"; cat "$sys/mq/0/nr_tags" > "$sys/queue/nr_requests"
-  echo "$dev"
 }
 fs_on() {     # fs_on DEV DIR: makes $fs on DEV (quiet, over any old signature) and mounts it on DIR
   case $fs in
@@ -44,7 +45,7 @@ fs_on() {     # fs_on DEV DIR: makes $fs on DEV (quiet, over any old signature) 
     xfs)   mkfs.xfs -q -f "$1" ;;
     btrfs) mkfs.btrfs -q -f "$1" ;;
   esac
-  mkdir "$2"; mount "$1" "$2"; undo+=("umount -l $2")
+  mkdir "$2"; mount "$1" "$2"; undo+=("umount $2 || umount -l $2")
 }
 bg() { setsid "$@" >/dev/null 2>&1 & local pid=$!; undo+=("kill -TERM -$pid; sleep 0.5; kill -KILL -$pid"); }
 record() { sleep 1; "$iodiag" record --duration "$secs" -o "$out" >/dev/null; }
@@ -53,20 +54,20 @@ case $name in
   idle)
     record ;;
   cached_reads)       # a read loop over a file that fits in the page cache: healthy
-    dev=$(loop_on /tmp 512); fs_on "$dev" "$work/mnt"   # 512: mkfs.xfs refuses under 300 MB
+    loop_on /tmp 512; fs_on "$dev" "$work/mnt"   # 512: mkfs.xfs refuses under 300 MB
     dd if=/dev/urandom of="$work/mnt/hot" bs=1M count=32 status=none; cat "$work/mnt/hot" >/dev/null
     bg fio --name=r --filename="$work/mnt/hot" --rw=randread --bs=4k --ioengine=psync --invalidate=0 \
        --time_based --runtime=120
     record ;;
   device_saturated)   # random direct writes at depth 32 on a loop device over the virtual disk
-    dev=$(loop_on /tmp 1024)
+    loop_on /tmp 1024
     bg fio --name=w --filename="$dev" --rw=randwrite --bs=4k --direct=1 --ioengine=libaio \
        --iodepth=32 --time_based --runtime=120
     record ;;
   slow_device)        # a loop device whose backing I/O is throttled: its reader is in a v1
                       # blkio group limited on the backing disk, and the loop worker issues
                       # the backing I/O on the reader's behalf (per-cgroup loop workers)
-    dev=$(loop_on /tmp 256); back=$(df --output=source /tmp | tail -1)
+    loop_on /tmp 256; back=$(df --output=source /tmp | tail -1)
     dd if=/dev/zero of="$dev" bs=1M count=256 oflag=direct status=none   # real blocks: holes read as zeros without I/O
     majmin=$(lsblk -ndo MAJ:MIN "$back" | tr -d ' ')
     losetup --direct-io=on "$dev" 2>/dev/null || true   # backing reads reach the disk, not the page cache
@@ -75,7 +76,7 @@ case $name in
     bg sh -c "echo \$\$ > $cg/cgroup.procs; exec fio --name=r --filename=$dev --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=4 --time_based --runtime=120"
     record ;;
   dirty_throttle)     # a buffered writer under a tiny vm.dirty_bytes
-    dev=$(loop_on /tmp 1024); fs_on "$dev" "$work/mnt"
+    loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
     old_b=$(cat /proc/sys/vm/dirty_bytes) old_r=$(cat /proc/sys/vm/dirty_ratio)
     old_bb=$(cat /proc/sys/vm/dirty_background_bytes) old_br=$(cat /proc/sys/vm/dirty_background_ratio)
     if [[ $old_b -ne 0 ]]; then undo+=("echo $old_b > /proc/sys/vm/dirty_bytes"); else undo+=("echo $old_r > /proc/sys/vm/dirty_ratio"); fi
@@ -89,14 +90,14 @@ case $name in
     # btrfs copies on write: rewriting the big file needs free space until each
     # transaction commits, and 1 GB runs out (writers wait in __reserve_bytes)
     size=1024; [[ $fs == btrfs ]] && size=4096
-    dev=$(loop_on /tmp $size); fs_on "$dev" "$work/mnt"
+    loop_on /tmp $size; fs_on "$dev" "$work/mnt"
     bg fio --name=big --directory="$work/mnt" --rw=write --bs=1m --size=512m --ioengine=psync \
        --time_based --runtime=120
     bg fio --name=small --directory="$work/mnt" --rw=randwrite --bs=4k --size=8m --ioengine=psync \
        --fsync=1 --numjobs=4 --time_based --runtime=120
     record ;;
   tiny_nr_requests)   # many threads at depth 1 against nr_requests=4 (tag waits in Q2G)
-    dev=$(loop_on /dev/shm 512); q=/sys/block/$(basename "$dev")/queue
+    loop_on /dev/shm 512; q=/sys/block/$(basename "$dev")/queue
     echo mq-deadline > $q/scheduler 2>/dev/null || true
     old=$(cat $q/nr_requests); undo+=("echo $old > $q/nr_requests")
     echo 4 > $q/nr_requests
@@ -104,13 +105,13 @@ case $name in
        --numjobs=32 --time_based --runtime=120
     record ;;
   blkio_throttle)     # a direct reader in a v1 blkio group limited far below its demand
-    dev=$(loop_on /dev/shm 256); majmin=$(lsblk -ndo MAJ:MIN "$dev" | tr -d ' ')
+    loop_on /dev/shm 256; majmin=$(lsblk -ndo MAJ:MIN "$dev" | tr -d ' ')
     cg=/sys/fs/cgroup/blkio/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
     echo "$majmin 100" > "$cg/blkio.throttle.read_iops_device"
     bg sh -c "echo \$\$ > $cg/cgroup.procs; exec fio --name=r --filename=$dev --rw=randread --bs=4k --direct=1 --ioengine=psync --numjobs=2 --time_based --runtime=120"
     record ;;
   memcg_reader)       # a buffered reader in a v1 memory cgroup much smaller than its file
-    dev=$(loop_on /tmp 1024); fs_on "$dev" "$work/mnt"
+    loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
     dd if=/dev/urandom of="$work/mnt/data" bs=1M count=400 status=none; sync
     echo 3 > /proc/sys/vm/drop_caches
     cg=/sys/fs/cgroup/memory/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")

@@ -52,10 +52,23 @@ LoopDevice::LoopDevice(const std::string& dir, int size_mb) {
     }
     while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
     name_ = out.substr(out.rfind('/') + 1);
+    const std::string queue = "/sys/block/" + name_ + "/queue/";
+    run_capture("cat " + queue + "nr_requests 2>/dev/null", &nr_requests_);
+    std::string sched;
+    run_capture("cat " + queue + "scheduler 2>/dev/null", &sched);
+    if (auto b = sched.find('['), e = sched.find(']'); b != std::string::npos && e > b)
+        scheduler_ = sched.substr(b + 1, e - b - 1);
 }
 
 LoopDevice::~LoopDevice() {
-    if (!name_.empty()) run_capture("losetup -d /dev/" + name_ + " 2>/dev/null", nullptr);
+    if (!name_.empty()) {
+        const std::string queue = "/sys/block/" + name_ + "/queue/";
+        if (!scheduler_.empty()) run_capture("echo " + scheduler_ + " > " + queue + "scheduler 2>/dev/null", nullptr);
+        while (!nr_requests_.empty() && (nr_requests_.back() == '\n' || nr_requests_.back() == ' ')) nr_requests_.pop_back();
+        if (!nr_requests_.empty())
+            run_capture("echo " + nr_requests_ + " > " + queue + "nr_requests 2>/dev/null", nullptr);
+        run_capture("losetup -d /dev/" + name_ + " 2>/dev/null", nullptr);
+    }
     if (!file_.empty()) unlink(file_.c_str());
 }
 

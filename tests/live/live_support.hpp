@@ -32,6 +32,9 @@ public:
 
 private:
     std::string file_, name_, error_;
+    // A loop device keeps its queue settings after it is detached: what a test
+    // changes is put back, so the next user of that loopN starts clean.
+    std::string nr_requests_, scheduler_;
 };
 
 // A command running in the background (its own process group), killed on
