@@ -3,6 +3,8 @@
 // snapshots the same way whatever the hierarchy.
 #pragma once
 
+#include "collectors/psi.hpp"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -22,9 +24,7 @@ struct IoLimit {
 };
 
 // Cumulative stall time of a pressure file (microseconds).
-struct Pressure {
-    std::optional<uint64_t> some_us, full_us;
-};
+using Pressure = PsiTotals;
 
 struct Snapshot {
     std::string version;                            // "v1" or "v2"
