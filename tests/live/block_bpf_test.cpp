@@ -2,6 +2,8 @@
 // counts on a loop device. Need root, BPF, losetup and fio; skip otherwise.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <atomic>
 #include <future>
 #include <iostream>
@@ -241,10 +243,11 @@ TEST(BlockBpfLive, SlowCommandStagesSumToTotal) {
         return out;
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));   // attach
-    // 1 MiB reads 16 deep: the loop worker serves them one after another, so
-    // the later ones in each batch wait well over a millisecond.
+    // 4 MiB reads 64 deep: the loop worker serves the requests one after
+    // another, so the later ones in each batch wait many milliseconds even on
+    // an idle machine (16 x 1 MiB was not always enough there).
     run_fio("--name=big --filename=" + loop.path() +
-            " --rw=randread --bs=1M --direct=1 --size=128M --ioengine=libaio --iodepth=16 --iodepth_batch_submit=16");
+            " --rw=randread --bs=4M --direct=1 --size=128M --ioengine=libaio --iodepth=64 --iodepth_batch_submit=64");
     const std::string out = slow.get();
     std::istringstream lines(out);
     std::string line;
@@ -261,6 +264,7 @@ TEST(BlockBpfLive, SlowCommandStagesSumToTotal) {
         EXPECT_EQ(j["device"], loop.name());
         ++n;
     }
+    std::printf("%d I/Os of 1 ms or more, each with Q2G+G2I+I2D+D2C = Q2C\n", n);
     EXPECT_GT(n, 0) << "no I/O of 1 ms or more seen; output:\n" << out;
 }
 
