@@ -247,7 +247,8 @@ TEST(BlockBpfLive, SlowCommandStagesSumToTotal) {
     // another, so the later ones in each batch wait many milliseconds even on
     // an idle machine (16 x 1 MiB was not always enough there).
     run_fio("--name=big --filename=" + loop.path() +
-            " --rw=randread --bs=4M --direct=1 --size=128M --ioengine=libaio --iodepth=64 --iodepth_batch_submit=64");
+            " --rw=randread --bs=4M --direct=1 --size=128M --ioengine=libaio --iodepth=64 --iodepth_batch_submit=64"
+            " --time_based --runtime=3");
     const std::string out = slow.get();
     std::istringstream lines(out);
     std::string line;
