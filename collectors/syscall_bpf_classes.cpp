@@ -115,7 +115,7 @@ unsigned journal_kind_of_function(const std::string& name) {
     const auto it = table.find(name);
     if (it == table.end() || it->second != CLS_JOURNAL) return IOD_JOURNAL_NONE;
     const auto k = kinds.find(name);
-    return k != kinds.end() ? k->second : IOD_JOURNAL_JBD2;   // the other journal functions are jbd2's
+    return k != kinds.end() ? k->second : unsigned{IOD_JOURNAL_JBD2};   // the other journal functions are jbd2's
 }
 
 }  // namespace iodiag::syscall_bpf
