@@ -166,7 +166,7 @@ TEST(CgroupLive, SmallMemcgShowsLimitHitsAndReclaim) {
     const Metric* refault = ev.find_metric("cgroup.memory_workingset_refault_file_delta", l);
     const Metric* reads = ev.find_metric("cgroup.io_read_bytes_per_s", l);
     EXPECT_TRUE((refault && refault->value > 0) || (reads && reads->value > 0));
-    if (const Metric* scan = ev.find_metric("cgroup.memory_pgscan_delta", l)) EXPECT_GT(scan->value, 0);
+    if (const Metric* scan = ev.find_metric("cgroup.memory_pgscan_delta", l)) { EXPECT_GT(scan->value, 0); }
     EXPECT_EQ(rule_outcome(ev, "cgroup.memcg_limit_reclaim", g.path(), nullptr), Tri::True);
     std::cerr << "limit hits " << hits->value << ", refaults " << (refault ? refault->value : -1)
               << ", reads " << (reads ? reads->value : -1) << " B/s\n";

@@ -95,7 +95,7 @@ TEST(Analysis, AbnormalObservedAndUnobservedLayersAreToldApart) {
     // Unobserved layers lower coverage; they are never called normal.
     EXPECT_LT(v.coverage, 0.2);
     for (const auto& r : v.layers)
-        if (r.layer != layer::kDevice) EXPECT_EQ(r.state, LayerState::NotObserved) << r.layer;
+        if (r.layer != layer::kDevice) { EXPECT_EQ(r.state, LayerState::NotObserved) << r.layer; }
     ASSERT_FALSE(v.trail.empty());
     EXPECT_EQ(v.trail.front().layer, layer::kDevice);
 }
@@ -136,7 +136,7 @@ TEST(Analysis, ACauseAboveAnObservedNormalSyscallIsStillDrilledInto) {
     for (const auto& f : v.findings) reclaim_in_findings |= f.rule_id == "test.reclaim";
     EXPECT_TRUE(reclaim_in_findings);
     for (const auto& r : v.layers)
-        if (r.layer == layer::kSyscall) EXPECT_EQ(r.state, LayerState::Abnormal);
+        if (r.layer == layer::kSyscall) { EXPECT_EQ(r.state, LayerState::Abnormal); }
 }
 
 TEST(Analysis, FindingOnAnUnobservedLayerLosesConfidence) {
@@ -144,7 +144,7 @@ TEST(Analysis, FindingOnAnUnobservedLayerLosesConfidence) {
     ev.add_metric("vm.allocstall", {}, 3, "count", {"file", "/proc/vmstat"});
     const Verdict v = analyze(ev, rules());
     for (const auto& f : v.findings)
-        if (f.rule_id == "test.reclaim") EXPECT_LT(f.confidence, 0.9);
+        if (f.rule_id == "test.reclaim") { EXPECT_LT(f.confidence, 0.9); }
 }
 
 // A busy device whose judging rule lacks part of its evidence (no reference

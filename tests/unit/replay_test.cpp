@@ -55,14 +55,15 @@ TEST_P(Replay, GivesTheDiagnosisOfTheRecordedFault) {
     if (want.contains("top_layer") || want.contains("top_layer_in") || want.contains("top_rule")) {
         ASSERT_FALSE(v.findings.empty());
         const Finding& top = v.findings.front();
-        if (want.contains("top_layer")) EXPECT_EQ(top.layer, want["top_layer"].get<std::string>());
+        if (want.contains("top_layer")) { EXPECT_EQ(top.layer, want["top_layer"].get<std::string>()); }
         if (want.contains("top_layer_in")) {
             const auto allowed = want["top_layer_in"].get<std::vector<std::string>>();
             EXPECT_NE(std::find(allowed.begin(), allowed.end(), top.layer), allowed.end()) << top.layer;
         }
-        if (want.contains("top_rule")) EXPECT_EQ(top.rule_id, want["top_rule"].get<std::string>());
-        if (want.contains("top_instance_prefix"))
+        if (want.contains("top_rule")) { EXPECT_EQ(top.rule_id, want["top_rule"].get<std::string>()); }
+        if (want.contains("top_instance_prefix")) {
             EXPECT_TRUE(starts_with(top.instance, want["top_instance_prefix"])) << top.instance;
+        }
         if (want.contains("min_top_share_pct")) {
             ASSERT_TRUE(top.share_pct.has_value());
             EXPECT_GT(*top.share_pct, want["min_top_share_pct"].get<double>());
@@ -74,7 +75,7 @@ TEST_P(Replay, GivesTheDiagnosisOfTheRecordedFault) {
     }
     if (want.contains("device_row_names")) {
         for (const auto& row : v.layers)
-            if (row.layer == "device") EXPECT_NE(row.figures.find(want["device_row_names"].get<std::string>()), std::string::npos);
+            if (row.layer == "device") { EXPECT_NE(row.figures.find(want["device_row_names"].get<std::string>()), std::string::npos); }
     }
     if (want.contains("fires"))
         for (const auto& id : want["fires"].get<std::vector<std::string>>()) {
@@ -82,15 +83,17 @@ TEST_P(Replay, GivesTheDiagnosisOfTheRecordedFault) {
             for (const auto& f : v.findings) fired |= f.rule_id == id;
             EXPECT_TRUE(fired) << id;
         }
-    if (want.contains("not_fires"))   // another mechanism's rule (e.g. jbd2 on an XFS fault) must stay silent
+    if (want.contains("not_fires")) {  // another mechanism's rule (e.g. jbd2 on an XFS fault) must stay silent
         for (const auto& id : want["not_fires"].get<std::vector<std::string>>())
             for (const auto& f : v.findings) EXPECT_NE(f.rule_id, id);
+    }
     if (want.contains("no_finding_above")) {
         EXPECT_EQ(want["no_finding_above"], "info");
         for (const auto& f : v.findings) EXPECT_EQ(f.severity, Severity::Info) << f.rule_id;
     }
-    if (want.contains("no_finding_on_layer"))
+    if (want.contains("no_finding_on_layer")) {
         for (const auto& f : v.findings) EXPECT_NE(f.layer, want["no_finding_on_layer"].get<std::string>()) << f.rule_id;
+    }
 }
 
 TEST_P(Replay, IsDeterministic) {

@@ -135,7 +135,7 @@ TEST(SyscallClasses, JournalWaitsKnowTheirFilesystem) {
     EXPECT_EQ(journal_kind_of_function("balance_dirty_pages"), IOD_JOURNAL_NONE);
     EXPECT_EQ(journal_kind_of_function("no_such_function"), IOD_JOURNAL_NONE);
     for (const auto& [fn, cls] : wait_classifier_functions())
-        if (cls == CLS_JOURNAL) EXPECT_NE(journal_kind_of_function(fn), IOD_JOURNAL_NONE) << fn;
+        if (cls == CLS_JOURNAL) { EXPECT_NE(journal_kind_of_function(fn), IOD_JOURNAL_NONE) << fn; }
 }
 
 TEST(SyscallEmit, FilesystemCountersOnlyWhenCountedOrImpossible) {
