@@ -8,12 +8,12 @@
 
 #include "collectors/block_queue_config.hpp"
 #include "collectors/text_file.hpp"
+#include "tests/unit/procsys_fixtures.hpp"
 
 using namespace iodiag;
+using namespace iodiag::fixtures;
 
 namespace {
-const std::string kGuest = std::string(IODIAG_FIXTURES) + "/procsys/guest_6_18";
-const std::string kBroken = std::string(IODIAG_FIXTURES) + "/procsys/broken";
 
 std::string fact(const Evidence& ev, const std::string& name, const std::string& dev) {
     const Fact* f = ev.find_fact(name, {{"device", dev}});

@@ -8,19 +8,13 @@
 
 #include "collectors/diskstats.hpp"
 #include "collectors/text_file.hpp"
+#include "tests/unit/procsys_fixtures.hpp"
 
 using namespace iodiag;
+using namespace iodiag::fixtures;
 
 namespace {
 
-const std::string kGuest = std::string(IODIAG_FIXTURES) + "/procsys/guest_6_18";
-const std::string kBroken = std::string(IODIAG_FIXTURES) + "/procsys/broken";
-
-double value(const Evidence& ev, const std::string& name, const std::string& dev) {
-    const Metric* m = ev.find_metric(name, {{"device", dev}});
-    if (!m) ADD_FAILURE() << name << " of " << dev << " missing";
-    return m ? m->value : -1;
-}
 
 // One 20-field line of vda with the given counters.
 std::string line20(unsigned long reads, unsigned long rmerge, unsigned long rsect, unsigned long rticks,

@@ -4,13 +4,10 @@
 
 #include "collectors/meminfo.hpp"
 #include "collectors/text_file.hpp"
+#include "tests/unit/procsys_fixtures.hpp"
 
 using namespace iodiag;
-
-namespace {
-const std::string kGuest = std::string(IODIAG_FIXTURES) + "/procsys/guest_6_18";
-const std::string kBroken = std::string(IODIAG_FIXTURES) + "/procsys/broken";
-}  // namespace
+using namespace iodiag::fixtures;
 
 TEST(MeminfoParse, KilobytesBecomeBytesAndCountsStay) {
     const auto m = parse_meminfo("MemTotal:       24684092 kB\nActive(file):      27560 kB\nHugePages_Total:       3\n",

@@ -8,13 +8,10 @@
 
 #include "collectors/psi.hpp"
 #include "collectors/text_file.hpp"
+#include "tests/unit/procsys_fixtures.hpp"
 
 using namespace iodiag;
-
-namespace {
-const std::string kGuest = std::string(IODIAG_FIXTURES) + "/procsys/guest_6_18";
-const std::string kBroken = std::string(IODIAG_FIXTURES) + "/procsys/broken";
-}  // namespace
+using namespace iodiag::fixtures;
 
 TEST(PsiParse, SomeAndFullTotals) {
     const auto t = parse_psi(read_text_file(kGuest + "/proc/pressure/io"), "io");

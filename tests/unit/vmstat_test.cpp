@@ -4,19 +4,10 @@
 
 #include "collectors/text_file.hpp"
 #include "collectors/vmstat.hpp"
+#include "tests/unit/procsys_fixtures.hpp"
 
 using namespace iodiag;
-
-namespace {
-const std::string kGuest = std::string(IODIAG_FIXTURES) + "/procsys/guest_6_18";
-const std::string kBroken = std::string(IODIAG_FIXTURES) + "/procsys/broken";
-
-double value(const Evidence& ev, const std::string& name) {
-    const Metric* m = ev.find_metric(name);
-    if (!m) ADD_FAILURE() << name << " missing";
-    return m ? m->value : -1;
-}
-}  // namespace
+using namespace iodiag::fixtures;
 
 TEST(VmstatParse, RealSample) {
     const auto c = parse_vmstat(read_text_file(kGuest + "/proc/vmstat"), "vmstat");
