@@ -24,6 +24,18 @@ const Fact* fact(const Evidence& ev, const std::string& name, const std::string&
     return ev.find_fact(name, {{"device", dev}});
 }
 
+// What block_queue_config reports for one device over a window.
+Evidence queue_config_of(const std::string& device) {
+    BlockQueueConfigCollector c;
+    CollectOptions opts;
+    opts.devices = {device};
+    Evidence ev;
+    const CollectorStatus st = c.start(opts);
+    EXPECT_TRUE(st.available) << st.reason;
+    if (st.available) c.finish(ev);
+    return ev;
+}
+
 }  // namespace
 
 TEST(ProcfsCollectorsLive, LoopBackingDiskIsTheDiskHoldingTheFile) {
@@ -32,12 +44,7 @@ TEST(ProcfsCollectorsLive, LoopBackingDiskIsTheDiskHoldingTheFile) {
     live::LoopDevice loop("/tmp", 16);
     if (!loop.ok()) GTEST_SKIP() << loop.error();
 
-    BlockQueueConfigCollector c;
-    CollectOptions opts;
-    opts.devices = {loop.name()};
-    ASSERT_TRUE(c.start(opts).available);
-    Evidence ev;
-    c.finish(ev);
+    const Evidence ev = queue_config_of(loop.name());
 
     const Fact* file = fact(ev, "device.backing_file", loop.name());
     ASSERT_NE(file, nullptr);
@@ -60,12 +67,7 @@ TEST(ProcfsCollectorsLive, LoopOnTmpfsHasNoBackingDisk) {
     if (auto why = live::missing_tool("losetup"); !why.empty()) GTEST_SKIP() << why;
     live::LoopDevice loop("/dev/shm", 16);
     if (!loop.ok()) GTEST_SKIP() << loop.error();
-    BlockQueueConfigCollector c;
-    CollectOptions opts;
-    opts.devices = {loop.name()};
-    ASSERT_TRUE(c.start(opts).available);
-    Evidence ev;
-    c.finish(ev);
+    const Evidence ev = queue_config_of(loop.name());
     ASSERT_NE(fact(ev, "device.backing_file", loop.name()), nullptr);
     EXPECT_EQ(fact(ev, "device.backing_device", loop.name()), nullptr);  // tmpfs: anonymous device number
 }
