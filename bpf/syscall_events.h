@@ -57,7 +57,7 @@ enum iod_class {
     CLS_NONE = 0xff   /* state: on CPU */
 };
 
-#define IOD_HIST_BUCKETS 32      /* log2 microsecond buckets, as engine/histogram.hpp */
+#define IOD_HIST_BUCKETS 32      /* log2 microsecond buckets, as engine/evidence/histogram.hpp */
 #define IOD_MAX_RANGES 96        /* kernel functions the wait classifier knows */
 #define IOD_STACK_DEPTH 32       /* frames examined per off-CPU wait */
 #define IOD_NAME_LEN 64

@@ -14,7 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "collectors/text_file.hpp"
-#include "engine/layers.hpp"
+#include "engine/evidence/layers.hpp"
 
 #if IODIAG_HAVE_BPF
 #include <bpf/bpf.h>

@@ -20,7 +20,7 @@
 
 #include "collectors/bpf_features.hpp"
 #include "collectors/collector.hpp"
-#include "engine/histogram.hpp"
+#include "engine/evidence/histogram.hpp"
 
 namespace iodiag {
 

@@ -10,7 +10,7 @@
 
 #include "collectors/snapshot_support.hpp"
 #include "collectors/text_file.hpp"
-#include "engine/layers.hpp"
+#include "engine/evidence/layers.hpp"
 
 namespace iodiag {
 

@@ -10,7 +10,7 @@
 #include "collectors/cgroup_v1.hpp"
 #include "collectors/cgroup_v2.hpp"
 #include "collectors/text_file.hpp"
-#include "engine/layers.hpp"
+#include "engine/evidence/layers.hpp"
 
 namespace iodiag {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/evidence.hpp"
-#include "engine/metric_catalog.hpp"
+#include "engine/evidence/evidence.hpp"
+#include "engine/evidence/metric_catalog.hpp"
 
 namespace iodiag {
 

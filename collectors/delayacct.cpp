@@ -13,7 +13,7 @@
 #include <filesystem>
 
 #include "collectors/text_file.hpp"
-#include "engine/layers.hpp"
+#include "engine/evidence/layers.hpp"
 
 namespace iodiag {
 

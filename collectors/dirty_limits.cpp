@@ -11,7 +11,7 @@
 #include "collectors/snapshot_support.hpp"
 #include "collectors/text_file.hpp"
 #include "collectors/vmstat.hpp"
-#include "engine/layers.hpp"
+#include "engine/evidence/layers.hpp"
 
 namespace iodiag {
 

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <map>
 
-#include "engine/histogram.hpp"
-#include "engine/layers.hpp"
+#include "engine/evidence/histogram.hpp"
+#include "engine/evidence/layers.hpp"
 
 #if IODIAG_HAVE_BPF
 #include <bpf/bpf.h>

@@ -5,7 +5,7 @@
 #include <regex>
 
 #include "collectors/text_file.hpp"
-#include "engine/layers.hpp"
+#include "engine/evidence/layers.hpp"
 
 namespace iodiag {
 

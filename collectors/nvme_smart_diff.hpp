@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/evidence.hpp"
+#include "engine/evidence/evidence.hpp"
 
 namespace iodiag::nvme {
 

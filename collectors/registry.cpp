@@ -1,6 +1,5 @@
 #include "collectors/registry.hpp"
 
-#include "engine/derived_metrics.hpp"
 #include "collectors/block_bpf.hpp"
 #include "collectors/block_queue_config.hpp"
 #include "collectors/cgroup_collector.hpp"
@@ -34,11 +33,13 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     return c;
 }
 
-MetricCatalog full_catalog() {
-    MetricCatalog cat;
-    for (const auto& c : make_collectors()) cat.add_all(c->metric_specs());
-    cat.add_all(derived_metric_specs());
-    return cat;
+std::vector<MetricSpec> collector_metric_specs() {
+    std::vector<MetricSpec> specs;
+    for (const auto& c : make_collectors()) {
+        auto mine = c->metric_specs();
+        specs.insert(specs.end(), mine.begin(), mine.end());
+    }
+    return specs;
 }
 
 }  // namespace iodiag

@@ -1,16 +1,17 @@
-// The list of collectors iodiag runs, and the catalog of what they can emit.
+// The list of collectors iodiag runs, and the specs of what they can emit.
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "collectors/collector.hpp"
-#include "engine/metric_catalog.hpp"
+#include "engine/evidence/metric_catalog.hpp"
 
 namespace iodiag {
 
 std::vector<std::unique_ptr<Collector>> make_collectors();
-// Every collector's metric specs plus the metrics the engine derives.
-MetricCatalog full_catalog();
+// Every collector's metric, fact and histogram specs (the engine adds what
+// it derives: app/catalog.hpp).
+std::vector<MetricSpec> collector_metric_specs();
 
 }  // namespace iodiag

@@ -27,7 +27,7 @@
 #include "collectors/syscall_bpf_classes.hpp"
 #include "collectors/syscall_bpf_snapshot.hpp"
 #include "collectors/text_file.hpp"
-#include "engine/layers.hpp"
+#include "engine/evidence/layers.hpp"
 
 #if IODIAG_HAVE_BPF
 #include <bpf/bpf.h>

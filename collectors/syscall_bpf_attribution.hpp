@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/histogram.hpp"
+#include "engine/evidence/histogram.hpp"
 
 namespace iodiag::syscall_bpf {
 

@@ -1,7 +1,7 @@
 #include "collectors/syscall_bpf_classes.hpp"
 
 #include "bpf/syscall_events.h"
-#include "engine/layers.hpp"
+#include "engine/evidence/layers.hpp"
 
 namespace iodiag::syscall_bpf {
 

@@ -1,5 +1,5 @@
 // The classes a traced syscall's time is charged to (bpf/syscall_events.h),
-// their layer names (engine/layers.hpp, plus "other"), the syscall and op
+// their layer names (engine/evidence/layers.hpp, plus "other"), the syscall and op
 // names, and the kernel functions that classify an off-CPU wait.
 #pragma once
 

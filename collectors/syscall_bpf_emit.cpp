@@ -5,7 +5,7 @@
 #include "bpf/syscall_events.h"
 #include "collectors/syscall_bpf_classes.hpp"
 #include "collectors/syscall_bpf_snapshot.hpp"
-#include "engine/layers.hpp"
+#include "engine/evidence/layers.hpp"
 
 namespace iodiag::syscall_bpf {
 

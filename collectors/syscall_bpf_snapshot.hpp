@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "collectors/syscall_bpf_attribution.hpp"
-#include "engine/evidence.hpp"
-#include "engine/metric_catalog.hpp"
+#include "engine/evidence/evidence.hpp"
+#include "engine/evidence/metric_catalog.hpp"
 
 namespace iodiag::syscall_bpf {
 

@@ -16,8 +16,8 @@
 
 #include "collectors/cgroup_collector.hpp"
 #include "collectors/cgroup_hierarchy.hpp"
-#include "collectors/registry.hpp"
-#include "engine/rules.hpp"
+#include "app/catalog.hpp"
+#include "engine/rules/rules.hpp"
 #include "collectors/text_file.hpp"
 #include "live_support.hpp"
 

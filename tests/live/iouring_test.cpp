@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "collectors/iouring_bpf.hpp"
-#include "collectors/registry.hpp"
-#include "engine/rules.hpp"
+#include "app/catalog.hpp"
+#include "engine/rules/rules.hpp"
 #include "live_support.hpp"
 
 using namespace iodiag;

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "collectors/syscall_bpf.hpp"
-#include "engine/layers.hpp"
+#include "engine/evidence/layers.hpp"
 #include "tests/live/live_support.hpp"
 
 using namespace iodiag;

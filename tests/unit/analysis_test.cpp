@@ -1,8 +1,8 @@
 // analyze(): states, walk, ranking by share x confidence, fix order, fingerprint.
 #include <gtest/gtest.h>
 
-#include "engine/analysis.hpp"
-#include "engine/layers.hpp"
+#include "engine/triage/analysis.hpp"
+#include "engine/evidence/layers.hpp"
 
 using namespace iodiag;
 

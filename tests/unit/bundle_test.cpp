@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/bundle.hpp"
+#include "engine/evidence/bundle.hpp"
 
 using namespace iodiag;
 

@@ -12,9 +12,9 @@
 #include "collectors/cgroup_hierarchy.hpp"
 #include "collectors/cgroup_model.hpp"
 #include "collectors/cgroup_v1.hpp"
-#include "collectors/registry.hpp"
+#include "app/catalog.hpp"
 #include "collectors/text_file.hpp"
-#include "engine/rules.hpp"
+#include "engine/rules/rules.hpp"
 
 using namespace iodiag;
 namespace fs = std::filesystem;

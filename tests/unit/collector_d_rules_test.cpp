@@ -6,8 +6,8 @@
 
 #include <filesystem>
 
-#include "collectors/registry.hpp"
-#include "engine/rules.hpp"
+#include "app/catalog.hpp"
+#include "engine/rules/rules.hpp"
 
 using namespace iodiag;
 

@@ -2,8 +2,8 @@
 // interpretation that blkio delay is not device time.
 #include <gtest/gtest.h>
 
-#include "collectors/registry.hpp"
-#include "engine/rules.hpp"
+#include "app/catalog.hpp"
+#include "engine/rules/rules.hpp"
 
 using namespace iodiag;
 

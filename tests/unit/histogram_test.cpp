@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "engine/histogram.hpp"
+#include "engine/evidence/histogram.hpp"
 
 using iodiag::Log2Histogram;
 

@@ -6,8 +6,8 @@
 #include <iterator>
 
 #include "collectors/nvme_smart_collector.hpp"
-#include "collectors/registry.hpp"
-#include "engine/rules.hpp"
+#include "app/catalog.hpp"
+#include "engine/rules/rules.hpp"
 
 using namespace iodiag;
 

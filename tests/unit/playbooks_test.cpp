@@ -5,7 +5,7 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "engine/playbooks.hpp"
+#include "engine/rules/playbooks.hpp"
 #include "rule_test_catalog.hpp"
 
 using namespace iodiag;

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/evidence.hpp"
+#include "engine/evidence/evidence.hpp"
 
 namespace iodiag::fixtures {
 

@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collectors/registry.hpp"
-#include "engine/analysis.hpp"
-#include "engine/bundle.hpp"
-#include "engine/render.hpp"
+#include "app/catalog.hpp"
+#include "engine/triage/analysis.hpp"
+#include "engine/evidence/bundle.hpp"
+#include "engine/render/render.hpp"
 
 using namespace iodiag;
 using nlohmann::json;

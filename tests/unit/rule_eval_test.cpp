@@ -2,7 +2,7 @@
 // citations, placeholders.
 #include <gtest/gtest.h>
 
-#include "engine/rules.hpp"
+#include "engine/rules/rules.hpp"
 #include "rule_test_catalog.hpp"
 
 using namespace iodiag;

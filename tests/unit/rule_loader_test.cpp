@@ -5,7 +5,7 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "engine/rules.hpp"
+#include "engine/rules/rules.hpp"
 #include "rule_test_catalog.hpp"
 
 using namespace iodiag;

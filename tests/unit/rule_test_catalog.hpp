@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/metric_catalog.hpp"
-#include "engine/rules.hpp"
+#include "engine/evidence/metric_catalog.hpp"
+#include "engine/rules/rules.hpp"
 
 namespace iodiag::testing {
 

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <set>
 
-#include "collectors/registry.hpp"
-#include "engine/playbooks.hpp"
-#include "engine/rules.hpp"
+#include "app/catalog.hpp"
+#include "engine/rules/playbooks.hpp"
+#include "engine/rules/rules.hpp"
 
 using namespace iodiag;
 

@@ -8,10 +8,10 @@
 #include "bpf/syscall_events.h"
 #include "collectors/kallsyms.hpp"
 #include "collectors/kernel_hz.hpp"
-#include "collectors/registry.hpp"
+#include "app/catalog.hpp"
 #include "collectors/syscall_bpf_classes.hpp"
 #include "collectors/syscall_bpf_snapshot.hpp"
-#include "engine/rules.hpp"
+#include "engine/rules/rules.hpp"
 
 using namespace iodiag;
 using namespace iodiag::syscall_bpf;

@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "engine/layers.hpp"
-#include "engine/triage_graph.hpp"
+#include "engine/evidence/layers.hpp"
+#include "engine/triage/triage_graph.hpp"
 
 using namespace iodiag;
 

@@ -8,9 +8,9 @@
 
 #include "collectors/nvme_smart_collector.hpp"
 #include "collectors/nvme_smart_diff.hpp"
-#include "collectors/registry.hpp"
-#include "engine/render_diff.hpp"
-#include "engine/verdict_diff.hpp"
+#include "app/catalog.hpp"
+#include "engine/render/render_diff.hpp"
+#include "engine/triage/verdict_diff.hpp"
 
 using namespace iodiag;
 

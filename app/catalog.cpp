@@ -1,0 +1,15 @@
+#include "app/catalog.hpp"
+
+#include "collectors/registry.hpp"
+#include "engine/triage/derived_metrics.hpp"
+
+namespace iodiag {
+
+MetricCatalog full_catalog() {
+    MetricCatalog cat;
+    cat.add_all(collector_metric_specs());
+    cat.add_all(derived_metric_specs());
+    return cat;
+}
+
+}  // namespace iodiag

@@ -1,0 +1,80 @@
+#include "app/collect.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "collectors/registry.hpp"
+
+namespace iodiag::cli {
+
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_sigint(int) { g_interrupted = 1; }
+
+}  // namespace
+
+Evidence collect_evidence(const CollectOptions& opts) {
+    Evidence ev;
+    utsname u{};
+    if (uname(&u) == 0) {
+        ev.host = u.nodename;
+        ev.kernel = u.release;
+    }
+    if (geteuid() != 0)
+        spdlog::warn("not running as root: BPF collectors will be unavailable and their layers not observed");
+
+    auto collectors = make_collectors();
+    // Slow starters (BPF load and attach) first; the snapshot collectors then
+    // start right before the window and finish right after it.
+    std::stable_partition(collectors.begin(), collectors.end(),
+                          [](const std::unique_ptr<Collector>& c) { return c->slow_to_start(); });
+    std::vector<bool> running(collectors.size(), false);
+    for (size_t i = 0; i < collectors.size(); ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        CollectorStatus st = collectors[i]->start(opts);
+        spdlog::debug("{}: start took {:.1f} ms", collectors[i]->name(),
+                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        if (st.name.empty()) st.name = collectors[i]->name();
+        running[i] = st.available;
+        if (!st.available) spdlog::info("{} unavailable: {}", st.name, st.reason);   // the verdict lists it too
+        ev.collectors.push_back(std::move(st));
+    }
+
+    // The window is the time every available collector was observing: from the
+    // last start() to the first finish().
+    const auto wall_start = std::chrono::system_clock::now();
+    const auto start = std::chrono::steady_clock::now();
+    g_interrupted = 0;
+    auto previous = std::signal(SIGINT, on_sigint);
+    const auto deadline =
+        start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(opts.duration_s));
+    // Short sleeps, so Ctrl-C ends the window promptly.
+    while (!g_interrupted && std::chrono::steady_clock::now() < deadline) {
+        const std::chrono::steady_clock::duration left = deadline - std::chrono::steady_clock::now();
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(50), left));
+    }
+    std::signal(SIGINT, previous);
+    if (g_interrupted) spdlog::warn("interrupted: the window was cut short");
+
+    const auto end = std::chrono::steady_clock::now();
+    for (size_t i = collectors.size(); i-- > 0;) {   // reverse start order: snapshot collectors first
+        if (running[i]) {
+            const auto t0 = std::chrono::steady_clock::now();
+            collectors[i]->finish(ev);
+            spdlog::debug("{}: finish took {:.1f} ms", collectors[i]->name(),
+                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+    }
+    ev.window.start_unix = std::chrono::duration<double>(wall_start.time_since_epoch()).count();
+    ev.window.duration_s = std::chrono::duration<double>(end - start).count();
+    return ev;
+}
+
+}  // namespace iodiag::cli

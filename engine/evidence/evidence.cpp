@@ -1,0 +1,57 @@
+#include "engine/evidence/evidence.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace iodiag {
+
+namespace {
+// A lookup with labels {} matches an entry without labels only; a lookup with
+// labels matches the entry whose labels are exactly those.
+template <typename T>
+const T* find_by(const std::vector<T>& items, const std::string& name, const Labels& labels) {
+    for (const auto& item : items)
+        if (item.name == name && item.labels == labels) return &item;
+    return nullptr;
+}
+}  // namespace
+
+void Evidence::add_metric(std::string name, Labels labels, double value, std::string unit,
+                          Provenance provenance) {
+    metrics.push_back({std::move(name), std::move(labels), value, std::move(unit), std::move(provenance)});
+}
+
+void Evidence::add_fact(std::string name, Labels labels, std::string value, Provenance provenance) {
+    facts.push_back({std::move(name), std::move(labels), std::move(value), std::move(provenance)});
+}
+
+const Metric* Evidence::find_metric(const std::string& name, const Labels& labels) const {
+    return find_by(metrics, name, labels);
+}
+
+const Fact* Evidence::find_fact(const std::string& name, const Labels& labels) const {
+    return find_by(facts, name, labels);
+}
+
+const HistogramMetric* Evidence::find_histogram(const std::string& name, const Labels& labels) const {
+    return find_by(histograms, name, labels);
+}
+
+std::vector<std::string> Evidence::instances(const std::string& label_key) const {
+    std::set<std::string> seen;
+    auto collect = [&](const Labels& l) {
+        if (auto it = l.find(label_key); it != l.end()) seen.insert(it->second);
+    };
+    for (const auto& m : metrics) collect(m.labels);
+    for (const auto& f : facts) collect(f.labels);
+    for (const auto& h : histograms) collect(h.labels);
+    return {seen.begin(), seen.end()};
+}
+
+bool Evidence::layer_observed(const std::string& layer) const {
+    return std::any_of(collectors.begin(), collectors.end(), [&](const CollectorStatus& c) {
+        return c.available && std::find(c.layers.begin(), c.layers.end(), layer) != c.layers.end();
+    });
+}
+
+}  // namespace iodiag

@@ -1,0 +1,109 @@
+// The evidence model: the only thing the engine sees.
+//
+// Every value carries its unit, its instance labels (device, cgroup, pid, ...)
+// and its provenance (where it was read or measured). Live collection and
+// replay of a recorded bundle produce the same Evidence, hence the same verdict.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/evidence/histogram.hpp"
+
+namespace iodiag {
+
+// Instance labels, e.g. {"device": "vda"}. Ordered so that serialisation and
+// fingerprints are stable.
+using Labels = std::map<std::string, std::string>;
+
+// Where a value came from.
+struct Provenance {
+    // "file", "sysctl", "tracepoint", "ioctl", "derived", "reference"
+    std::string kind;
+    // e.g. "/proc/diskstats", "tracepoint:block:block_rq_complete",
+    // "derived: disk.read_ticks_delta / disk.reads_delta",
+    // "reference: seed 000 §3.1 (NVMe 4K random read 70-120 us)"
+    std::string source;
+};
+
+// Observation window (wall clock, seconds since the epoch).
+struct Window {
+    double start_unix = 0;
+    double duration_s = 0;
+};
+
+struct Metric {
+    std::string name;   // e.g. "disk.read_await_ms"
+    Labels labels;
+    double value = 0;
+    std::string unit;   // e.g. "ms", "1/s", "bytes", "pct", "count"
+    Provenance provenance;
+};
+
+// A non-numeric observation: the scheduler, the device class, a mount option.
+struct Fact {
+    std::string name;   // e.g. "queue.scheduler"
+    Labels labels;
+    std::string value;
+    Provenance provenance;
+};
+
+// A log2 latency (or size) histogram; see histogram.hpp for the bucket layout.
+struct HistogramMetric {
+    std::string name;   // e.g. "block.d2c_us"
+    Labels labels;
+    std::string unit;   // unit of the bucket bounds, e.g. "us"
+    Log2Histogram hist;
+    Provenance provenance;
+};
+
+// One individual slow operation with its measured parts.
+struct Exemplar {
+    std::string kind;                       // e.g. "block_io", "syscall"
+    Labels labels;                          // comm, pid, device, cgroup, file ...
+    std::map<std::string, double> values;   // e.g. {"q2c_us": 1234, "d2c_us": 1200}
+    std::string unit;                       // unit of values, e.g. "us"
+    Provenance provenance;
+};
+
+// Whether a collector could observe, and if not, why.
+struct CollectorStatus {
+    std::string name;                  // e.g. "diskstats"
+    bool available = false;
+    std::string reason;                // why unavailable (or a degradation note)
+    std::vector<std::string> layers;   // layers whose latency it observes
+};
+
+struct Evidence {
+    static constexpr int kSchemaVersion = 1;
+    int schema_version = kSchemaVersion;
+    std::string host;
+    std::string kernel;
+    Window window;
+    std::vector<CollectorStatus> collectors;
+    std::vector<Metric> metrics;
+    std::vector<Fact> facts;
+    std::vector<HistogramMetric> histograms;
+    std::vector<Exemplar> exemplars;
+
+    void add_metric(std::string name, Labels labels, double value, std::string unit,
+                    Provenance provenance);
+    void add_fact(std::string name, Labels labels, std::string value, Provenance provenance);
+
+    // Lookups; nullptr / nullopt when absent.
+    const Metric* find_metric(const std::string& name, const Labels& labels = {}) const;
+    const Fact* find_fact(const std::string& name, const Labels& labels = {}) const;
+    const HistogramMetric* find_histogram(const std::string& name, const Labels& labels = {}) const;
+
+    // Distinct values of a label key across metrics, facts and histograms,
+    // e.g. instances("device") -> {"loop0", "vda"}.
+    std::vector<std::string> instances(const std::string& label_key) const;
+
+    // True when an available collector observes that layer's latency.
+    bool layer_observed(const std::string& layer) const;
+};
+
+}  // namespace iodiag

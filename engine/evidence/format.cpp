@@ -1,0 +1,49 @@
+#include "engine/evidence/format.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+namespace iodiag {
+
+std::string format_number(double v) {
+    char buf[64];
+    const double a = std::fabs(v);
+    if (a >= 1000 || a == std::floor(a))
+        std::snprintf(buf, sizeof buf, "%.0f", v);
+    else if (a >= 100)
+        std::snprintf(buf, sizeof buf, "%.1f", v);
+    else if (a >= 10)
+        std::snprintf(buf, sizeof buf, "%.1f", v);
+    else if (a >= 1)
+        std::snprintf(buf, sizeof buf, "%.2f", v);
+    else
+        std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+}
+
+std::string format_utc(double unix_s) {
+    const std::time_t t = static_cast<std::time_t>(unix_s);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    return buf;
+}
+
+std::string format_value(double v, const std::string& unit) {
+    if (unit == "bytes") {
+        const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+        int i = 0;
+        while (std::fabs(v) >= 1024 && i < 4) {
+            v /= 1024;
+            ++i;
+        }
+        return format_number(v) + " " + units[i];
+    }
+    if (unit == "pct") return format_number(v) + " %";
+    if (unit.empty() || unit == "count") return format_number(v);
+    return format_number(v) + " " + unit;
+}
+
+}  // namespace iodiag

@@ -1,0 +1,190 @@
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <sstream>
+
+#include "engine/evidence/format.hpp"
+#include "engine/render/render.hpp"
+
+namespace iodiag {
+
+namespace {
+
+
+std::string upper(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string pct_or_dash(const std::optional<double>& v) {
+    return v ? format_number(*v) + " %" : "-";
+}
+
+std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
+
+std::string labels_text(const Labels& l) {
+    if (l.empty()) return "";
+    std::string s = "{";
+    for (const auto& [k, v] : l) s += (s.size() > 1 ? "," : "") + k + "=" + v;
+    return s + "}";
+}
+
+// "syscall{comm=fio,...}: total 26.8 ms = dirty 21.5 ms + cpu 4 ms [bytes 4096, offset 0]"
+// The parts are the exemplar's measured intervals (keys ending in _us), largest first.
+std::string exemplar_line(const Exemplar& e) {
+    double total = 0;
+    std::vector<std::pair<double, std::string>> parts;
+    std::string other;
+    for (const auto& [k, val] : e.values) {
+        const bool is_total = k == "total_us" || k == "q2c_us";
+        const bool is_part = k.size() > 3 && k.compare(k.size() - 3, 3, "_us") == 0;
+        if (is_total)
+            total = val;
+        else if (is_part && val > 0)
+            parts.push_back({val, k.substr(0, k.size() - 3)});
+        else if (!is_part)
+            other += (other.empty() ? "" : ", ") + k + " " + format_number(val);
+    }
+    std::sort(parts.rbegin(), parts.rend());
+    std::string line = e.kind + labels_text(e.labels) + ": total " + format_value(total, e.unit);
+    for (size_t i = 0; i < parts.size(); ++i)
+        line += std::string(i ? " + " : " = ") + parts[i].second + " " + format_value(parts[i].first, e.unit);
+    if (!other.empty()) line += " [" + other + "]";
+    return line;
+}
+
+// bcc-style: one row per bucket from the first to the last non-empty one.
+void render_distribution(std::ostringstream& out, const HistogramMetric& h) {
+    const auto& b = h.hist.buckets();
+    const uint64_t peak = *std::max_element(b.begin(), b.end());
+    size_t first = 0;
+    while (first < b.size() && b[first] == 0) ++first;
+    const auto p50 = h.hist.percentile(50), p99 = h.hist.percentile(99), p999 = h.hist.percentile(99.9);
+    out << "  " << h.name << labels_text(h.labels) << ": n " << h.hist.total() << ", p50 " << format_value(p50.value, h.unit)
+        << ", p99 " << format_value(p99.value, h.unit) << ", p99.9 " << format_value(p999.value, h.unit)
+        << " (within their log2 bucket)\n";
+    for (size_t i = first; i < b.size(); ++i) {
+        char row[96];
+        std::snprintf(row, sizeof row, "    %10llu -> %-10llu : %-9llu |",
+                      static_cast<unsigned long long>(Log2Histogram::bucket_lo(static_cast<int>(i))),
+                      static_cast<unsigned long long>(Log2Histogram::bucket_hi(static_cast<int>(i))),
+                      static_cast<unsigned long long>(b[i]));
+        const size_t stars = peak ? static_cast<size_t>((b[i] * 30 + peak - 1) / peak) : 0;
+        out << row << std::string(stars, '*') << std::string(30 - stars, ' ') << "|\n";
+    }
+}
+
+void render_finding(std::ostringstream& out, size_t n, const Finding& f) {
+    out << " " << n << ". [" << upper(to_string(f.severity)) << "] " << f.title << "\n";
+    out << "    layer " << f.layer << " · rule " << f.rule_id << " (" << f.source << ")"
+        << " · share " << (f.share_pct ? format_number(*f.share_pct) + " % (measured: " + f.share_metric + ")" : std::string("not measured"))
+        << " · confidence " << format_number(f.confidence) << "\n";
+    out << "    why: " << f.mechanism << "\n";
+    if (!f.evidence.empty()) out << "    evidence:\n";
+    for (const auto& c : f.evidence) {
+        out << "      " << c.name << labels_text(c.labels) << " = "
+            << (!c.formatted.empty() ? c.formatted : format_value(c.value, c.unit));
+        if (!c.comparison.empty()) out << "  (" << c.comparison << ")";
+        out << "  [" << c.provenance.source << "]\n";
+    }
+    for (const auto& vfy : f.verify) out << "    verify after the fix: " << vfy << "\n";
+}
+
+}  // namespace
+
+std::string render_text(const Verdict& v) {
+    std::ostringstream out;
+    out << "iodiag verdict — host " << v.host << ", kernel " << v.kernel << ", window "
+        << format_number(v.window.duration_s) << " s from " << format_utc(v.window.start_unix) << "\n";
+    const std::string status = v.findings.empty() ? "OK" : upper(to_string(v.status));
+    size_t observed = 0;
+    for (const auto& r : v.layers) observed += r.state != LayerState::NotObserved;
+    out << "STATUS: " << status << " — " << v.findings.size() << " finding(s); latency observed in "
+        << observed << " of " << v.layers.size() << " layers";
+    if (observed < v.layers.size()) out << " (unobserved layers are unknown, not healthy)";
+    out << "\n";
+    // Who suffered most is worth a line only when something was wrong: in a
+    // healthy window the "slowest" operations are merely the window's p99.
+    if (!v.who_suffered.empty() && !v.findings.empty()) {
+        out << "WHO SUFFERED MOST:";
+        for (const auto& [what, value] : v.who_suffered) out << " " << what << " " << value << ";";
+        out << "\n";
+    }
+    out << "\n";
+
+    out << "WHERE THE TIME GOES (bottom-up)\n";
+    out << "  " << pad("layer", 12) << pad("state", 14) << pad("share slow", 11) << pad("share all", 10) << "figures\n";
+    std::map<std::string, std::vector<std::string>> basis_layers;   // what a share is a share of -> layers
+    for (const auto& r : v.layers) {
+        out << "  " << pad(r.layer, 12) << pad(r.state == LayerState::Abnormal ? "ABNORMAL" : to_string(r.state), 14)
+            << pad(pct_or_dash(r.share_slow_pct), 11) << pad(pct_or_dash(r.share_all_pct), 10)
+            << (r.figures.empty() ? (r.state == LayerState::NotObserved ? r.observed_by : "") : r.figures) << "\n";
+        if (!r.share_basis.empty()) basis_layers[r.share_basis].push_back(r.layer);
+    }
+    for (const auto& [basis, layers] : basis_layers) {
+        out << "  shares " << basis;
+        if (basis_layers.size() > 1) {
+            out << " (";
+            for (size_t i = 0; i < layers.size(); ++i) out << (i ? ", " : "") << layers[i];
+            out << ")";
+        }
+        out << "\n";
+    }
+    out << "\n";
+
+    if (v.findings.empty()) {
+        out << "FINDINGS: none in the observed layers.\n\n";
+    } else {
+        out << "FINDINGS (ranked by latency share x confidence)\n";
+        for (size_t i = 0; i < v.findings.size(); ++i) render_finding(out, i + 1, v.findings[i]);
+        out << "\n";
+        out << "FIXES, in order (share of latency first, then P0..P5)\n";
+        for (size_t i = 0; i < v.fixes.size(); ++i) {
+            const auto& fx = v.fixes[i];
+            out << " " << i + 1 << ". " << to_string(fx.priority) << " " << fx.action << "\n      for "
+                << fx.rule_id << (fx.instance.empty() ? "" : " on " + fx.instance);
+            if (!fx.playbook.empty()) out << " · steps: iodiag playbook " << fx.playbook;
+            out << "\n";
+        }
+        out << "\n";
+    }
+    if (!v.notes.empty()) {
+        out << "NOTES\n";
+        for (size_t i = 0; i < v.notes.size(); ++i) render_finding(out, i + 1, v.notes[i]);
+        out << "\n";
+    }
+
+    if (!v.distributions.empty()) {
+        out << "LATENCY DISTRIBUTIONS (log2 buckets; the shape tells hits from misses and bursts from queues)\n";
+        for (const auto& h : v.distributions) render_distribution(out, h);
+        out << "\n";
+    }
+    if (!v.slowest.empty()) {
+        out << "SLOWEST OPERATIONS (each part measured)\n";
+        for (const auto& e : v.slowest) out << "  " << exemplar_line(e) << "\n";
+        out << "\n";
+    }
+
+    out << "HOW THIS WAS REACHED (decision graph, bottom-up, seed 000 §8.7)\n";
+    for (const auto& s : v.trail) {
+        out << "  " << s.layer << ": " << to_string(s.state);
+        if (!s.summary.empty()) out << " — " << s.summary;
+        out << "\n";
+        if (!s.next.empty()) out << "      -> " << s.next << "\n";
+    }
+    out << "\n";
+
+    out << "COLLECTORS\n";
+    for (const auto& c : v.collectors)
+        out << "  " << pad(c.name, 20) << (c.available ? "available" : "UNAVAILABLE") << (c.reason.empty() ? "" : ": " + c.reason)
+            << "\n";
+    if (!v.not_evaluated.empty()) {
+        out << "RULES NOT EVALUATED (their evidence is missing)\n";
+        for (const auto& n : v.not_evaluated) out << "  " << n << "\n";
+    }
+    out << "fingerprint " << v.fingerprint << "\n";
+    return out.str();
+}
+
+}  // namespace iodiag

@@ -1,0 +1,289 @@
+#include "engine/triage/analysis.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "engine/evidence/bundle.hpp"
+#include "engine/triage/derived_metrics.hpp"
+#include "engine/triage/layer_table.hpp"
+#include "engine/evidence/layers.hpp"
+#include "engine/triage/triage_graph.hpp"
+
+namespace iodiag {
+
+std::string to_string(LayerState s) {
+    switch (s) {
+        case LayerState::Abnormal: return "abnormal";
+        case LayerState::Normal: return "normal";
+        case LayerState::Unjudged: return "not judged";
+        case LayerState::NotObserved: return "not observed";
+    }
+    return "?";
+}
+
+namespace {
+
+// Weight of a finding whose share of latency nobody measured (its layer has no
+// latency attribution): a prior by severity, kept below what a measured
+// dominant share scores, so measured causes rank first (Amdahl).
+double unmeasured_weight(Severity s) {
+    switch (s) {
+        case Severity::Critical: return 0.5;
+        case Severity::Warning: return 0.3;
+        case Severity::Info: return 0.02;
+    }
+    return 0;
+}
+
+// A finding's layer whose latency was not observed keeps the rule's
+// confidence only in part: the rule saw a symptom, not the time it cost.
+constexpr double kUnobservedLayerFactor = 0.75;
+
+Finding make_finding(const RuleResult& r, const Evidence& ev) {
+    const Rule& rule = *r.rule;
+    Finding f;
+    f.rule_id = rule.id;
+    f.layer = rule.layer;
+    f.severity = rule.severity;
+    f.instance_key = rule.for_each;
+    f.instance = r.instance;
+    f.title = r.title;
+    f.mechanism = r.mechanism;
+    f.share_pct = r.share_pct;
+    if (f.share_pct) f.share_metric = rule.share_metric;
+    f.confidence = rule.confidence * (ev.layer_observed(rule.layer) ? 1.0 : kUnobservedLayerFactor);
+    f.score = (f.share_pct ? *f.share_pct / 100.0 : unmeasured_weight(f.severity)) * f.confidence;
+    f.evidence = r.cited;
+    f.fixes = r.fixes;   // placeholders filled for this instance
+    f.verify = r.verify;
+    f.source = rule.pos.file + ":" + std::to_string(rule.pos.line);
+    return f;
+}
+
+// FNV-1a, 64 bit: small, and stable across builds and hosts (std::hash is not).
+std::string fnv1a_hex(const std::string& text) {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+// Same cause on the same host -> same fingerprint: host plus the sorted set of
+// (rule, instance) of the abnormal findings. Figures are left out on purpose.
+std::string fingerprint(const std::string& host, const std::vector<Finding>& findings) {
+    std::set<std::string> causes;
+    for (const auto& f : findings)
+        if (f.severity != Severity::Info) causes.insert(f.rule_id + "@" + f.instance);
+    std::string key = host;
+    for (const auto& c : causes) key += "|" + c;
+    return fnv1a_hex(key);
+}
+
+std::vector<OrderedFix> order_fixes(const std::vector<Finding>& ranked) {
+    std::vector<OrderedFix> fixes;
+    std::set<std::string> seen;
+    for (const auto& f : ranked) {
+        for (const auto& fix : f.fixes) {
+            if (!seen.insert(fix.action + "|" + f.instance).second) continue;
+            fixes.push_back({fix.priority, fix.action, fix.playbook, f.rule_id, f.instance, f.share_pct});
+        }
+    }
+    // Share first (a P4 fix for the layer holding 80 % beats a P0 fix for 2 %),
+    // then priority. Findings without a measured share keep their rank order.
+    std::stable_sort(fixes.begin(), fixes.end(), [](const OrderedFix& a, const OrderedFix& b) {
+        const double sa = a.share_pct.value_or(-1), sb = b.share_pct.value_or(-1);
+        if (sa != sb) return sa > sb;
+        return a.priority < b.priority;
+    });
+    return fixes;
+}
+
+// Total duration of an exemplar: syscalls carry total_us, block I/Os q2c_us.
+double exemplar_total(const Exemplar& e) {
+    for (const char* key : {"total_us", "q2c_us"})
+        if (auto it = e.values.find(key); it != e.values.end()) return it->second;
+    return 0;
+}
+
+std::vector<Exemplar> slowest_exemplars(const Evidence& ev, size_t per_kind) {
+    std::map<std::string, std::vector<Exemplar>> by_kind;
+    for (const auto& e : ev.exemplars) by_kind[e.kind].push_back(e);
+    std::vector<Exemplar> out;
+    for (auto& [kind, list] : by_kind) {
+        std::stable_sort(list.begin(), list.end(),
+                         [](const Exemplar& a, const Exemplar& b) { return exemplar_total(a) > exemplar_total(b); });
+        for (size_t i = 0; i < list.size() && i < per_kind; ++i) out.push_back(list[i]);
+    }
+    return out;
+}
+
+std::vector<HistogramMetric> distributions(const Evidence& ev) {
+    std::vector<HistogramMetric> out;
+    auto take = [&](const HistogramMetric& h) {
+        if (!h.hist.empty()) out.push_back(h);
+    };
+    for (const auto& h : ev.histograms)
+        if (h.name == "syscall.latency_us" || h.name == "fs.read_hit_us" || h.name == "fs.read_miss_us") take(h);
+    const auto busy = busy_devices(ev);
+    if (!busy.empty())
+        for (const char* name : {"block.q2c_us", "block.d2c_us"})
+            if (const HistogramMetric* h = ev.find_histogram(name, {{"device", busy.front()}})) take(*h);
+    return out;
+}
+
+std::vector<std::pair<std::string, std::string>> who_suffered(const Evidence& ev) {
+    std::vector<std::pair<std::string, std::string>> who;
+    for (const char* what : {"comm", "pid", "file", "cgroup"})
+        if (const Fact* f = ev.find_fact(std::string("attr.slow.top_") + what)) who.push_back({what, f->value});
+    return who;
+}
+
+// One line per rule that could not be evaluated: on which instances, and the
+// evidence names it missed (instance labels left out, so one line covers all).
+// Evaluations that found no evidence at all (nothing cited) are instances the
+// rule does not speak about (another collector's cgroup, a device with no such
+// log) or rules whose collector did not run; the layer table says which
+// collectors were missing, so they are counted in one line, not listed.
+std::vector<std::string> summarize_unknown(const std::vector<const RuleResult*>& unknown) {
+    std::map<std::string, std::pair<std::vector<std::string>, std::set<std::string>>> by_rule;
+    std::vector<std::string> order;
+    size_t without_evidence = 0;
+    for (const RuleResult* r : unknown) {
+        if (r->cited.empty()) {
+            ++without_evidence;
+            continue;
+        }
+        auto [it, fresh] = by_rule.try_emplace(r->rule->id);
+        if (fresh) order.push_back(r->rule->id);
+        if (!r->instance.empty()) it->second.first.push_back(r->instance);
+        for (const auto& m : r->missing) it->second.second.insert(m.substr(0, m.find(" (")));
+    }
+    std::vector<std::string> lines;
+    for (const auto& id : order) {
+        const auto& [instances, missing] = by_rule.at(id);
+        std::string line = id;
+        if (!instances.empty()) {
+            line += " on " + std::to_string(instances.size()) + " instance(s) (";
+            for (size_t i = 0; i < instances.size() && i < 3; ++i) line += (i ? ", " : "") + instances[i];
+            line += instances.size() > 3 ? ", ...)" : ")";
+        }
+        line += ": missing ";
+        size_t i = 0;
+        for (const auto& m : missing) line += (i++ ? ", " : "") + m;
+        lines.push_back(line);
+    }
+    if (without_evidence)
+        lines.push_back(std::to_string(without_evidence) +
+                        " more rule evaluation(s) found no evidence at all for their instance (see COLLECTORS)");
+    return lines;
+}
+
+}  // namespace
+
+Verdict analyze(const Evidence& collected, const RuleSet& rules) {
+    Evidence ev = collected;
+    add_derived_metrics(ev);
+
+    Verdict v;
+    v.host = ev.host;
+    v.kernel = ev.kernel;
+    v.window = ev.window;
+    v.collectors = ev.collectors;
+
+    std::vector<Finding> fired;
+    std::vector<const RuleResult*> unknown;
+    const std::vector<RuleResult> results = evaluate_rules(rules, ev);
+    for (const auto& r : results) {
+        if (r.outcome == Tri::True) fired.push_back(make_finding(r, ev));
+        if (r.outcome == Tri::Unknown) unknown.push_back(&r);
+    }
+    v.not_evaluated = summarize_unknown(unknown);
+
+    std::map<std::string, LayerState> state;
+    size_t observed = 0;
+    for (const auto& l : layer::all()) {
+        const bool seen = ev.layer_observed(l);
+        observed += seen;
+        state[l] = seen ? LayerState::Normal : LayerState::NotObserved;
+    }
+    for (const auto& f : fired)
+        if (f.severity != Severity::Info && state.count(f.layer)) state[f.layer] = LayerState::Abnormal;
+    // A cause found in a layer the syscall node drills into (dirty throttling,
+    // reclaim, locks, a cgroup limit) makes the syscall layer abnormal too: the
+    // application's operations were held by it, whether or not a syscall rule
+    // of its own fired. The walk then drills into it instead of concluding
+    // "storage is fine, look at the application".
+    for (const auto& f : fired) {
+        if (f.severity == Severity::Info || state[layer::kSyscall] != LayerState::Normal) continue;
+        for (const auto& e : triage_edges())
+            if (e.from == layer::kSyscall && e.to == f.layer && e.when.count(LayerState::Abnormal))
+                state[layer::kSyscall] = LayerState::Abnormal;
+    }
+    v.coverage = static_cast<double>(observed) / static_cast<double>(layer::all().size());
+    // An observed layer where nothing fired is normal only if its rules could
+    // judge it: a global rule, or a per-device rule on a device that did I/O,
+    // left unknown with part of its evidence present means it could not.
+    const auto busy = busy_devices(ev);
+    std::map<std::string, std::string> unjudged_why;
+    for (const RuleResult* r : unknown) {
+        const std::string& l = r->rule->layer;
+        if (!state.count(l) || state[l] != LayerState::Normal || r->cited.empty()) continue;
+        const bool active = r->rule->for_each.empty() ||
+                            (r->rule->for_each == "device" &&
+                             std::find(busy.begin(), busy.end(), r->instance) != busy.end());
+        if (!active) continue;
+        state[l] = LayerState::Unjudged;
+        std::string why = r->rule->id + (r->instance.empty() ? "" : " on " + r->instance) + " lacks ";
+        for (size_t i = 0; i < r->missing.size(); ++i) why += (i ? ", " : "") + r->missing[i].substr(0, r->missing[i].find(" ("));
+        unjudged_why[l] = why;
+    }
+
+    auto summary_of = [&](const std::string& l) {
+        std::string s;
+        for (const auto& f : fired)
+            if (f.layer == l && f.severity != Severity::Info) s += (s.empty() ? "" : "; ") + f.title;
+        const std::string figures = layer_figures(ev, l);
+        if (!figures.empty()) s += (s.empty() ? "" : " — ") + figures;
+        if (state[l] == LayerState::NotObserved) s += (s.empty() ? "" : " — ") + layer_observer(ev, l);
+        if (state[l] == LayerState::Unjudged) s += (s.empty() ? "" : " — ") + ("not judged: " + unjudged_why[l]);
+        return s;
+    };
+    const WalkResult walk = walk_triage([&](const std::string& l) { return state.at(l); }, summary_of);
+    v.trail = walk.trail;
+
+    for (auto& f : fired) {
+        const bool on_path = walk.visited.count(f.layer) > 0;
+        if (f.severity == Severity::Info || !on_path) {
+            if (!on_path) f.mechanism += " (Seen off the triage path: the walk did not reach this layer.)";
+            v.notes.push_back(std::move(f));
+        } else {
+            v.findings.push_back(std::move(f));
+        }
+    }
+    auto by_score = [](const Finding& a, const Finding& b) {
+        if (a.score != b.score) return a.score > b.score;
+        if (a.rule_id != b.rule_id) return a.rule_id < b.rule_id;
+        return a.instance < b.instance;
+    };
+    std::sort(v.findings.begin(), v.findings.end(), by_score);
+    std::sort(v.notes.begin(), v.notes.end(), by_score);
+    for (const auto& f : v.findings) v.status = std::max(v.status, f.severity);
+
+    v.fixes = order_fixes(v.findings);
+    std::vector<std::pair<std::string, LayerState>> states;
+    for (const auto& l : layer::all()) states.push_back({l, state[l]});
+    v.layers = build_layer_table(ev, states);
+    v.who_suffered = who_suffered(ev);
+    v.slowest = slowest_exemplars(ev, 5);
+    v.distributions = distributions(ev);
+    v.fingerprint = fingerprint(v.host, v.findings);
+    return v;
+}
+
+}  // namespace iodiag

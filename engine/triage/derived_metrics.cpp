@@ -1,0 +1,106 @@
+#include "engine/triage/derived_metrics.hpp"
+
+#include <map>
+
+#include "engine/evidence/layers.hpp"
+
+namespace iodiag {
+
+namespace {
+
+// Nominal 4 KiB latency by device class, the upper end of the ranges in seed 000
+// §3.1. These are reference values, not measurements: they set the "10x nominal"
+// alert level of seed 000 §9.4. Classes the table does not cover (virtio, whose
+// latency is whatever the host's storage does; zram; dm; md) get none, so rules
+// that need one evaluate as unknown instead of guessing.
+struct Nominal {
+    double read_ms;
+    double write_ms;   // < 0: the table gives no figure
+    const char* source;
+};
+
+const std::map<std::string, Nominal>& nominal_by_class() {
+    static const std::map<std::string, Nominal> table{
+        {"nvme", {0.120, 0.030, "seed 000 §3.1: NVMe SSD 4K random read 70-120 us, write 10-30 us"}},
+        {"sata_ssd", {0.300, -1, "seed 000 §3.1: SATA SSD 4K random read 100-300 us"}},
+        {"hdd", {15.0, 15.0,
+                 "seed 000 §3.1: HDD 4K random read 3-15 ms (seek + rotation; a random write "
+                 "pays the same)"}},
+    };
+    return table;
+}
+
+// A loop device passes its I/O to a file on its backing disk. When the table
+// has no figure for that disk's class (a virtio disk: whatever the host's
+// storage does), the backing disk's own measured tail (D2C p99) in the same
+// window is the loop device's reference: a loop device whose tail is 10x the
+// disk's tail is held somewhere on the way between them (the loop worker's
+// cgroup throttle, the backing filesystem, dirty throttling of the backing
+// file's page cache). The tail, not the median, because the loop path adds a
+// worker hand-off and a page-cache copy to every request, and a healthy disk's
+// p99 is itself many times its median. With fewer than 100 backing requests the
+// "p99" is the window's slowest one, which only makes the reference larger and
+// the rule more reluctant; a handful is still enough for that (a loop device
+// whose backing disk is throttled hard sees few backing requests).
+constexpr uint64_t kMinBackingSamples = 20;
+
+void add_measured_backing_reference(Evidence& ev, const Labels& loop_labels) {
+    const Fact* backing = ev.find_fact("device.backing_device", loop_labels);
+    if (!backing) return;
+    const HistogramMetric* d2c = ev.find_histogram("block.d2c_us", {{"device", backing->value}});
+    if (!d2c || d2c->unit != "us" || d2c->hist.total() < kMinBackingSamples) return;
+    const double p99_ms = d2c->hist.percentile(99).value / 1000.0;
+    if (p99_ms <= 0) return;
+    const std::string source = "measured: D2C p99 of backing disk " + backing->value + " in this window (" +
+                               std::to_string(d2c->hist.total()) +
+                               " requests; seed 000 §3.1 has no figure for its class)";
+    ev.add_metric("device.nominal_read_latency_ms", loop_labels, p99_ms, "ms", {"derived", source});
+    ev.add_metric("device.nominal_write_latency_ms", loop_labels, p99_ms, "ms", {"derived", source});
+}
+
+}  // namespace
+
+std::vector<MetricSpec> derived_metric_specs() {
+    using K = MetricSpec::Kind;
+    return {
+        {"device.nominal_read_latency_ms", K::Metric, "ms", layer::kDevice, "device",
+         "reference 4K random read latency of the device's class (seed 000 §3.1, upper end); "
+         "a loop device takes its backing device's class, or, for a class the table lacks, its backing "
+         "disk's measured D2C p99 in the window"},
+        {"device.nominal_write_latency_ms", K::Metric, "ms", layer::kDevice, "device",
+         "reference 4K random write latency of the device's class (seed 000 §3.1, upper end)"},
+        {"window.duration_s", K::Metric, "s", "", "", "length of the observation window"},
+    };
+}
+
+void add_derived_metrics(Evidence& ev) {
+    ev.add_metric("window.duration_s", {}, ev.window.duration_s, "s",
+                  {"derived", "measured length of the observation window"});
+    for (const auto& device : ev.instances("device")) {
+        const Labels labels{{"device", device}};
+        const Fact* cls = ev.find_fact("device.class", labels);
+        if (!cls) continue;
+        std::string klass = cls->value;
+        std::string via;
+        if (klass == "loop") {
+            const Fact* backing = ev.find_fact("device.backing_class", labels);
+            if (!backing) continue;
+            klass = backing->value;
+            via = " (loop device: class of its backing device)";
+            if (!nominal_by_class().count(klass)) {
+                add_measured_backing_reference(ev, labels);
+                continue;
+            }
+        }
+        auto it = nominal_by_class().find(klass);
+        if (it == nominal_by_class().end()) continue;
+        const Nominal& n = it->second;
+        ev.add_metric("device.nominal_read_latency_ms", labels, n.read_ms, "ms",
+                      {"reference", std::string(n.source) + via});
+        if (n.write_ms >= 0)
+            ev.add_metric("device.nominal_write_latency_ms", labels, n.write_ms, "ms",
+                          {"reference", std::string(n.source) + via});
+    }
+}
+
+}  // namespace iodiag

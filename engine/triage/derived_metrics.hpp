@@ -1,0 +1,17 @@
+// Metrics the engine derives from collected evidence before the rules run:
+// reference values (nominal device latency by class, seed 000 §3.1, labelled
+// "reference" so nobody mistakes them for measurements) and combinations of
+// measured values. Deterministic, so live runs and replays derive the same.
+#pragma once
+
+#include <vector>
+
+#include "engine/evidence/evidence.hpp"
+#include "engine/evidence/metric_catalog.hpp"
+
+namespace iodiag {
+
+std::vector<MetricSpec> derived_metric_specs();
+void add_derived_metrics(Evidence& ev);
+
+}  // namespace iodiag

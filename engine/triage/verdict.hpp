@@ -1,0 +1,93 @@
+// The verdict: what iodiag concludes from one Evidence. Built by analyze()
+// (engine/analysis.hpp), printed by the renderers (engine/render.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/evidence/evidence.hpp"
+#include "engine/rules/rules.hpp"
+
+namespace iodiag {
+
+// Unjudged: the layer's latency was observed, but a rule that judges it could
+// not be evaluated (e.g. a busy device whose class has no reference latency),
+// so "nothing fired" does not mean "normal".
+enum class LayerState { Abnormal, Normal, Unjudged, NotObserved };
+std::string to_string(LayerState s);
+
+struct Finding {
+    std::string rule_id;
+    std::string layer;
+    Severity severity = Severity::Warning;
+    std::string instance_key;   // e.g. "device"; "" for global rules
+    std::string instance;       // e.g. "loop0"
+    std::string title;
+    std::string mechanism;
+    std::optional<double> share_pct;   // measured share of latency, when known
+    std::string share_metric;          // the metric the share was read from (says of what)
+    double confidence = 0;             // 0..1, lowered when the layer's latency was not observed
+    double score = 0;                  // ranking key, see verdict.cpp
+    std::vector<CitedValue> evidence;
+    std::vector<Fix> fixes;
+    std::vector<std::string> verify;
+    std::string source;                // rules file:line
+};
+
+// A fix, in the order to apply it: by its finding's share (Amdahl), then P0..P5.
+struct OrderedFix {
+    Priority priority = Priority::P4;
+    std::string action;
+    std::string playbook;
+    std::string rule_id;
+    std::string instance;
+    std::optional<double> share_pct;
+};
+
+// One step of the bottom-up walk of the decision graph.
+struct TrailStep {
+    std::string layer;
+    LayerState state = LayerState::NotObserved;
+    std::string summary;   // e.g. "loop0 await 12.3 ms vs nominal 0.3 ms"
+    std::string next;      // why the walk went on, e.g. "normal -> look higher"
+};
+
+// One row of the per-layer table.
+struct LayerRow {
+    std::string layer;
+    LayerState state = LayerState::NotObserved;
+    std::optional<double> share_slow_pct;   // share of slow operations' time
+    std::optional<double> share_all_pct;    // share of all operations' time
+    std::string share_basis;                // what the share is a share of
+    std::string figures;                    // key measured figures
+    std::string observed_by;                // collectors, or why not observed
+};
+
+struct Verdict {
+    static constexpr int kSchemaVersion = 1;
+    std::string host;
+    std::string kernel;
+    Window window;
+    Severity status = Severity::Info;   // worst finding; Info = nothing abnormal found
+    double coverage = 0;                // share of layers whose latency was observed, 0..1
+    std::vector<Finding> findings;      // ranked, best explanation first
+    std::vector<Finding> notes;         // info-level findings and ones off the triage path
+    std::vector<OrderedFix> fixes;
+    std::vector<TrailStep> trail;
+    std::vector<LayerRow> layers;
+    std::vector<std::string> not_evaluated;   // "rule id (instance): missing X, Y"
+    std::vector<CollectorStatus> collectors;
+    // Who suffered most among the slow operations (process, file, cgroup), as
+    // measured by the syscall collector; empty when it did not run.
+    std::vector<std::pair<std::string, std::string>> who_suffered;
+    // Latency distributions worth looking at (seed 000 §4: the shape, not the
+    // mean): syscall latency per operation, page-cache hits vs misses, and the
+    // busiest device's block time (Q2C) and device time (D2C).
+    std::vector<HistogramMetric> distributions;
+    // The slowest single operations with their measured parts, slowest first.
+    std::vector<Exemplar> slowest;
+    std::string fingerprint;
+};
+
+}  // namespace iodiag
