@@ -18,12 +18,55 @@ Provenance provenance_from(const json& j) {
     return {j.at("kind").get<std::string>(), j.at("source").get<std::string>()};
 }
 
+json series_to_json(const Series& s) {
+    json j = {{"start_unix", s.start_unix}, {"interval_s", s.interval_s}, {"count", s.count},
+              {"histograms", json::array()}, {"values", json::array()}};
+    for (const auto& h : s.histograms) {
+        json buckets = json::array();
+        for (const auto& interval : h.intervals) buckets.push_back(interval.buckets());
+        j["histograms"].push_back({{"name", h.name}, {"labels", h.labels}, {"unit", h.unit},
+                                   {"log2_buckets", buckets}, {"provenance", provenance_json(h.provenance)}});
+    }
+    for (const auto& v : s.values)
+        j["values"].push_back({{"name", v.name}, {"labels", v.labels}, {"unit", v.unit},
+                               {"values", v.intervals}, {"provenance", provenance_json(v.provenance)}});
+    return j;
+}
+
+Series series_from_json(const json& j) {
+    Series s;
+    s.start_unix = j.at("start_unix").get<double>();
+    s.interval_s = j.at("interval_s").get<double>();
+    s.count = j.at("count").get<size_t>();
+    for (const auto& h : j.at("histograms")) {
+        HistogramSeries hs{h.at("name").get<std::string>(), h.value("labels", Labels{}), h.value("unit", ""), {},
+                           provenance_from(h.at("provenance"))};
+        for (const auto& b : h.at("log2_buckets")) {
+            hs.intervals.emplace_back();
+            hs.intervals.back().set_buckets(b.get<std::vector<uint64_t>>());
+        }
+        if (hs.intervals.size() != s.count)
+            throw std::runtime_error("series histogram " + hs.name + " has " + std::to_string(hs.intervals.size()) +
+                                     " intervals, series.count is " + std::to_string(s.count));
+        s.histograms.push_back(std::move(hs));
+    }
+    for (const auto& v : j.at("values")) {
+        ValueSeries vs{v.at("name").get<std::string>(), v.value("labels", Labels{}), v.value("unit", ""),
+                       v.at("values").get<std::vector<double>>(), provenance_from(v.at("provenance"))};
+        if (vs.intervals.size() != s.count)
+            throw std::runtime_error("series values " + vs.name + " has " + std::to_string(vs.intervals.size()) +
+                                     " intervals, series.count is " + std::to_string(s.count));
+        s.values.push_back(std::move(vs));
+    }
+    return s;
+}
+
 }  // namespace
 
 json evidence_to_json(const Evidence& ev) {
     json j;
     j["schema"] = "iodiag-bundle";
-    j["schema_version"] = ev.schema_version;
+    j["schema_version"] = Evidence::kSchemaVersion;
     j["host"] = ev.host;
     j["kernel"] = ev.kernel;
     j["window"] = {{"start_unix", ev.window.start_unix}, {"duration_s", ev.window.duration_s}};
@@ -48,6 +91,7 @@ json evidence_to_json(const Evidence& ev) {
     for (const auto& e : ev.exemplars)
         j["exemplars"].push_back({{"kind", e.kind}, {"labels", e.labels}, {"values", e.values},
                                   {"unit", e.unit}, {"provenance", provenance_json(e.provenance)}});
+    j["series"] = series_to_json(ev.series);
     return j;
 }
 
@@ -57,9 +101,11 @@ Evidence evidence_from_json(const json& j) {
             throw std::runtime_error("not an iodiag bundle (missing \"schema\": \"iodiag-bundle\")");
         Evidence ev;
         ev.schema_version = j.at("schema_version").get<int>();
-        if (ev.schema_version != Evidence::kSchemaVersion)
+        if (ev.schema_version < Evidence::kOldestReadableSchemaVersion ||
+            ev.schema_version > Evidence::kSchemaVersion)
             throw std::runtime_error("bundle schema_version " + std::to_string(ev.schema_version) +
                                      " is not supported (this build reads " +
+                                     std::to_string(Evidence::kOldestReadableSchemaVersion) + " to " +
                                      std::to_string(Evidence::kSchemaVersion) + ")");
         ev.host = j.value("host", "");
         ev.kernel = j.value("kernel", "");
@@ -86,6 +132,8 @@ Evidence evidence_from_json(const json& j) {
             ev.exemplars.push_back({e.at("kind").get<std::string>(), e.value("labels", Labels{}),
                                     e.at("values").get<std::map<std::string, double>>(),
                                     e.value("unit", ""), provenance_from(e.at("provenance"))});
+        // Version 1 had no series: the bundle loads with none.
+        if (ev.schema_version >= 2) ev.series = series_from_json(j.at("series"));
         return ev;
     } catch (const json::exception& e) {
         throw std::runtime_error(std::string("malformed bundle: ") + e.what());

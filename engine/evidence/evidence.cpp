@@ -48,6 +48,14 @@ std::vector<std::string> Evidence::instances(const std::string& label_key) const
     return {seen.begin(), seen.end()};
 }
 
+const HistogramSeries* Series::find_histogram(const std::string& name, const Labels& labels) const {
+    return find_by(histograms, name, labels);
+}
+
+const ValueSeries* Series::find_values(const std::string& name, const Labels& labels) const {
+    return find_by(values, name, labels);
+}
+
 bool Evidence::layer_observed(const std::string& layer) const {
     return std::any_of(collectors.begin(), collectors.end(), [&](const CollectorStatus& c) {
         return c.available && std::find(c.layers.begin(), c.layers.end(), layer) != c.layers.end();

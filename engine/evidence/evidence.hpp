@@ -69,6 +69,39 @@ struct Exemplar {
     Provenance provenance;
 };
 
+// Per-interval values over the window (seed 000 §5: a single window's
+// histogram hides bursts, bimodality and a stall that starts at second 40).
+// Interval i covers [Series::start_unix + i * interval_s, + interval_s); every
+// series holds exactly Series::count intervals, the last one possibly shorter
+// (it ends with the window).
+struct HistogramSeries {
+    std::string name;   // e.g. "block.d2c_us", the same name as the window histogram
+    Labels labels;
+    std::string unit;
+    std::vector<Log2Histogram> intervals;
+    Provenance provenance;
+};
+
+struct ValueSeries {
+    std::string name;   // e.g. "layer.attributed_us", "psi.io_some_pct"
+    Labels labels;
+    std::string unit;
+    std::vector<double> intervals;
+    Provenance provenance;
+};
+
+struct Series {
+    double start_unix = 0;
+    double interval_s = 0;   // 0: no series were recorded (a version-1 bundle)
+    size_t count = 0;        // number of intervals
+    std::vector<HistogramSeries> histograms;
+    std::vector<ValueSeries> values;
+
+    bool empty() const { return count == 0; }
+    const HistogramSeries* find_histogram(const std::string& name, const Labels& labels = {}) const;
+    const ValueSeries* find_values(const std::string& name, const Labels& labels = {}) const;
+};
+
 // Whether a collector could observe, and if not, why.
 struct CollectorStatus {
     std::string name;                  // e.g. "diskstats"
@@ -78,8 +111,10 @@ struct CollectorStatus {
 };
 
 struct Evidence {
-    static constexpr int kSchemaVersion = 1;
-    int schema_version = kSchemaVersion;
+    // Version 2 added `series`; version-1 bundles still load (without series).
+    static constexpr int kSchemaVersion = 2;
+    static constexpr int kOldestReadableSchemaVersion = 1;
+    int schema_version = kSchemaVersion;   // as read from a bundle; written as kSchemaVersion
     std::string host;
     std::string kernel;
     Window window;
@@ -88,6 +123,7 @@ struct Evidence {
     std::vector<Fact> facts;
     std::vector<HistogramMetric> histograms;
     std::vector<Exemplar> exemplars;
+    Series series;
 
     void add_metric(std::string name, Labels labels, double value, std::string unit,
                     Provenance provenance);

@@ -23,6 +23,14 @@ Evidence sample() {
     h.hist.add(5000, 1);
     ev.histograms.push_back(h);
     ev.exemplars.push_back({"block_io", {{"comm", "fio"}}, {{"d2c_us", 4000.5}}, "us", {"tracepoint", "x"}});
+    ev.series.start_unix = 1764460000.123456;
+    ev.series.interval_s = 1;
+    ev.series.count = 2;
+    HistogramSeries hs{"block.d2c_us", {{"device", "loop0"}}, "us", {{}, {}}, {"tracepoint", "block:block_rq_issue"}};
+    hs.intervals[0].add(100, 5);
+    hs.intervals[1].add(5000, 1);
+    ev.series.histograms.push_back(hs);
+    ev.series.values.push_back({"psi.io_some_pct", {}, "pct", {0.5, 42.25}, {"file", "/proc/pressure/io"}});
     return ev;
 }
 
@@ -36,6 +44,25 @@ TEST(Bundle, RoundTripIsExact) {
     EXPECT_DOUBLE_EQ(back.metrics[0].value, 97.123456789012345);
     EXPECT_EQ(back.histograms[0].hist.total(), 6u);
     EXPECT_FALSE(back.collectors[1].available);
+    ASSERT_EQ(back.series.count, 2u);
+    EXPECT_EQ(back.series.find_histogram("block.d2c_us", {{"device", "loop0"}})->intervals[1].total(), 1u);
+    EXPECT_DOUBLE_EQ(back.series.find_values("psi.io_some_pct")->intervals[1], 42.25);
+}
+
+TEST(Bundle, VersionOneLoadsWithoutSeriesAndIsWrittenAsTheCurrentVersion) {
+    auto j = evidence_to_json(sample());
+    j["schema_version"] = 1;
+    j.erase("series");
+    const Evidence back = evidence_from_json(j);
+    EXPECT_EQ(back.schema_version, 1);
+    EXPECT_TRUE(back.series.empty());
+    EXPECT_EQ(evidence_to_json(back)["schema_version"], Evidence::kSchemaVersion);
+}
+
+TEST(Bundle, SeriesWhoseLengthDisagreesWithItsCountIsRejected) {
+    auto j = evidence_to_json(sample());
+    j["series"]["values"][0]["values"].push_back(1.0);
+    EXPECT_THROW(evidence_from_json(j), std::runtime_error);
 }
 
 TEST(Bundle, SaveAndLoadThroughAFile) {
