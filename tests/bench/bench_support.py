@@ -1,5 +1,6 @@
 """Shared by the overhead benchmarks: shell helper, BPF run-time statistics."""
 import ctypes
+import fcntl
 import json
 import os
 import subprocess
@@ -7,6 +8,18 @@ import subprocess
 
 def sh(cmd, **kw):
     return subprocess.run(cmd, shell=True, check=True, text=True, capture_output=True, **kw).stdout
+
+
+def hold_machine_lock():
+    """The machine-wide lock the live tests and the lab take: a benchmark must
+    not run beside a test that changes sysctls or loads the disk. Held until
+    the process exits (the returned file must stay referenced)."""
+    if os.environ.get("IODIAG_LIVE_LOCK_HELD") == "1":
+        return None
+    f = open("/run/lock/iodiag-live.lock", "w")
+    fcntl.flock(f, fcntl.LOCK_EX)
+    os.environ["IODIAG_LIVE_LOCK_HELD"] = "1"
+    return f
 
 
 def hold_bpf_stats():

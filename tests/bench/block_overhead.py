@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_support import sh, hold_bpf_stats, prog_stats  # noqa: E402
+from bench_support import hold_machine_lock, sh, hold_bpf_stats, prog_stats  # noqa: E402
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -54,6 +54,7 @@ def start_tracer(mode, iodiag):
 
 
 def main():
+    _lock = hold_machine_lock()  # noqa: F841 (held until exit)
     ap = argparse.ArgumentParser()
     ap.add_argument("--iodiag", default=os.path.join(HERE, "../../build/iodiag"))
     ap.add_argument("--rounds", type=int, default=3)

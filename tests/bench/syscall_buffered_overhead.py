@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_support import sh, prog_stats  # noqa: E402
+from bench_support import hold_machine_lock, sh, prog_stats  # noqa: E402
 
 
 def fio(path, runtime):
@@ -38,6 +38,7 @@ def fio(path, runtime):
 
 
 def main():
+    _lock = hold_machine_lock()  # noqa: F841 (held until exit)
     ap = argparse.ArgumentParser()
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--iodiag", default=os.path.join(here, "../../build/iodiag"))

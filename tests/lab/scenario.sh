@@ -20,6 +20,12 @@ case $fs in
   ext4|xfs|btrfs) command -v "mkfs.$fs" >/dev/null || { echo "mkfs.$fs not found" >&2; exit 2; } ;;
   *) echo "IODIAG_LAB_FS=$fs: ext4, xfs or btrfs" >&2; exit 2 ;;
 esac
+# One machine-wide lock with the live tests and benchmarks: they change the
+# same sysctls and queue settings and would skew each other's latencies.
+if [[ ${IODIAG_LIVE_LOCK_HELD:-0} != 1 ]]; then
+  exec 9>/run/lock/iodiag-live.lock && flock 9
+  export IODIAG_LIVE_LOCK_HELD=1
+fi
 work=$(mktemp -d /tmp/iodiag-lab-XXXXXX)
 undo=()
 cleanup() {

@@ -6,9 +6,35 @@
 #include <cstdlib>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 
 namespace iodiag::live {
+
+namespace {
+
+// Live tests change machine-wide state (vm.dirty_* sysctls, queue settings,
+// cgroups) and measure latencies that another run's load would skew. Each
+// test process holds this lock for its whole life, so two test runs on one
+// machine (two developers, a benchmark, the lab) take turns instead of
+// restoring each other's settings. The lab script and the benchmarks take the
+// same lock; a parent that already holds it sets IODIAG_LIVE_LOCK_HELD=1.
+struct MachineLock {
+    MachineLock() {
+        if (const char* held = std::getenv("IODIAG_LIVE_LOCK_HELD"); held && *held == '1') return;
+        fd = ::open("/run/lock/iodiag-live.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0) fd = ::open("/tmp/iodiag-live.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd >= 0) ::flock(fd, LOCK_EX);
+    }
+    ~MachineLock() {
+        if (fd >= 0) ::close(fd);
+    }
+    int fd = -1;
+};
+const MachineLock g_machine_lock;
+
+}  // namespace
 
 std::string missing_root() {
     return geteuid() == 0 ? "" : "needs root (loop devices, BPF, cgroups)";
