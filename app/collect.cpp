@@ -55,11 +55,29 @@ Evidence collect_evidence(const CollectOptions& opts) {
     auto previous = std::signal(SIGINT, on_sigint);
     const auto deadline =
         start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(opts.duration_s));
-    // Short sleeps, so Ctrl-C ends the window promptly.
-    while (!g_interrupted && std::chrono::steady_clock::now() < deadline) {
-        const std::chrono::steady_clock::duration left = deadline - std::chrono::steady_clock::now();
-        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(50), left));
+    // Short sleeps, so Ctrl-C ends the window promptly; at each interval's end
+    // every running collector samples its series.
+    using clock = std::chrono::steady_clock;
+    const bool series = opts.interval_s > 0;
+    const auto interval = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(opts.interval_s));
+    size_t intervals = 0;
+    auto sample_all = [&] {
+        for (size_t i = 0; i < collectors.size(); ++i)
+            if (running[i]) collectors[i]->sample(intervals);
+        ++intervals;
+    };
+    auto next_sample = series ? start + interval : clock::time_point::max();
+    while (!g_interrupted && clock::now() < deadline) {
+        const auto wake = std::min(deadline, next_sample);
+        const clock::duration left = wake - clock::now();
+        std::this_thread::sleep_for(std::clamp<clock::duration>(left, clock::duration::zero(), std::chrono::milliseconds(50)));
+        if (series && clock::now() >= next_sample && next_sample < deadline) {
+            sample_all();
+            next_sample += interval;
+        }
     }
+    // The last (possibly shorter) interval ends with the window.
+    if (series) sample_all();
     std::signal(SIGINT, previous);
     if (g_interrupted) spdlog::warn("interrupted: the window was cut short");
 
@@ -74,6 +92,11 @@ Evidence collect_evidence(const CollectOptions& opts) {
     }
     ev.window.start_unix = std::chrono::duration<double>(wall_start.time_since_epoch()).count();
     ev.window.duration_s = std::chrono::duration<double>(end - start).count();
+    if (series) {
+        ev.series.start_unix = ev.window.start_unix;
+        ev.series.interval_s = opts.interval_s;
+        ev.series.count = intervals;
+    }
     return ev;
 }
 

@@ -45,6 +45,11 @@ void add_window_options(CLI::App* cmd, Options& o) {
                     "What counts as a slow operation, in microseconds (slow syscalls for the attribution, "
                     "slow block I/Os for the exemplars); default: the window's own p99")
         ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--interval", o.collect.interval_s,
+                    "Length of one interval of the per-interval series kept in the bundle, in seconds "
+                    "(heatmaps, share over time); 0 = no series")
+        ->default_val(1.0)
+        ->check(CLI::Range(0.0, 3600.0));
 }
 
 void add_output_options(CLI::App* cmd, Options& o) {

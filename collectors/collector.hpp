@@ -1,6 +1,7 @@
 // A collector owns one source family (procfs, sysfs, a BPF program, ...).
 // Lifecycle around an observation window:
 //   start()  -> takes the "before" snapshot or attaches probes, says if available
+//   sample() -> once per interval during the window (series, see below)
 //   finish() -> takes the "after" snapshot or drains, appends to Evidence
 // A collector never throws for a missing or unreadable source: it reports
 // itself unavailable with the reason (naming the path), and the verdict says
@@ -24,6 +25,9 @@ struct CollectOptions {
     // What counts as slow, in us (syscall duration for syscall_bpf, request
     // Q2C for block_bpf); 0 = derive from the window's p99.
     double slow_threshold_us = 0;
+    // Length of one interval of the per-interval series (Evidence::series), in
+    // seconds; 0 = no series.
+    double interval_s = 1.0;
 };
 
 class Collector {
@@ -34,7 +38,15 @@ public:
     virtual std::vector<MetricSpec> metric_specs() const = 0;
     // Before the window. The returned status is recorded in the evidence.
     virtual CollectorStatus start(const CollectOptions& opts) = 0;
-    // After the window: append what was observed. Called only if start() said available.
+    // At the end of each interval of the window (interval 0, 1, ...; the last
+    // one, possibly shorter, is sampled right before finish()). A collector
+    // that keeps series takes its cumulative figures here; interval i's values
+    // are the difference to interval i-1's, so nothing counted between two
+    // samples is lost (no map is reset). Called only if start() said available.
+    virtual void sample(size_t /*interval*/) {}
+    // After the window: append what was observed, and the series (one entry
+    // per sample() call, as many as Evidence::series.count). Called only if
+    // start() said available.
     virtual void finish(Evidence& ev) = 0;
     // True for collectors whose start() loads and attaches programs (BPF):
     // they are started first and finished last, so that the snapshot
