@@ -1,4 +1,5 @@
 // diagnose (the default), record and replay: collect -> bundle -> analyze -> render.
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -8,6 +9,8 @@
 #include "engine/evidence/bundle.hpp"
 #include "app/collect.hpp"
 #include "app/commands.hpp"
+#include "app/data_dirs.hpp"
+#include "app/fleet_outputs.hpp"
 #include "app/rules_loading.hpp"
 #include "engine/render/render.hpp"
 
@@ -21,15 +24,14 @@ struct Options {
     std::string rules_dir;
     std::string output;   // record: bundle path
     std::string bundle;   // replay: bundle path
+    FleetOutputs fleet;   // --prometheus, --journal
 };
-
-// Same evidence in, same verdict out: the live path analyses what a replay of
-// its bundle would read, so record + replay can never disagree.
-Evidence as_recorded(const Evidence& ev) { return evidence_from_json(evidence_to_json(ev)); }
 
 void print_verdict(const Verdict& v, const std::string& format) {
     if (format == "json")
         std::cout << render_json(v).dump(2) << "\n";
+    else if (format == "jsonl")   // one verdict per line, for log pipelines
+        std::cout << render_json(v).dump() << "\n";
     else
         std::cout << render_text(v);
 }
@@ -53,20 +55,30 @@ void add_window_options(CLI::App* cmd, Options& o) {
 }
 
 void add_output_options(CLI::App* cmd, Options& o) {
-    cmd->add_option("--format", o.format, "Verdict format")->check(CLI::IsMember({"text", "json"}))->default_val("text");
-    cmd->add_option("--rules-dir", o.rules_dir, "Directory of rule files (default: the installed or source rules/)");
+    cmd->add_option("--format", o.format, "Verdict format (jsonl: the JSON verdict on one line)")
+        ->check(CLI::IsMember({"text", "json", "jsonl"}))
+        ->default_val("text");
+    cmd->add_option("--rules-dir", o.rules_dir,
+                    "Directory of rule files (default, first found: " + data_dir_search_order("rules") + ")");
+    add_fleet_output_options(cmd, o.fleet);
 }
 
 void run_diagnose(const Options& o) {
+    const auto started = std::chrono::steady_clock::now();
+    check_fleet_outputs(o.fleet, "diagnose");
     RuleSet rules = load_rules_or_exit(o.rules_dir);
-    const Evidence ev = as_recorded(collect_evidence(o.collect));
-    print_verdict(analyze(ev, rules), o.format);
+    const Evidence ev = as_recorded(collect_evidence(o.collect, o.format == "text"));
+    const Verdict v = analyze(ev, rules);
+    print_verdict(v, o.format);
+    write_fleet_outputs(o.fleet, v, ev, "diagnose", started);
 }
 
 // Writes the bundle and prints the verdict, which a replay of the bundle reproduces.
 void run_record(const Options& o) {
+    const auto started = std::chrono::steady_clock::now();
+    check_fleet_outputs(o.fleet, "record");
     RuleSet rules = load_rules_or_exit(o.rules_dir);
-    const Evidence ev = as_recorded(collect_evidence(o.collect));
+    const Evidence ev = as_recorded(collect_evidence(o.collect, o.format == "text"));
     try {
         save_bundle(o.output, ev);
     } catch (const std::exception& e) {
@@ -75,10 +87,14 @@ void run_record(const Options& o) {
     }
     std::cerr << "iodiag: evidence of a " << ev.window.duration_s << " s window written to " << o.output
               << " (replay with: iodiag replay " << o.output << ")\n";
-    print_verdict(analyze(ev, rules), o.format);
+    const Verdict v = analyze(ev, rules);
+    print_verdict(v, o.format);
+    write_fleet_outputs(o.fleet, v, ev, "record", started);
 }
 
 void run_replay(const Options& o) {
+    const auto started = std::chrono::steady_clock::now();
+    check_fleet_outputs(o.fleet, "replay");
     RuleSet rules = load_rules_or_exit(o.rules_dir);
     Evidence ev;
     try {
@@ -87,7 +103,9 @@ void run_replay(const Options& o) {
         std::cerr << "iodiag replay: " << e.what() << "\n";
         throw ExitCode{3};
     }
-    print_verdict(analyze(ev, rules), o.format);
+    const Verdict v = analyze(ev, rules);
+    print_verdict(v, o.format);
+    write_fleet_outputs(o.fleet, v, ev, "replay", started);
 }
 
 }  // namespace

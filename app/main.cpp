@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
     iodiag::cli::add_rules_commands(app);
     iodiag::cli::add_playbook_command(app);
     iodiag::cli::add_diff_command(app);
+    iodiag::cli::add_watch_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
