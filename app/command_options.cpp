@@ -25,14 +25,15 @@ void add_window_options(CLI::App* cmd, CollectOptions& o, double default_duratio
 
 void add_verdict_options(CLI::App* cmd, VerdictOptions& o) {
     cmd->add_option("--format", o.format,
-                    "Verdict format: text (a terminal), json (schema iodiag-verdict)")
-        ->check(CLI::IsMember({"text", "json"}))
+                    "Verdict format: text (a terminal), json (schema iodiag-verdict), markdown (a ticket body)")
+        ->check(CLI::IsMember({"text", "json", "markdown"}))
         ->default_val("text");
     cmd->add_option("--rules-dir", o.rules_dir, "Directory of rule files (default: the installed or source rules/)");
 }
 
 std::string render_verdict(const Verdict& v, const std::string& format) {
     if (format == "json") return render_json(v).dump(2) + "\n";
+    if (format == "markdown") return render_markdown(v);
     return render_text(v);
 }
 

@@ -15,7 +15,7 @@
 namespace iodiag::cli {
 
 struct VerdictOptions {
-    std::string format = "text";   // text | json
+    std::string format = "text";   // text | json | markdown
     std::string rules_dir;
 };
 
