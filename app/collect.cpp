@@ -11,7 +11,6 @@
 
 #include "app/progress.hpp"
 #include "collectors/registry.hpp"
-#include "engine/evidence/bundle.hpp"
 
 namespace iodiag::cli {
 
@@ -21,8 +20,6 @@ volatile std::sig_atomic_t g_interrupted = 0;
 void on_sigint(int) { g_interrupted = 1; }
 
 }  // namespace
-
-Evidence as_recorded(const Evidence& ev) { return evidence_from_json(evidence_to_json(ev)); }
 
 Evidence collect_evidence(const CollectOptions& opts, bool show_progress) {
     Evidence ev;

@@ -13,9 +13,4 @@ namespace iodiag::cli {
 // window's progress on stderr (app/progress.hpp).
 Evidence collect_evidence(const CollectOptions& opts, bool show_progress = false);
 
-// Same evidence in, same verdict out: a live run analyses what a replay of
-// its bundle would read (the evidence through the bundle's JSON), so record
-// and replay can never disagree.
-Evidence as_recorded(const Evidence& ev);
-
 }  // namespace iodiag::cli

@@ -8,11 +8,10 @@
 #include "engine/triage/analysis.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "app/collect.hpp"
+#include "app/command_options.hpp"
 #include "app/commands.hpp"
-#include "app/data_dirs.hpp"
 #include "app/fleet_outputs.hpp"
 #include "app/rules_loading.hpp"
-#include "engine/render/render.hpp"
 
 namespace iodiag::cli {
 
@@ -20,65 +19,32 @@ namespace {
 
 struct Options {
     CollectOptions collect;
-    std::string format = "text";
-    std::string rules_dir;
+    VerdictOptions verdict;
     std::string output;   // record: bundle path
     std::string bundle;   // replay: bundle path
-    FleetOutputs fleet;   // --prometheus, --journal
 };
 
-void print_verdict(const Verdict& v, const std::string& format) {
-    if (format == "json")
-        std::cout << render_json(v).dump(2) << "\n";
-    else if (format == "jsonl")   // one verdict per line, for log pipelines
-        std::cout << render_json(v).dump() << "\n";
-    else
-        std::cout << render_text(v);
-}
+void print_verdict(const Verdict& v, const Options& o) { std::cout << render_verdict(v, o.verdict.format); }
 
-void add_window_options(CLI::App* cmd, Options& o) {
-    cmd->add_option("-d,--duration", o.collect.duration_s, "Observation window in seconds (Ctrl-C ends it early)")
-        ->default_val(10)
-        ->check(CLI::Range(0.1, 3600.0));
-    cmd->add_option("--device", o.collect.devices, "Only these block devices (kernel names, e.g. nvme0n1); repeatable");
-    cmd->add_option("--pid", o.collect.pid, "Only this process (where a collector can filter)");
-    cmd->add_option("--cgroup", o.collect.cgroup, "Only this cgroup path (where a collector can filter)");
-    cmd->add_option("--threshold", o.collect.slow_threshold_us,
-                    "What counts as a slow operation, in microseconds (slow syscalls for the attribution, "
-                    "slow block I/Os for the exemplars); default: the window's own p99")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--interval", o.collect.interval_s,
-                    "Length of one interval of the per-interval series kept in the bundle, in seconds "
-                    "(heatmaps, share over time); 0 = no series")
-        ->default_val(1.0)
-        ->check(CLI::Range(0.0, 3600.0));
-}
-
-void add_output_options(CLI::App* cmd, Options& o) {
-    cmd->add_option("--format", o.format, "Verdict format (jsonl: the JSON verdict on one line)")
-        ->check(CLI::IsMember({"text", "json", "jsonl"}))
-        ->default_val("text");
-    cmd->add_option("--rules-dir", o.rules_dir,
-                    "Directory of rule files (default, first found: " + data_dir_search_order("rules") + ")");
-    add_fleet_output_options(cmd, o.fleet);
-}
+void add_window_options(CLI::App* cmd, Options& o) { cli::add_window_options(cmd, o.collect, 10); }
+void add_output_options(CLI::App* cmd, Options& o) { add_verdict_options(cmd, o.verdict); }
 
 void run_diagnose(const Options& o) {
     const auto started = std::chrono::steady_clock::now();
-    check_fleet_outputs(o.fleet, "diagnose");
-    RuleSet rules = load_rules_or_exit(o.rules_dir);
-    const Evidence ev = as_recorded(collect_evidence(o.collect, o.format == "text"));
+    check_fleet_outputs(o.verdict.fleet, "diagnose");
+    RuleSet rules = load_rules_or_exit(o.verdict.rules_dir);
+    const Evidence ev = as_recorded(collect_evidence(o.collect, o.verdict.format == "text"));
     const Verdict v = analyze(ev, rules);
-    print_verdict(v, o.format);
-    write_fleet_outputs(o.fleet, v, ev, "diagnose", started);
+    print_verdict(v, o);
+    write_fleet_outputs(o.verdict.fleet, v, ev, "diagnose", started);
 }
 
 // Writes the bundle and prints the verdict, which a replay of the bundle reproduces.
 void run_record(const Options& o) {
     const auto started = std::chrono::steady_clock::now();
-    check_fleet_outputs(o.fleet, "record");
-    RuleSet rules = load_rules_or_exit(o.rules_dir);
-    const Evidence ev = as_recorded(collect_evidence(o.collect, o.format == "text"));
+    check_fleet_outputs(o.verdict.fleet, "record");
+    RuleSet rules = load_rules_or_exit(o.verdict.rules_dir);
+    const Evidence ev = as_recorded(collect_evidence(o.collect, o.verdict.format == "text"));
     try {
         save_bundle(o.output, ev);
     } catch (const std::exception& e) {
@@ -88,14 +54,14 @@ void run_record(const Options& o) {
     std::cerr << "iodiag: evidence of a " << ev.window.duration_s << " s window written to " << o.output
               << " (replay with: iodiag replay " << o.output << ")\n";
     const Verdict v = analyze(ev, rules);
-    print_verdict(v, o.format);
-    write_fleet_outputs(o.fleet, v, ev, "record", started);
+    print_verdict(v, o);
+    write_fleet_outputs(o.verdict.fleet, v, ev, "record", started);
 }
 
 void run_replay(const Options& o) {
     const auto started = std::chrono::steady_clock::now();
-    check_fleet_outputs(o.fleet, "replay");
-    RuleSet rules = load_rules_or_exit(o.rules_dir);
+    check_fleet_outputs(o.verdict.fleet, "replay");
+    RuleSet rules = load_rules_or_exit(o.verdict.rules_dir);
     Evidence ev;
     try {
         ev = load_bundle(o.bundle);
@@ -104,8 +70,8 @@ void run_replay(const Options& o) {
         throw ExitCode{3};
     }
     const Verdict v = analyze(ev, rules);
-    print_verdict(v, o.format);
-    write_fleet_outputs(o.fleet, v, ev, "replay", started);
+    print_verdict(v, o);
+    write_fleet_outputs(o.verdict.fleet, v, ev, "replay", started);
 }
 
 }  // namespace

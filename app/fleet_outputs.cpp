@@ -23,8 +23,8 @@ void add_fleet_output_options(CLI::App* cmd, FleetOutputs& o) {
                   "reachable");
 }
 
-void check_fleet_outputs(const FleetOutputs& o, const std::string& command) {
-    if (o.prometheus_file.empty()) return;
+std::string fleet_outputs_problem(const FleetOutputs& o) {
+    if (o.prometheus_file.empty()) return "";
     fs::path dir = fs::path(o.prometheus_file).parent_path();
     if (dir.empty()) dir = ".";
     std::error_code ec;
@@ -38,9 +38,14 @@ void check_fleet_outputs(const FleetOutputs& o, const std::string& command) {
     else if (fs::is_directory(fs::status(o.prometheus_file, ec)))
         problem = o.prometheus_file + " is a directory; give the file to write, e.g. " +
                   (fs::path(o.prometheus_file) / "iodiag.prom").string();
-    if (problem.empty()) return;
-    std::cerr << "iodiag " << command << ": --prometheus " << o.prometheus_file << ": " << problem << "\n";
-    throw ExitCode{3};
+    return problem.empty() ? "" : "--prometheus " + o.prometheus_file + ": " + problem;
+}
+
+void check_fleet_outputs(const FleetOutputs& o, const std::string& command) {
+    if (const std::string problem = fleet_outputs_problem(o); !problem.empty()) {
+        std::cerr << "iodiag " << command << ": " << problem << "\n";
+        throw ExitCode{3};
+    }
 }
 
 void write_prometheus_textfile(const std::string& path, const Verdict& v, const Evidence& ev,

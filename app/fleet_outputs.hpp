@@ -22,7 +22,9 @@ struct FleetOutputs {
 void add_fleet_output_options(CLI::App* cmd, FleetOutputs& o);
 
 // Before anything is observed: a textfile whose directory is missing (or is
-// not a directory) is a bad argument. Prints the reason and throws ExitCode{3}.
+// not a directory) is a bad argument. Empty when all is well, else why.
+std::string fleet_outputs_problem(const FleetOutputs& o);
+// The same, printed on stderr with ExitCode{3} thrown.
 void check_fleet_outputs(const FleetOutputs& o, const std::string& command);
 
 // After the verdict. `mode` names the command in the textfile's `mode` label;

@@ -18,8 +18,8 @@
 #include <sys/utsname.h>
 
 #include "app/collect.hpp"
+#include "app/command_options.hpp"
 #include "app/commands.hpp"
-#include "app/data_dirs.hpp"
 #include "app/fleet_outputs.hpp"
 #include "app/rules_loading.hpp"
 #include "app/watch_sampler.hpp"
@@ -51,9 +51,7 @@ struct WatchOptions {
     double refresh_references_s = 600;
     double run_for_s = 0;            // 0 = until stopped
     std::size_t max_captures = 0;    // 0 = no limit
-    std::string format = "text";
-    std::string rules_dir;
-    FleetOutputs fleet;
+    VerdictOptions verdict;          // --format, --rules-dir, --prometheus, --journal
 };
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -110,8 +108,8 @@ public:
 
     void run() {
         const auto started = clock::now();
-        check_fleet_outputs(o_.fleet, "watch");
-        rules_ = load_rules_or_exit(o_.rules_dir);
+        check_fleet_outputs(o_.verdict.fleet, "watch");
+        rules_ = load_rules_or_exit(o_.verdict.rules_dir);
         try {
             store_.prepare();
         } catch (const std::exception& e) {
@@ -236,18 +234,15 @@ private:
         }
         for (const auto& f : store_.prune(o_.keep, o_.max_bytes)) spdlog::info("watch: pruned {}", f);
 
-        if (o_.format == "jsonl") {
-            std::cout << render_json(v).dump() << "\n";
-        } else if (o_.format == "json") {
-            std::cout << render_json(v).dump(2) << "\n";
-        } else {
+        // Text and Markdown get a line saying which capture this is; JSON
+        // formats carry nothing but the verdict (the record file has the rest).
+        if (o_.verdict.format == "text" || o_.verdict.format == "markdown")
             std::cout << "iodiag watch: capture " << stamp << " (" << store_.bundle_path(stamp)
-                      << "), trigger: " << hit.reason << "\n"
-                      << render_text(v);
-        }
+                      << "), trigger: " << hit.reason << "\n";
+        std::cout << render_verdict(v, o_.verdict.format);
         std::cout.flush();
         try {
-            write_fleet_outputs(o_.fleet, v, ev, "watch", started);
+            write_fleet_outputs(o_.verdict.fleet, v, ev, "watch", started);
         } catch (const ExitCode&) {
             // already reported; a service keeps watching
         }
@@ -321,12 +316,7 @@ void add_watch_command(CLI::App& app) {
         ->default_val(0)
         ->check(CLI::NonNegativeNumber);
     w->add_option("--max-captures", o.max_captures, "Stop after this many captures (0: no limit)")->default_val(0);
-    w->add_option("--format", o.format, "How each capture's verdict is printed (jsonl: one JSON verdict per line)")
-        ->check(CLI::IsMember({"text", "json", "jsonl"}))
-        ->default_val("text");
-    w->add_option("--rules-dir", o.rules_dir,
-                  "Directory of rule files (default, first found: " + data_dir_search_order("rules") + ")");
-    add_fleet_output_options(w, o.fleet);
+    add_verdict_options(w, o.verdict);
     w->callback([] {
         o.context_s = std::min(o.context_s, o.history_s);
         Watcher(o).run();

@@ -1,5 +1,7 @@
 #include "engine/render/render_prometheus.hpp"
 
+#include "engine/render/plugin_output.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -103,16 +105,6 @@ std::optional<double> p99_seconds(const HistogramMetric& h) {
 
 }  // namespace
 
-int status_code(const Verdict& v) {
-    if (v.findings.empty()) return 0;
-    switch (v.status) {
-        case Severity::Critical: return 2;
-        case Severity::Warning: return 1;
-        case Severity::Info: return 0;
-    }
-    return 0;
-}
-
 std::string render_prometheus(const Verdict& v, const Evidence& ev, const PrometheusRun& run) {
     std::deque<Family> families;   // deque: references stay valid as families are added
     auto family = [&](std::string name, std::string type, std::string help) -> Family& {
@@ -123,8 +115,9 @@ std::string render_prometheus(const Verdict& v, const Evidence& ev, const Promet
     family("iodiag_build_info", "gauge", "iodiag version that wrote this file (always 1).")
         .add({{"version", run.version}}, 1);
     family("iodiag_status", "gauge",
-           "Verdict status: 0 ok (or info only), 1 warning, 2 critical; worst finding on the triage path.")
-        .add({}, status_code(v));
+           "State as iodiag check exits: 0 OK, 1 WARNING, 2 CRITICAL (worst finding on the triage path), "
+           "3 UNKNOWN (no layer's latency observed).")
+        .add({}, static_cast<int>(plugin_state(v)));
     family("iodiag_verdict_info", "gauge",
            "The verdict's fingerprint (same causes on the same host, same value: the de-duplication key) and "
            "status (always 1).")

@@ -32,8 +32,4 @@ struct PrometheusRun {
 // histograms are read from it).
 std::string render_prometheus(const Verdict& v, const Evidence& evidence, const PrometheusRun& run);
 
-// 0 = ok or info, 1 = warning, 2 = critical: the Nagios-style code of the
-// verdict's status (findings on the triage path only; info is not a problem).
-int status_code(const Verdict& v);
-
 }  // namespace iodiag

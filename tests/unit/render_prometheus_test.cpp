@@ -14,6 +14,7 @@
 #include "app/commands.hpp"
 #include "app/fleet_outputs.hpp"
 #include "engine/evidence/bundle.hpp"
+#include "engine/render/plugin_output.hpp"
 #include "engine/render/render_prometheus.hpp"
 #include "engine/triage/analysis.hpp"
 
@@ -133,7 +134,7 @@ TEST(RenderPrometheus, CarriesTheVerdictInBaseUnitsWithBoundedLabels) {
 
     const auto status = named(all, "iodiag_status");
     ASSERT_EQ(status.size(), 1u);
-    EXPECT_EQ(status[0].value, status_code(r.v));
+    EXPECT_EQ(status[0].value, static_cast<int>(plugin_state(r.v)));
     EXPECT_GE(status[0].value, 1);
 
     // Each finding on the triage path, with its rule id and the fingerprint.
