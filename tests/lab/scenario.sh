@@ -4,6 +4,7 @@
 # tests/fixtures/bundles/ (and by hand, to see a verdict on a known fault).
 #
 #   tests/lab/scenario.sh NAME OUT.json [SECONDS]
+#   IODIAG_LAB_RUN='command' tests/lab/scenario.sh NAME - : runs the command during the fault instead
 #
 # NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
 #       tiny_nr_requests | memcg_reader | blkio_throttle
@@ -54,7 +55,13 @@ fs_on() {     # fs_on DEV DIR: makes $fs on DEV (quiet, over any old signature) 
   mkdir "$2"; mount "$1" "$2"; undo+=("umount $2 || umount -l $2")
 }
 bg() { setsid "$@" >/dev/null 2>&1 & local pid=$!; undo+=("kill -TERM -$pid; sleep 0.5; kill -KILL -$pid"); }
-record() { sleep 1; "$iodiag" record --duration "$secs" -o "$out" >/dev/null; }
+# IODIAG_LAB_RUN: a command to run while the fault happens instead of the
+# recording (the fleet and watch tests drive iodiag themselves); OUT is unused then.
+record() {
+  sleep 1
+  if [[ -n ${IODIAG_LAB_RUN:-} ]]; then bash -c "$IODIAG_LAB_RUN"; return; fi
+  "$iodiag" record --duration "$secs" -o "$out" >/dev/null
+}
 
 case $name in
   idle)
