@@ -5,7 +5,10 @@
 #include "engine/render/render.hpp"
 
 #if IODIAG_HAVE_LIBSYSTEMD
+#include <sys/stat.h>
 #include <sys/uio.h>
+
+#include <cerrno>
 #include <systemd/sd-journal.h>
 #endif
 
@@ -13,6 +16,13 @@ namespace iodiag::cli {
 
 std::string send_verdict_to_journal(const Verdict& v, const std::string& mode) {
 #if IODIAG_HAVE_LIBSYSTEMD
+    // sd_journal_sendv() succeeds silently when journald is not running (no
+    // socket): look first, so the user hears that nothing was logged.
+    const char* socket_path = "/run/systemd/journal/socket";
+    struct stat st {};
+    if (::stat(socket_path, &st) != 0)
+        return std::string("journald is not running (") + socket_path + ": " + std::strerror(errno) + ")";
+    if (!S_ISSOCK(st.st_mode)) return std::string("journald is not running (") + socket_path + " is not a socket)";
     const std::string status = v.findings.empty() ? "ok" : to_string(v.status);
     // syslog priorities: 2 crit, 4 warning, 6 info.
     const char* priority = status == "critical" ? "2" : status == "warning" ? "4" : "6";
@@ -30,7 +40,7 @@ std::string send_verdict_to_journal(const Verdict& v, const std::string& mode) {
     for (auto& f : fields) iov.push_back({f.data(), f.size()});
     const int rc = sd_journal_sendv(iov.data(), static_cast<int>(iov.size()));
     if (rc < 0)
-        return std::string("journald not reachable at /run/systemd/journal/socket: ") + std::strerror(-rc);
+        return std::string("journald not reachable at ") + socket_path + ": " + std::strerror(-rc);
     return "";
 #else
     (void)v;
