@@ -10,7 +10,7 @@
 #include "app/collect.hpp"
 #include "app/command_options.hpp"
 #include "app/commands.hpp"
-#include "app/rules_loading.hpp"
+#include "app/site_config_loading.hpp"
 #include "engine/render/plugin_output.hpp"
 #include "engine/render/render.hpp"
 #include "engine/triage/analysis.hpp"
@@ -48,19 +48,26 @@ void print_result(const Verdict& v, const PluginResult& r, const std::string& fo
 }
 
 void run_check(const CheckOptions& o) {
-    RuleSet rules;
+    SiteSetup site;
     try {
-        rules = load_rules_or_exit(o.verdict.rules_dir);
-    } catch (const ExitCode&) {
-        unknown("the rules do not load (see stderr; iodiag rules lint)");
+        std::string why;
+        try {
+            site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config, &why);
+        } catch (const ExitCode&) {
+            unknown(why);
+        }
+    } catch (const std::exception& e) {
+        unknown(e.what());
     }
     Evidence ev;
     try {
-        ev = as_recorded(collect_evidence(o.collect));
+        ev = collect_evidence(o.collect);
+        apply_site_devices(site.config, ev);
+        ev = as_recorded(ev);
     } catch (const std::exception& e) {
         unknown(std::string("observation failed: ") + e.what());
     }
-    const Verdict v = analyze(ev, rules);
+    const Verdict v = analyze(ev, site.rules);
     const PluginResult r = plugin_result(v, ev);
     print_result(v, r, o.verdict.format);
     throw ExitCode{static_cast<int>(r.state)};
@@ -79,7 +86,8 @@ void add_check_command(CLI::App& app) {
         "  0 OK        no warning or critical finding in the observed layers\n"
         "  1 WARNING   the worst finding is a warning\n"
         "  2 CRITICAL  the worst finding is critical\n"
-        "  3 UNKNOWN   nothing could be observed, bad arguments, rules that do not load\n"
+        "  3 UNKNOWN   nothing could be observed, bad arguments, rules or a site configuration\n"
+        "              (--config) that do not load\n"
         "Info-level notes never raise the state. --format json prints only the verdict, with the\n"
         "status line and perfdata in its \"check\" object; plugin runners want the default text.");
     add_window_options(c, opts.collect, 5);

@@ -29,6 +29,10 @@ void add_verdict_options(CLI::App* cmd, VerdictOptions& o) {
         ->check(CLI::IsMember({"text", "json", "markdown"}))
         ->default_val("text");
     cmd->add_option("--rules-dir", o.rules_dir, "Directory of rule files (default: the installed or source rules/)");
+    cmd->add_option("--config", o.config,
+                    "Site configuration: rule overrides (disable, severity, thresholds), device classes and "
+                    "reference latencies (default: $IODIAG_CONFIG, else /etc/iodiag/iodiag.yaml if it exists; "
+                    "an error in it exits 3 before anything is observed)");
 }
 
 std::string render_verdict(const Verdict& v, const std::string& format) {

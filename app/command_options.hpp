@@ -17,12 +17,13 @@ namespace iodiag::cli {
 struct VerdictOptions {
     std::string format = "text";   // text | json | markdown
     std::string rules_dir;
+    std::string config;   // site configuration file ("" = $IODIAG_CONFIG or the default)
 };
 
 // --duration (default `default_duration_s`), --device, --pid, --cgroup,
 // --threshold, --interval.
 void add_window_options(CLI::App* cmd, CollectOptions& o, double default_duration_s);
-// --format, --rules-dir.
+// --format, --rules-dir, --config.
 void add_verdict_options(CLI::App* cmd, VerdictOptions& o);
 
 // The verdict in one of the formats --format accepts.

@@ -9,7 +9,7 @@
 #include "app/collect.hpp"
 #include "app/command_options.hpp"
 #include "app/commands.hpp"
-#include "app/rules_loading.hpp"
+#include "app/site_config_loading.hpp"
 
 namespace iodiag::cli {
 
@@ -27,16 +27,23 @@ void print_verdict(const Verdict& v, const Options& o) { std::cout << render_ver
 void add_window_options(CLI::App* cmd, Options& o) { cli::add_window_options(cmd, o.collect, 10); }
 void add_output_options(CLI::App* cmd, Options& o) { add_verdict_options(cmd, o.verdict); }
 
+// The live evidence with the site configuration's device references, as its
+// bundle holds it.
+Evidence observe(const Options& o, const SiteSetup& site) {
+    Evidence ev = collect_evidence(o.collect);
+    apply_site_devices(site.config, ev);
+    return as_recorded(ev);
+}
+
 void run_diagnose(const Options& o) {
-    RuleSet rules = load_rules_or_exit(o.verdict.rules_dir);
-    const Evidence ev = as_recorded(collect_evidence(o.collect));
-    print_verdict(analyze(ev, rules), o);
+    const SiteSetup site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config);
+    print_verdict(analyze(observe(o, site), site.rules), o);
 }
 
 // Writes the bundle and prints the verdict, which a replay of the bundle reproduces.
 void run_record(const Options& o) {
-    RuleSet rules = load_rules_or_exit(o.verdict.rules_dir);
-    const Evidence ev = as_recorded(collect_evidence(o.collect));
+    const SiteSetup site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config);
+    const Evidence ev = observe(o, site);
     try {
         save_bundle(o.output, ev);
     } catch (const std::exception& e) {
@@ -45,11 +52,13 @@ void run_record(const Options& o) {
     }
     std::cerr << "iodiag: evidence of a " << ev.window.duration_s << " s window written to " << o.output
               << " (replay with: iodiag replay " << o.output << ")\n";
-    print_verdict(analyze(ev, rules), o);
+    print_verdict(analyze(ev, site.rules), o);
 }
 
+// The bundle carries the device references the recording used; the rule
+// overrides come from this host's site configuration.
 void run_replay(const Options& o) {
-    RuleSet rules = load_rules_or_exit(o.verdict.rules_dir);
+    const SiteSetup site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config);
     Evidence ev;
     try {
         ev = load_bundle(o.bundle);
@@ -57,7 +66,7 @@ void run_replay(const Options& o) {
         std::cerr << "iodiag replay: " << e.what() << "\n";
         throw ExitCode{3};
     }
-    print_verdict(analyze(ev, rules), o);
+    print_verdict(analyze(ev, site.rules), o);
 }
 
 }  // namespace
