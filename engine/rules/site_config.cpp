@@ -135,22 +135,9 @@ std::optional<long long> integer(const YAML::Node& n) {
     }
 }
 
-// 134217728, "128MiB", "500MB", "2 GiB".
 std::optional<uint64_t> byte_size(const YAML::Node& n) {
     if (!n.IsScalar()) return std::nullopt;
-    static const std::regex re(R"(^\s*([0-9]+)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?\s*$)");
-    std::smatch m;
-    const std::string s = n.Scalar();
-    if (!std::regex_match(s, m, re)) return std::nullopt;
-    const std::map<std::string, uint64_t> unit{{"", 1},          {"B", 1},           {"KB", 1000ull},
-                                               {"MB", 1000000ull}, {"GB", 1000000000ull}, {"TB", 1000000000000ull},
-                                               {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30},
-                                               {"TiB", 1ull << 40}};
-    try {
-        return std::stoull(m[1]) * unit.at(m[2]);
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
+    return parse_byte_size(n.Scalar());
 }
 
 bool valid_device_key(const std::string& k) {
@@ -393,6 +380,21 @@ std::string note_for(const SiteConfig& config, const RuleOverride& o, const Rule
 }
 
 }  // namespace
+
+std::optional<uint64_t> parse_byte_size(const std::string& s) {
+    static const std::regex re(R"(^\s*([0-9]+)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?\s*$)");
+    std::smatch m;
+    if (!std::regex_match(s, m, re)) return std::nullopt;
+    const std::map<std::string, uint64_t> unit{{"", 1},          {"B", 1},           {"KB", 1000ull},
+                                               {"MB", 1000000ull}, {"GB", 1000000000ull}, {"TB", 1000000000000ull},
+                                               {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30},
+                                               {"TiB", 1ull << 40}};
+    try {
+        return std::stoull(m[1]) * unit.at(m[2]);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
 
 bool SiteConfig::ok() const {
     return std::none_of(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& d) { return d.error; });

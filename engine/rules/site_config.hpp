@@ -94,6 +94,9 @@ struct SiteConfig {
     bool ok() const;
 };
 
+// 134217728, "128MiB", "500MB", "2 GiB" -> bytes; nullopt when not a size.
+std::optional<uint64_t> parse_byte_size(const std::string& text);
+
 // What a configuration is checked against.
 struct SiteConfigContext {
     const RuleSet* rules = nullptr;              // rule ids, threshold addresses
