@@ -110,6 +110,16 @@ std::string history_markdown(const CheckReport& r) {
     return out.str();
 }
 
+std::string config_markdown(const CheckReport& r) {
+    if (r.config_file.empty()) return "";
+    std::ostringstream out;
+    out << "\n## Site configuration\n\n`" << r.config_file << "`" << (r.config_changes.empty() ? ": nothing applied." : ":")
+        << "\n";
+    for (const auto& c : r.config_changes) out << "\n- " << c;
+    out << "\n";
+    return out.str();
+}
+
 nlohmann::json report_json(const CheckReport& r) {
     nlohmann::json j;
     if (r.history) {
@@ -141,7 +151,7 @@ void print_result(const Verdict& v, const PluginResult& pr, const CheckReport& r
         std::cout << pr.status_line() << "\n"
                   << plugin_long_output(render_text(v) + (r.history ? history_text(r) : "") + config_text(r));
     } else {
-        std::cout << render_verdict(v, format) << (r.history ? history_markdown(r) : "");
+        std::cout << render_verdict(v, format) << (r.history ? history_markdown(r) : "") << config_markdown(r);
     }
 }
 
