@@ -60,11 +60,15 @@ std::string render_diff_report_html(const Evidence& before, const Verdict& vb, c
     o << "<p class=\"facts\"><b>before</b></p>" << header_facts(before, "");
     o << "<p class=\"facts\"><b>after</b></p>" << header_facts(after, "");
     if (!opts.source.empty()) o << "<p class=\"facts\"><code>" << xml_escape(opts.source) << "</code></p>\n";
-    o << nav({{"diff", "what changed"}, {"pictures", "side by side"}, {"before-verdict", "before: verdict"},
+    o << "<p class=\"top-finding\">" << (d.got_worse() ? "Something got worse" : "Nothing got worse") << ": "
+      << d.resolved.size() << " finding(s) resolved, " << d.persisting.size() << " persisting, " << d.appeared.size()
+      << " new</p>\n";
+    o << nav({{"pictures", "side by side"}, {"diff", "what changed"}, {"before-verdict", "before: verdict"},
               {"after-verdict", "after: verdict"}})
       << "</header>\n";
-    o << diff_content(d);
+    // The pictures first: a fix that worked is seen before it is read.
     o << side_by_side(before, after, opts.heatmaps_per_name);
+    o << diff_content(d);
     for (const auto& [id, ev, v] : {std::tuple{"before-verdict", &before, &vb}, std::tuple{"after-verdict", &after, &va}}) {
         o << "<section id=\"" << id << "\">\n<h2>" << (std::string(id) == "before-verdict" ? "Before" : "After")
           << ": the verdict " << status_badge(status_of(*v)) << "</h2>\n";

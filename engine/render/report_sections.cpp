@@ -115,6 +115,7 @@ table { border-collapse: collapse; margin: 8px 0; font-size: 0.92em; }
 th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; }
 td.num { text-align: right; white-space: nowrap; }
+tr.changed td { background: #fff3c4; }
 .state-abnormal { color: #b71c1c; font-weight: bold; }
 .state-normal { color: #2e7d32; }
 .state-not-observed { color: #777; font-style: italic; }
@@ -567,10 +568,12 @@ void change_rows(std::ostringstream& o, const std::string& title, const std::vec
         }
         o << "<table><tr><th>value</th><th>before</th><th>after</th></tr>\n";
         if (c.share_before || c.share_after)
-            o << "<tr><td>share" << e(c.share_metric.empty() ? "" : " (" + c.share_metric + ")") << "</td><td class=\"num\">"
+            o << "<tr" << (pct(c.share_before) != pct(c.share_after) ? " class=\"changed\"" : "") << "><td>share" << e(c.share_metric.empty() ? "" : " (" + c.share_metric + ")") << "</td><td class=\"num\">"
               << e(pct(c.share_before)) << "</td><td class=\"num\">" << e(pct(c.share_after)) << "</td></tr>\n";
+        // What moved stands out; the unchanged values stay for reference.
         for (const auto& v : c.values)
-            o << "<tr><td><code>" << e(v.name + labels_suffix(v.labels)) << "</code></td><td class=\"num\">"
+            o << "<tr" << (v.before != v.after ? " class=\"changed\"" : "") << "><td><code>"
+              << e(v.name + labels_suffix(v.labels)) << "</code></td><td class=\"num\">"
               << e(v.before.empty() ? "–" : v.before) << "</td><td class=\"num\">" << e(v.after.empty() ? "–" : v.after)
               << "</td></tr>\n";
         o << "</table>\n";
