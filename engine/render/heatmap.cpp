@@ -107,6 +107,23 @@ Heatmap make_heatmap(const Series& series, const HistogramSeries& h, double wind
     return m;
 }
 
+Heatmap merge_intervals(const Heatmap& h, size_t max_columns) {
+    max_columns = std::max<size_t>(1, max_columns);
+    if (h.intervals <= max_columns) return h;
+    const size_t per = (h.intervals + max_columns - 1) / max_columns;
+    Heatmap m = h;
+    m.per_column = h.per_column * per;
+    m.interval_s = h.interval_s * static_cast<double>(per);
+    m.intervals = (h.intervals + per - 1) / per;
+    m.max_count = 0;
+    if (!h.empty()) {
+        m.counts.assign(m.intervals, std::vector<uint64_t>(h.rows(), 0));
+        for (size_t t = 0; t < h.intervals; ++t)
+            for (size_t r = 0; r < h.rows(); ++r) m.max_count = std::max(m.max_count, m.counts[t / per][r] += h.counts[t][r]);
+    }
+    return m;
+}
+
 void share_scale(Heatmap& a, Heatmap& b) {
     const uint64_t top = std::max(a.max_count, b.max_count);
     int lo = std::min(a.empty() ? b.bucket_lo : a.bucket_lo, b.empty() ? a.bucket_lo : b.bucket_lo);
@@ -127,7 +144,8 @@ std::string heatmap_colour(uint64_t count, uint64_t max_count) {
     return count == 0 ? kEmptyFill : hex(palette_rgb(scale_position(count, max_count)));
 }
 
-std::string render_heatmap_svg(const Heatmap& h, const HeatmapSvgOptions& opts) {
+std::string render_heatmap_svg(const Heatmap& recorded, const HeatmapSvgOptions& opts) {
+    const Heatmap h = merge_intervals(recorded, opts.max_columns);
     const double left = 84, right = 170, top = 48, bottom = 50;
     const size_t rows = h.rows();
     // Fit ~720 px; at least 2 px per interval, and a plot of at least 400 px
@@ -147,8 +165,9 @@ std::string render_heatmap_svg(const Heatmap& h, const HeatmapSvgOptions& opts) 
     o << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"" << xml_escape(opts.css_class) << "\" width=\""
       << n(width) << "\" height=\"" << n(height) << "\" viewBox=\"0 0 " << n(width) << " " << n(height)
       << "\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" data-metric=\"" << xml_escape(h.metric)
-      << "\" data-labels=\"" << xml_escape(labels_suffix(h.labels)) << "\" data-intervals=\"" << h.intervals
-      << "\" data-rows=\"" << rows << "\" data-bucket-lo=\"" << h.bucket_lo << "\" data-bucket-hi=\"" << h.bucket_hi
+      << "\" data-labels=\"" << xml_escape(labels_suffix(h.labels)) << "\" data-intervals=\""
+      << recorded.intervals * recorded.per_column << "\" data-columns=\"" << h.intervals << "\" data-per-column=\""
+      << h.per_column << "\" data-rows=\"" << rows << "\" data-bucket-lo=\"" << h.bucket_lo << "\" data-bucket-hi=\"" << h.bucket_hi
       << "\" data-max-count=\"" << h.max_count << "\" data-total=\"" << h.total << "\">\n";
     const std::string what = h.title();
     o << "<title>" << xml_escape("Heatmap of " + what + ": time × " + axis_unit_title(h.unit) + ", colour = count")
@@ -156,8 +175,9 @@ std::string render_heatmap_svg(const Heatmap& h, const HeatmapSvgOptions& opts) 
     o << "<rect x=\"0\" y=\"0\" width=\"" << n(width) << "\" height=\"" << n(height) << "\" fill=\"#ffffff\"/>\n";
     o << "<text x=\"" << n(left) << "\" y=\"18\" font-size=\"14\" font-weight=\"bold\">" << xml_escape(what) << "</text>\n";
     o << "<text x=\"" << n(left) << "\" y=\"35\" fill=\"#444\">"
-      << xml_escape(std::to_string(h.total) + " operations in " + std::to_string(h.intervals) + " intervals of " +
-                    format_seconds(h.interval_s) + " from " + format_utc(h.start_unix))
+      << xml_escape(std::to_string(h.total) + " operations in " + std::to_string(recorded.intervals) + " intervals of " +
+                    format_seconds(recorded.interval_s) + " from " + format_utc(h.start_unix) +
+                    (h.per_column > recorded.per_column ? "; " + std::to_string(h.per_column) + " intervals per column" : ""))
       << "</text>\n";
 
     if (h.empty()) {
@@ -243,14 +263,11 @@ std::string render_heatmap_terminal(const Heatmap& h, const HeatmapTerminalOptio
         o << "  no operation recorded in this series\n";
         return o.str();
     }
-    const size_t per_col = std::max<size_t>(1, (h.intervals + opts.max_columns - 1) / std::max<size_t>(1, opts.max_columns));
-    const size_t cols = (h.intervals + per_col - 1) / per_col;
-    // Column sums (when intervals are merged, the scale follows the sums).
-    std::vector<std::vector<uint64_t>> col(cols, std::vector<uint64_t>(h.rows(), 0));
-    uint64_t top = 0;
-    for (size_t t = 0; t < h.intervals; ++t)
-        for (size_t r = 0; r < h.rows(); ++r) top = std::max(top, col[t / per_col][r] += h.counts[t][r]);
-    o << "  " << (per_col > 1 ? std::to_string(per_col) + " intervals per column; " : std::string())
+    const Heatmap m = merge_intervals(h, opts.max_columns);
+    const size_t cols = m.intervals;
+    const uint64_t top = m.max_count;   // when intervals are merged, the scale follows the sums
+    auto col_count = [&](size_t c, int k) { return m.counts[c][static_cast<size_t>(k - m.bucket_lo)]; };
+    o << "  " << (m.per_column > 1 ? std::to_string(m.per_column) + " intervals per column; " : std::string())
       << (opts.colour ? "darker colour" : "denser block") << " = more operations (log scale); blank = none\n";
 
     const char* const shades[] = {"░", "▒", "▓", "█"};
@@ -273,14 +290,14 @@ std::string render_heatmap_terminal(const Heatmap& h, const HeatmapTerminalOptio
         std::string label = format_bound(Log2Histogram::bucket_lo(k), h.unit);
         if (label.size() < label_w) label.insert(0, label_w - label.size(), ' ');
         o << label << " ┤";
-        for (size_t c = 0; c < cols; ++c) o << cell(col[c][k - h.bucket_lo]);
+        for (size_t c = 0; c < cols; ++c) o << cell(col_count(c, k));
         o << "\n";
     }
     // x axis
     o << std::string(label_w + 1, ' ') << "└";
     for (size_t c = 0; c < cols; ++c) o << "─";
     o << "\n";
-    const double col_s = h.interval_s * static_cast<double>(per_col);
+    const double col_s = m.interval_s;
     const double step = nice_step(col_s * static_cast<double>(cols), std::max<int>(2, static_cast<int>(cols / 10)), col_s);
     std::string axis(cols + 12, ' ');
     for (double t = 0; t < col_s * static_cast<double>(cols) + 1e-9; t += step) {

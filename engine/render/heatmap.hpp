@@ -24,9 +24,10 @@ struct Heatmap {
     Labels labels;             // e.g. {device: vda}
     std::string unit;          // of the bucket bounds, e.g. "us"
     double start_unix = 0;     // of interval 0
-    double interval_s = 0;
+    double interval_s = 0;     // of one column (per_column recorded intervals)
+    size_t per_column = 1;     // recorded intervals summed into each column (merge_intervals)
     double window_s = 0;       // the window's length (the last interval may be shorter)
-    size_t intervals = 0;
+    size_t intervals = 0;      // columns
     // Rows shown: buckets bucket_lo..bucket_hi (bucket_hi < bucket_lo: no
     // operation at all, nothing to draw).
     int bucket_lo = 0;
@@ -48,6 +49,11 @@ struct Heatmap {
 // (Evidence::window.duration_s): the last interval ends there.
 Heatmap make_heatmap(const Series& series, const HistogramSeries& h, double window_s);
 
+// A long recording drawn in at most `max_columns` columns: neighbouring
+// intervals summed, per_column of them each (the last column may hold fewer).
+// Unchanged when it already fits.
+Heatmap merge_intervals(const Heatmap& h, size_t max_columns);
+
 // Same rows and same colour scale for two heatmaps shown side by side (before
 // / after a fix), so that equal colours mean equal counts.
 void share_scale(Heatmap& a, Heatmap& b);
@@ -57,10 +63,12 @@ struct HeatmapSvgOptions {
     double cell_height = 14;
     std::string css_class = "heatmap";   // on the <svg> element
     bool standalone = true;   // XML declaration and xmlns (a file); false: inline in HTML
+    size_t max_columns = 600; // longer recordings: intervals merged (merge_intervals)
 };
 
-// One <rect class="cell"> per interval × bucket row (rows() × intervals of
-// them, empty cells included, with class "cell empty"), each with a <title>
+// One <rect class="cell"> per column × bucket row (rows() × intervals of
+// them, empty cells included, with class "cell empty"; data-columns,
+// data-per-column and data-rows on the <svg> say the grid), each with a <title>
 // (interval, bucket, count); axes with units, a colour legend (log scale,
 // the empty-cell swatch apart). An empty heatmap is an SVG that says so.
 std::string render_heatmap_svg(const Heatmap& h, const HeatmapSvgOptions& opts = {});

@@ -648,8 +648,11 @@ std::string side_by_side(const Evidence& before, const Evidence& after, size_t p
         const HistogramSeries* hb = before.series.find_histogram(name, labels);
         const HistogramSeries* ha = after.series.find_histogram(name, labels);
         std::optional<Heatmap> mb, ma;
-        if (hb) mb = make_heatmap(before.series, *hb, before.window.duration_s);
-        if (ha) ma = make_heatmap(after.series, *ha, after.window.duration_s);
+        // Long recordings merged into columns first, so the shared scale is
+        // the scale of what is drawn.
+        const size_t columns = HeatmapSvgOptions{}.max_columns;
+        if (hb) mb = merge_intervals(make_heatmap(before.series, *hb, before.window.duration_s), columns);
+        if (ha) ma = merge_intervals(make_heatmap(after.series, *ha, after.window.duration_s), columns);
         if (mb && ma) share_scale(*mb, *ma);
         if ((!mb || mb->empty()) && (!ma || ma->empty())) continue;   // nothing on either side
         auto cell = [&](const std::optional<Heatmap>& m, const Evidence& ev) {

@@ -52,6 +52,7 @@ CHROMIUM_FLAGS = [
     "--enable-logging=stderr", "--v=0",
 ]
 PER_NAME = 6   # heatmaps per series name in a report (iodiag report --heatmaps default)
+MAX_COLUMNS = 600   # longer recordings are drawn with intervals merged per column
 
 
 class Failure(Exception):
@@ -285,10 +286,14 @@ def check_report(iodiag, chromium, workdir, name, bundle_paths):
     # Every heatmap: intervals x buckets cells, as the bundle(s) say.
     for hm in reader.heatmaps:
         intervals, rows, total = series_rows(bundles, hm["metric"], hm["labels"])
-        want = intervals * rows
-        if hm["cells"] != want or int(hm["intervals"]) != intervals or int(hm["rows"]) != rows:
+        # Beyond MAX_COLUMNS intervals, neighbouring ones share a column.
+        per = -(-intervals // MAX_COLUMNS) if intervals > MAX_COLUMNS else 1
+        columns = -(-intervals // per)
+        if (hm["cells"] != columns * rows or int(hm["intervals"]) != intervals or int(hm["columns"]) != columns
+                or int(hm["rows"]) != rows):
             raise Failure(f"{name}: heatmap {hm['metric']}{hm['labels']} has {hm['cells']} cells "
-                          f"({hm['intervals']} x {hm['rows']}); the bundle says {intervals} intervals x {rows} buckets")
+                          f"({hm['columns']} columns of {hm['intervals']} intervals x {hm['rows']} rows); the "
+                          f"bundle says {intervals} intervals ({columns} columns) x {rows} buckets")
         if len(bundles) == 1 and int(hm["total"]) != total:
             raise Failure(f"{name}: heatmap {hm['metric']}{hm['labels']} counts {hm['total']} operations, "
                           f"the bundle {total}")
@@ -325,8 +330,8 @@ def check_standalone_heatmap(iodiag, workdir, bundle_path):
     tree = ET.parse(out)
     root = tree.getroot()
     cells = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if "cell" in (r.get("class") or "").split()]
-    if len(cells) != int(root.get("data-intervals")) * int(root.get("data-rows")) or not cells:
-        raise Failure(f"standalone heatmap: {len(cells)} cells for {root.get('data-intervals')} x {root.get('data-rows')}")
+    if len(cells) != int(root.get("data-columns")) * int(root.get("data-rows")) or not cells:
+        raise Failure(f"standalone heatmap: {len(cells)} cells for {root.get('data-columns')} x {root.get('data-rows')}")
     print(f"ok standalone heatmap SVG parses ({len(cells)} cells)")
 
 

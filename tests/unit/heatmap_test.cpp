@@ -50,7 +50,7 @@ TEST(Heatmap, SvgHasACellPerIntervalAndBucketAxesWithUnitsAndALegend) {
     EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
     EXPECT_EQ(count_of(svg, "<rect class=\"cell"), 70u);
     EXPECT_EQ(count_of(svg, "<rect class=\"cell empty\""), 70u - 11u);   // 5 + 1 + 5 cells hold operations
-    EXPECT_NE(svg.find("data-intervals=\"10\""), std::string::npos);
+    EXPECT_NE(svg.find("data-intervals=\"10\" data-columns=\"10\" data-per-column=\"1\""), std::string::npos);
     EXPECT_NE(svg.find("data-rows=\"7\""), std::string::npos);
     // y: the bucket bounds in human units; x: seconds; the legend and its empty swatch.
     // Bucket bounds are powers of two microseconds: 1024 us is "1.02 ms".
@@ -64,6 +64,27 @@ TEST(Heatmap, SvgHasACellPerIntervalAndBucketAxesWithUnitsAndALegend) {
     EXPECT_NE(m[1].str(), heatmap_colour(0, h.max_count));
     EXPECT_NE(heatmap_colour(1, 900), heatmap_colour(900, 900));
     EXPECT_EQ(count_of(svg, "<script"), 0u);
+}
+
+TEST(Heatmap, LongRecordingsAreMergedIntoColumns) {
+    Evidence ev = series_evidence();
+    ev.series.count = 1001;
+    auto& d2c = ev.series.histograms[0];
+    d2c.intervals.resize(1001, iodiag::testing::hist_at(8, 3));
+    ev.window.duration_s = 1001;
+    const Heatmap h = make_heatmap(ev.series, d2c, ev.window.duration_s);
+    const Heatmap m = merge_intervals(h, 600);
+    EXPECT_EQ(m.per_column, 2u);
+    EXPECT_EQ(m.intervals, 501u);
+    EXPECT_DOUBLE_EQ(m.interval_s, 2);
+    EXPECT_EQ(m.count(0, 7), 1800u);   // intervals 0 and 1
+    EXPECT_EQ(m.count(500, 8), 3u);    // the last column holds one interval
+    EXPECT_EQ(m.max_count, 1800u);
+    EXPECT_EQ(merge_intervals(h, 2000).intervals, 1001u);
+    const std::string svg = render_heatmap_svg(h);
+    EXPECT_EQ(count_of(svg, "<rect class=\"cell"), 501u * h.rows());
+    EXPECT_NE(svg.find("data-intervals=\"1001\" data-columns=\"501\" data-per-column=\"2\""), std::string::npos);
+    EXPECT_NE(render_heatmap_terminal(h, {false, 100}).find("11 intervals per column"), std::string::npos);
 }
 
 TEST(Heatmap, LogColourScaleKeepsRareCountsApartFromEmpty) {

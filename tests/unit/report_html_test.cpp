@@ -150,7 +150,7 @@ TEST(ReportHtml, BeforeAfterPairsHeatmapsOnOneScale) {
     EXPECT_EQ(count_of(html, "class=\"pair\""), 1u + 3u);   // share charts, then 3 heatmap pairs
     // The d2c pair shares rows and colour scale: 7..13 and 2000 on both sides.
     EXPECT_EQ(count_of(html, "data-metric=\"block.d2c_us\" data-labels=\"{device=vda}\" data-intervals=\"10\" "
-                             "data-rows=\"7\" data-bucket-lo=\"7\" data-bucket-hi=\"13\" data-max-count=\"2000\""),
+                             "data-columns=\"10\" data-per-column=\"1\" data-rows=\"7\" data-bucket-lo=\"7\" data-bucket-hi=\"13\" data-max-count=\"2000\""),
               2u);
     // Unique ids although two verdicts share the page.
     std::regex id_re("id=\"([^\"]+)\"");
