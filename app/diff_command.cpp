@@ -2,7 +2,6 @@
 
 #include <iostream>
 
-#include "app/bundle_loading.hpp"
 #include "collectors/nvme_smart_diff.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "app/commands.hpp"
@@ -21,10 +20,30 @@ struct DiffOptions {
     std::string rules_dir;
 };
 
+Evidence load_or_exit(const std::string& path) {
+    try {
+        return load_bundle(path);
+    } catch (const std::exception& e) {
+        std::cerr << "iodiag diff: " << e.what() << "\n";
+        throw ExitCode{3};
+    }
+}
+
+}  // namespace
+
+std::vector<SmartGrowth> smart_growth(const Evidence& before, const Evidence& after) {
+    std::vector<SmartGrowth> out;
+    for (auto& c : nvme::compare_smart(before, after))
+        out.push_back({c.device, c.serial, c.field, c.before, c.after, c.delta, c.meaning});
+    return out;
+}
+
+namespace {
+
 void run_diff(const DiffOptions& o) {
     const RuleSet rules = load_rules_or_exit(o.rules_dir);
-    const Evidence before = load_bundle_or_exit("diff", o.before);
-    const Evidence after = load_bundle_or_exit("diff", o.after);
+    const Evidence before = load_or_exit(o.before);
+    const Evidence after = load_or_exit(o.after);
     if (before.host != after.host)
         std::cerr << "iodiag diff: warning: the bundles come from different hosts (" << before.host << " vs "
                   << after.host << "); findings are compared by rule and instance name only\n";
@@ -41,13 +60,6 @@ void run_diff(const DiffOptions& o) {
 }
 
 }  // namespace
-
-std::vector<SmartGrowth> smart_growth(const Evidence& before, const Evidence& after) {
-    std::vector<SmartGrowth> out;
-    for (auto& c : nvme::compare_smart(before, after))
-        out.push_back({c.device, c.serial, c.field, c.before, c.after, c.delta, c.meaning});
-    return out;
-}
 
 void add_diff_command(CLI::App& app) {
     static DiffOptions opts;   // CLI11 binds to it by reference
