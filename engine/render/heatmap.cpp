@@ -298,7 +298,8 @@ std::string render_heatmap_terminal(const Heatmap& h, const HeatmapTerminalOptio
     for (size_t c = 0; c < cols; ++c) o << "─";
     o << "\n";
     const double col_s = m.interval_s;
-    const double step = nice_step(col_s * static_cast<double>(cols), std::max<int>(2, static_cast<int>(cols / 10)), col_s);
+    // Labels of up to ~5 characters: a tick every 4 columns at the most (colliding ones are left out).
+    const double step = nice_step(col_s * static_cast<double>(cols), std::max<int>(2, static_cast<int>(cols / 4)), col_s);
     std::string axis(cols + 12, ' ');
     for (double t = 0; t < col_s * static_cast<double>(cols) + 1e-9; t += step) {
         const std::string s = format_seconds(t);
