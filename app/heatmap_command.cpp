@@ -49,6 +49,17 @@ Labels wanted_labels(const HeatmapOptions& o) {
     return l;
 }
 
+// Where the histogram series should have come from, when there are none:
+// "; block_bpf: unavailable: needs root" per BPF collector.
+std::string bpf_collector_states(const Evidence& ev) {
+    if (!ev.series.histograms.empty() || ev.series.empty()) return "";
+    std::string out;
+    for (const auto& c : ev.collectors)
+        if (c.name == "block_bpf" || c.name == "syscall_bpf")
+            out += "; " + c.name + ": " + (c.available ? "ran" : "unavailable: " + c.reason);
+    return out;
+}
+
 bool colour_wanted(const std::string& mode) {
     if (mode == "always") return true;
     if (mode == "never") return false;
@@ -80,12 +91,13 @@ void run_heatmap(const HeatmapOptions& o) {
     const Evidence ev = evidence_of(o);
     const std::string from = o.live ? std::string("the live window") : o.bundle;
     if (o.list) {
-        if (ev.series.histograms.empty()) fail(from + ": " + find_heatmap_series(ev.series, {}).error);
+        if (ev.series.histograms.empty())
+            fail(from + ": " + find_heatmap_series(ev.series, {}).error + bpf_collector_states(ev));
         std::cout << describe_heatmap_series(ev.series);
         return;
     }
     const HeatmapLookup found = find_heatmap_series(ev.series, {o.metric, labels});
-    if (!found.series) fail(from + ": " + found.error);
+    if (!found.series) fail(from + ": " + found.error + bpf_collector_states(ev));
     if (!found.note.empty()) std::cerr << "iodiag heatmap: " << found.note << "\n";
     const Heatmap h = make_heatmap(ev.series, *found.series, ev.window.duration_s);
     if (o.output.empty()) {

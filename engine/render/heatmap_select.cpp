@@ -72,8 +72,8 @@ HeatmapLookup find_heatmap_series(const Series& series, const HeatmapQuery& quer
     if (series.histograms.empty()) {
         out.error = series.empty() ? "no per-interval series in this bundle (schema version 1, or recorded with "
                                      "--interval 0): record it again with this iodiag"
-                                   : "no histogram series in this bundle (the BPF collectors did not run: they need "
-                                     "root and BPF)";
+                                   : "no histogram series in this bundle (they come from the BPF collectors, "
+                                     "block_bpf and syscall_bpf, which need root and BPF)";
         return out;
     }
     std::string metric = query.metric;
