@@ -13,5 +13,7 @@ namespace iodiag {
 
 std::vector<MetricSpec> derived_metric_specs();
 void add_derived_metrics(Evidence& ev);
+// The reference latencies alone (part of add_derived_metrics).
+void add_nominal_latencies(Evidence& ev);
 
 }  // namespace iodiag
