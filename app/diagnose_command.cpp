@@ -31,7 +31,7 @@ void print_verdict(const Verdict& v, const std::string& format) {
     if (format == "json")
         std::cout << render_json(v).dump(2) << "\n";
     else
-        std::cout << render_text(v);
+        std::cout << render_text(v, {.verbose = spdlog::get_level() <= spdlog::level::debug});   // -v
 }
 
 void add_window_options(CLI::App* cmd, Options& o) {

@@ -1,6 +1,7 @@
 #include "engine/triage/analysis.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -231,6 +232,8 @@ void fold_same_causes(std::vector<Finding>& fired, const std::vector<const Rule*
                 f.share_metric = g.share_metric;
                 f.score = *f.share_pct / 100.0 * f.confidence;
             }
+            while (!f.mechanism.empty() && std::isspace(static_cast<unsigned char>(f.mechanism.back())))
+                f.mechanism.pop_back();
             f.mechanism += " (Same cause as " + g.rule_id + (g.instance.empty() ? "" : " on " + g.instance) +
                            ", folded into this finding with its evidence.)";
         }

@@ -137,10 +137,45 @@ void add_device_judgement(Evidence& ev) {
                           derived("1 when D2C p50 <= 300 us and p99 <= 3 ms: within the slowest flash class's "
                                    "reference (seed 000 §3.1, SATA SSD) and 10x it (§9.4)"));
         }
-        if (slow_dev && !lower.count(d) && top_total > 0)
-            ev.add_metric("device.slow_share_pct", l, slow_dev->value * total / top_total, "pct",
-                          derived("attr.slow.device_pct x this device's D2C total / D2C total of the devices "
-                                   "applications submit to (lower devices of a stack left out)"));
+    }
+    if (!slow_dev || top_total <= 0) return;
+    // Shares of the devices the applications submit to, then passed down each
+    // stack: a lower device holds the part of its upper device's share that
+    // its own service time covers (D2C total below / D2C total above, at most
+    // all of it). A loop device over a file on a slow device passes nearly all
+    // of it down; one whose backing I/O waits in a throttle above the lower
+    // disk passes little (the time is spent in the throttle, not in the disk).
+    std::map<std::string, double> share;
+    std::map<std::string, std::string> via;
+    for (const auto& [d, total] : d2c_total) {
+        if (lower.count(d)) continue;
+        const double top_share = slow_dev->value * total / top_total;
+        share[d] += top_share;
+        std::string cur = d;
+        double carried = top_share;
+        std::set<std::string> seen{d};
+        for (int hop = 0; hop < 8; ++hop) {
+            const std::string next = lower_device(ev, cur);
+            if (next.empty() || seen.count(next) || !d2c_total.count(next) || d2c_total[cur] <= 0) break;
+            seen.insert(next);
+            carried *= std::min(1.0, d2c_total[next] / d2c_total[cur]);
+            share[next] += carried;
+            via[next] += (via[next].empty() ? "" : ", ") + d;
+            cur = next;
+        }
+    }
+    for (const auto& [d, pct] : share) {
+        const Labels l{{"device", d}};
+        const auto v = via.find(d);
+        ev.add_metric("device.slow_share_pct", l, std::min(100.0, pct), "pct",
+                      derived(v == via.end()
+                                  ? "attr.slow.device_pct x this device's D2C total / D2C total of the devices "
+                                    "applications submit to (lower devices of a stack left out)"
+                                  : "passed down from " + v->second +
+                                        " (stacked on it): their share x this device's D2C total / theirs"));
+        if (v != via.end())
+            ev.add_fact("device.upper_devices", l, v->second,
+                        derived("devices stacked on this one (loop backing files, dm/md members)"));
     }
 }
 
@@ -289,6 +324,8 @@ std::vector<MetricSpec> derived_metric_specs() {
          "1 when D2C p50 <= 300 us and p99 <= 3 ms (within the slowest flash class's reference)"},
         {"device.slow_share_pct", K::Metric, "pct", layer::kDevice, "device",
          "share of the slow syscalls' time spent waiting for this device's I/O"},
+        {"device.upper_devices", K::Fact, "", layer::kDevice, "device",
+         "devices stacked on this one whose time it serves"},
         {"device.stack_chain", K::Fact, "", layer::kDevice, "device",
          "the devices and backing files under a stacked device, top to bottom"},
         {"device.bottom_device", K::Fact, "", layer::kDevice, "device", "last block device under a stacked device"},
