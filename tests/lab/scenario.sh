@@ -87,7 +87,9 @@ record() {
   if [[ -n ${IODIAG_LAB_GT:-} ]]; then
     victim_dir
     local id; id=$(stat -c %i "$victim_cg")
-    bpftrace -f json "$here/tests/lab/ground_truth.bt" "$id" > "$work/gt.json" 2>"$work/gt.err" & gt_pid=$!
+    # The same window as the recording: iodiag starts right after the probes
+    # attach and takes about a second to attach its own.
+    bpftrace -f json "$here/tests/lab/ground_truth.bt" "$id" $((secs + 1)) > "$work/gt.json" 2>"$work/gt.err" & gt_pid=$!
     undo+=("kill -KILL $gt_pid")
     # bpftrace ignores SIGINT until its probes are attached: wait for that
     # (a loaded machine compiles slowly), and give up rather than record
@@ -97,9 +99,10 @@ record() {
   fi
   "$iodiag" record --duration "$secs" -o "$out" >/dev/null
   if [[ -n $gt_pid ]]; then
-    kill -INT "$gt_pid"
-    for _ in $(seq 100); do kill -0 "$gt_pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 300); do kill -0 "$gt_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$gt_pid" 2>/dev/null || true
     wait "$gt_pid" || true
+    grep -q '"@sys_ops"' "$work/gt.json" || echo "ground truth: bpftrace printed no totals" >&2
     cp "$work/gt.json" "$IODIAG_LAB_GT"
   fi
 }
