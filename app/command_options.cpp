@@ -1,5 +1,7 @@
 #include "app/command_options.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "engine/evidence/bundle.hpp"
 #include "engine/render/render.hpp"
 
@@ -38,7 +40,7 @@ void add_verdict_options(CLI::App* cmd, VerdictOptions& o) {
 std::string render_verdict(const Verdict& v, const std::string& format) {
     if (format == "json") return render_json(v).dump(2) + "\n";
     if (format == "markdown") return render_markdown(v);
-    return render_text(v);
+    return render_text(v, {.verbose = spdlog::get_level() <= spdlog::level::debug});   // -v: every provenance in full
 }
 
 Evidence as_recorded(const Evidence& ev) { return evidence_from_json(evidence_to_json(ev)); }

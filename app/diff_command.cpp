@@ -30,12 +30,16 @@ Evidence load_or_exit(const std::string& path) {
     }
 }
 
+}  // namespace
+
 std::vector<SmartGrowth> smart_growth(const Evidence& before, const Evidence& after) {
     std::vector<SmartGrowth> out;
     for (auto& c : nvme::compare_smart(before, after))
         out.push_back({c.device, c.serial, c.field, c.before, c.after, c.delta, c.meaning});
     return out;
 }
+
+namespace {
 
 void run_diff(const DiffOptions& o) {
     const RuleSet rules = load_rules_and_site_config_or_exit(o.rules_dir, o.config).rules;

@@ -21,7 +21,8 @@ using Kind = MetricSpec::Kind;
 const std::set<std::string> kTopKeys{"macros", "rules"};
 const std::set<std::string> kRuleKeys{"id",           "layer",     "severity", "confidence",
                                       "for_each",     "title",     "when",     "share_metric",
-                                      "mechanism",    "evidence",  "fixes",    "verify"};
+                                      "mechanism",    "evidence",  "fixes",    "verify",
+                                      "supersedes"};
 const std::set<std::string> kLeafKeys{"metric", "percentile", "ratio_of", "fact", "op", "value", "in"};
 const std::set<std::string> kFixKeys{"priority", "action", "playbook"};
 const std::vector<std::string> kCombinators{"all", "any", "not", "macro"};
@@ -379,6 +380,13 @@ void Checker::rule(const YAML::Node& n, Reporter& rep, std::vector<Rule>& rules)
         }
         if (check_name(e.Scalar(), {Kind::Metric, Kind::Fact, Kind::Histogram}, e, rep, &scope))
             r.evidence.push_back(e.Scalar());
+    }
+    for (const auto& e : rep.sequence(n, "supersedes")) {
+        if (!e.IsScalar()) {
+            rep.error("E009", e, "supersedes entries must be rule ids");
+            continue;
+        }
+        r.supersedes.push_back(e.Scalar());
     }
     for (const auto& f : rep.sequence(n, "fixes")) {
         if (!rep.expect_map(f, "a fix", kFixKeys)) continue;

@@ -17,5 +17,7 @@ std::vector<MetricSpec> derived_metric_specs();
 void add_derived_metrics(Evidence& ev);
 // Device classes the reference table has a nominal latency for.
 std::vector<std::string> reference_classes();
+// The reference latencies alone (part of add_derived_metrics).
+void add_nominal_latencies(Evidence& ev);
 
 }  // namespace iodiag
