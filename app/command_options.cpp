@@ -1,5 +1,7 @@
 #include "app/command_options.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "app/data_dirs.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "engine/render/render.hpp"
@@ -32,6 +34,10 @@ void add_verdict_options(CLI::App* cmd, VerdictOptions& o) {
         ->default_val("text");
     cmd->add_option("--rules-dir", o.rules_dir,
                     "Directory of rule files (default, first found: " + data_dir_search_order("rules") + ")");
+    cmd->add_option("--config", o.config,
+                    "Site configuration: rule overrides (disable, severity, thresholds), device classes and "
+                    "reference latencies (default: $IODIAG_CONFIG, else /etc/iodiag/iodiag.yaml if it exists; "
+                    "an error in it exits 3 before anything is observed)");
     add_fleet_output_options(cmd, o.fleet);
 }
 
@@ -39,7 +45,7 @@ std::string render_verdict(const Verdict& v, const std::string& format) {
     if (format == "json") return render_json(v).dump(2) + "\n";
     if (format == "jsonl") return render_json(v).dump() + "\n";   // one verdict per line
     if (format == "markdown") return render_markdown(v);
-    return render_text(v);
+    return render_text(v, {.verbose = spdlog::get_level() <= spdlog::level::debug});   // -v: every provenance in full
 }
 
 Evidence as_recorded(const Evidence& ev) { return evidence_from_json(evidence_to_json(ev)); }

@@ -19,12 +19,13 @@ struct VerdictOptions {
     std::string format = "text";   // text | json | jsonl | markdown
     std::string rules_dir;
     FleetOutputs fleet;            // --prometheus, --journal
+    std::string config;   // site configuration file ("" = $IODIAG_CONFIG or the default)
 };
 
 // --duration (default `default_duration_s`), --device, --pid, --cgroup,
 // --threshold, --interval.
 void add_window_options(CLI::App* cmd, CollectOptions& o, double default_duration_s);
-// --format, --rules-dir, --prometheus, --journal.
+// --format, --rules-dir, --config, --prometheus, --journal.
 void add_verdict_options(CLI::App* cmd, VerdictOptions& o);
 
 // The verdict in one of the formats --format accepts.

@@ -11,7 +11,7 @@
 #include "app/command_options.hpp"
 #include "app/commands.hpp"
 #include "app/fleet_outputs.hpp"
-#include "app/rules_loading.hpp"
+#include "app/site_config_loading.hpp"
 
 namespace iodiag::cli {
 
@@ -29,12 +29,20 @@ void print_verdict(const Verdict& v, const Options& o) { std::cout << render_ver
 void add_window_options(CLI::App* cmd, Options& o) { cli::add_window_options(cmd, o.collect, 10); }
 void add_output_options(CLI::App* cmd, Options& o) { add_verdict_options(cmd, o.verdict); }
 
+// The live evidence with the site configuration's device references, as its
+// bundle holds it.
+Evidence observe(const Options& o, const SiteSetup& site) {
+    Evidence ev = collect_evidence(o.collect, o.verdict.format == "text");
+    apply_site_devices(site.config, ev);
+    return as_recorded(ev);
+}
+
 void run_diagnose(const Options& o) {
     const auto started = std::chrono::steady_clock::now();
     check_fleet_outputs(o.verdict.fleet, "diagnose");
-    RuleSet rules = load_rules_or_exit(o.verdict.rules_dir);
-    const Evidence ev = as_recorded(collect_evidence(o.collect, o.verdict.format == "text"));
-    const Verdict v = analyze(ev, rules);
+    const SiteSetup site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config);
+    const Evidence ev = observe(o, site);
+    const Verdict v = analyze(ev, site.rules);
     print_verdict(v, o);
     write_fleet_outputs(o.verdict.fleet, v, ev, "diagnose", started);
 }
@@ -43,8 +51,8 @@ void run_diagnose(const Options& o) {
 void run_record(const Options& o) {
     const auto started = std::chrono::steady_clock::now();
     check_fleet_outputs(o.verdict.fleet, "record");
-    RuleSet rules = load_rules_or_exit(o.verdict.rules_dir);
-    const Evidence ev = as_recorded(collect_evidence(o.collect, o.verdict.format == "text"));
+    const SiteSetup site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config);
+    const Evidence ev = observe(o, site);
     try {
         save_bundle(o.output, ev);
     } catch (const std::exception& e) {
@@ -53,15 +61,17 @@ void run_record(const Options& o) {
     }
     std::cerr << "iodiag: evidence of a " << ev.window.duration_s << " s window written to " << o.output
               << " (replay with: iodiag replay " << o.output << ")\n";
-    const Verdict v = analyze(ev, rules);
+    const Verdict v = analyze(ev, site.rules);
     print_verdict(v, o);
     write_fleet_outputs(o.verdict.fleet, v, ev, "record", started);
 }
 
+// The bundle carries the device references the recording used; the rule
+// overrides come from this host's site configuration.
 void run_replay(const Options& o) {
     const auto started = std::chrono::steady_clock::now();
     check_fleet_outputs(o.verdict.fleet, "replay");
-    RuleSet rules = load_rules_or_exit(o.verdict.rules_dir);
+    const SiteSetup site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config);
     Evidence ev;
     try {
         ev = load_bundle(o.bundle);
@@ -69,7 +79,7 @@ void run_replay(const Options& o) {
         std::cerr << "iodiag replay: " << e.what() << "\n";
         throw ExitCode{3};
     }
-    const Verdict v = analyze(ev, rules);
+    const Verdict v = analyze(ev, site.rules);
     print_verdict(v, o);
     write_fleet_outputs(o.verdict.fleet, v, ev, "replay", started);
 }

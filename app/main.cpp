@@ -8,6 +8,8 @@
 #include "app/check_command.hpp"
 #include "app/commands.hpp"
 #include "app/diff_command.hpp"
+#include "app/heatmap_command.hpp"
+#include "app/report_command.hpp"
 #include "app/rules_command.hpp"
 #include "app/slow_command.hpp"
 
@@ -36,6 +38,8 @@ int main(int argc, char** argv) {
     iodiag::cli::add_playbook_command(app);
     iodiag::cli::add_diff_command(app);
     iodiag::cli::add_check_command(app);
+    iodiag::cli::add_heatmap_command(app);
+    iodiag::cli::add_report_command(app);
     iodiag::cli::add_watch_command(app);
     try {
         app.parse(argc, argv);

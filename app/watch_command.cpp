@@ -13,6 +13,8 @@
 #include <deque>
 #include <iostream>
 
+#include <malloc.h>
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <sys/utsname.h>
@@ -21,7 +23,7 @@
 #include "app/command_options.hpp"
 #include "app/commands.hpp"
 #include "app/fleet_outputs.hpp"
-#include "app/rules_loading.hpp"
+#include "app/site_config_loading.hpp"
 #include "app/watch_sampler.hpp"
 #include "app/watch_store.hpp"
 #include "app/watch_triggers.hpp"
@@ -61,12 +63,14 @@ double now_unix() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// Nominal latencies per device, as a diagnosis derives them: the device's
-// class (block_queue_config) through the engine's reference table.
-std::map<std::string, DeviceReference> device_references(const CollectOptions& opts) {
+// Nominal latencies per device, as a diagnosis derives them: the site
+// configuration's reference, else the device's class (block_queue_config)
+// through the engine's reference table.
+std::map<std::string, DeviceReference> device_references(const CollectOptions& opts, const SiteConfig& site) {
     Evidence ev;
     BlockQueueConfigCollector config;
     if (config.start(opts).available) config.finish(ev);
+    apply_site_devices(site, ev);
     add_derived_metrics(ev);
     std::map<std::string, DeviceReference> refs;
     for (const auto& m : ev.metrics) {
@@ -109,7 +113,9 @@ public:
     void run() {
         const auto started = clock::now();
         check_fleet_outputs(o_.verdict.fleet, "watch");
-        rules_ = load_rules_or_exit(o_.verdict.rules_dir);
+        SiteSetup site = load_rules_and_site_config_or_exit(o_.verdict.rules_dir, o_.verdict.config);
+        rules_ = std::move(site.rules);
+        site_ = std::move(site.config);
         try {
             store_.prepare();
         } catch (const std::exception& e) {
@@ -117,6 +123,7 @@ public:
             throw ExitCode{3};
         }
         refresh_references();
+        last_capture_ = store_.last_capture_unix();   // the rate limit holds across restarts
         std::cerr << "iodiag watch: sampling /proc/diskstats, /proc/pressure and /proc/vmstat every "
                   << o_.interval_s << " s; capturing " << o_.capture.duration_s << " s with every collector into "
                   << store_.dir() << " when I/O pressure >= " << o_.triggers.psi_some_pct << " % for "
@@ -149,21 +156,26 @@ public:
             if (next < t) next = t + interval;   // fell behind (suspend, a capture): no burst of samples
             const double elapsed = std::chrono::duration<double>(t - last_snapshot).count();
             last_snapshot = t;
-            if (auto s = sampler_.take(now_unix(), elapsed)) push(std::move(*s));
+            if (auto s = sampler_.take(now_unix(), elapsed)) {
+                push(std::move(*s));
+                ++fresh_;
+            }
             if (t - last_refresh >= std::chrono::duration<double>(o_.refresh_references_s)) {
                 refresh_references();
                 last_refresh = t;
             }
-            if (auto hit = evaluate_triggers(samples_, o_.triggers, references_)) {
+            // A stretch that began before the last capture was judged already:
+            // the next capture needs a stretch of its own.
+            if (auto hit = evaluate_triggers(samples_, o_.triggers, references_); hit && hit->samples <= fresh_) {
                 if (rate_limited()) continue;
                 capture(*hit);
                 // The capture's collectors ran in between: start the cheap
-                // deltas afresh, and judge the next stretch on new samples.
+                // deltas afresh (the samples before stay: history, context).
                 sampler_.restart();
                 sampler_.take(now_unix(), 0);
                 last_snapshot = clock::now();
                 next = last_snapshot + interval;
-                samples_.clear();
+                fresh_ = 0;
             }
         }
         std::signal(SIGTERM, SIG_DFL);
@@ -190,12 +202,11 @@ private:
         }
     }
 
-    void refresh_references() { references_ = device_references(o_.capture); }
+    void refresh_references() { references_ = device_references(o_.capture, site_); }
 
     bool rate_limited() {
-        const auto last = store_.last_capture_unix();
-        if (!last) return false;
-        const double since = now_unix() - *last;
+        if (!last_capture_) return false;
+        const double since = now_unix() - *last_capture_;
         if (since >= o_.min_gap_min * 60) return false;
         if (!held_back_logged_) {
             spdlog::info("watch: a trigger holds, but the last capture was {:.0f} s ago (--min-gap {} min)", since,
@@ -208,6 +219,19 @@ private:
     void capture(const TriggerHit& hit) {
         held_back_logged_ = false;
         const double t = now_unix();
+        last_capture_ = t;
+        try {
+            capture_at(hit, t);
+        } catch (const std::exception& e) {
+            // A service keeps watching: the next trigger may fare better.
+            std::cerr << "iodiag watch: capture failed: " << e.what() << "\n";
+        }
+        // The capture's collectors and evidence are gone: give their memory
+        // back, so the recorder idles at its sampling footprint again.
+        ::malloc_trim(0);
+    }
+
+    void capture_at(const TriggerHit& hit, double t) {
         const auto started = clock::now();
         std::cerr << "iodiag watch: trigger: " << hit.reason << "; capturing " << o_.capture.duration_s << " s\n";
         json before = json::array();
@@ -215,7 +239,9 @@ private:
             if (s.t_unix >= t - o_.context_s) before.push_back(sample_json(s));
 
         const std::string stamp = store_.new_stamp(t);
-        const Evidence ev = as_recorded(collect_evidence(o_.capture));
+        Evidence live = collect_evidence(o_.capture);
+        apply_site_devices(site_, live);   // as a diagnosis does: the bundle holds the references used
+        const Evidence ev = as_recorded(live);
         const Verdict v = analyze(ev, rules_);
         ++captures_;
         try {
@@ -252,9 +278,12 @@ private:
     CaptureStore store_;
     WatchSampler sampler_;
     RuleSet rules_;
+    SiteConfig site_;
     std::map<std::string, DeviceReference> references_;
     std::deque<WatchSample> samples_;
     std::size_t captures_ = 0;
+    std::size_t fresh_ = 0;                   // samples since the last capture
+    std::optional<double> last_capture_;      // Unix time
     bool held_back_logged_ = false;
 };
 

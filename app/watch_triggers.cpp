@@ -81,6 +81,7 @@ std::optional<TriggerHit> evaluate_triggers(const std::deque<WatchSample>& sampl
         h.value = low;
         h.threshold = cfg.psi_some_pct;
         h.reference = "--psi-some";
+        h.samples = psi_n;
         h.reason = "I/O pressure (some) >= " + fmt(cfg.psi_some_pct) + " % in each of the last " +
                    std::to_string(psi_n) + " samples (lowest " + fmt(low) + " %, /proc/pressure/io)";
         return h;
@@ -118,6 +119,7 @@ std::optional<TriggerHit> evaluate_triggers(const std::deque<WatchSample>& sampl
             h.value = low;
             h.threshold = threshold;
             h.reference = ref_source;
+            h.samples = await_n;
             h.reason = device + " " + dir + " await > " + fmt(cfg.await_factor) + " x " + ref_source + " = " +
                        fmt(threshold) + " ms in each of the last " + std::to_string(await_n) +
                        " samples (lowest " + fmt(low) + " ms, /proc/diskstats)";

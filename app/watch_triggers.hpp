@@ -65,6 +65,7 @@ struct TriggerHit {
     double threshold = 0;    // what it had to exceed
     std::string reference;   // what the threshold derives from
     std::string reason;      // one line for people
+    size_t samples = 0;      // how many of the newest samples the stretch spans
 };
 
 // `samples`: oldest first, the newest last. Returns the first trigger that

@@ -11,7 +11,13 @@
 
 namespace iodiag {
 
-std::string render_text(const Verdict& v);
+struct TextOptions {
+    // Every evidence line with its full provenance, every finding's whole
+    // mechanism (-v). Without it each distinct provenance is printed once, in
+    // a legend, and evidence lines point at it.
+    bool verbose = false;
+};
+std::string render_text(const Verdict& v, const TextOptions& options = {});
 nlohmann::json render_json(const Verdict& v);
 std::string render_markdown(const Verdict& v);
 

@@ -28,7 +28,8 @@ same_verdicts() {
   local bin=$1 want_rules=$2 b fmt
   for b in "${bundles[@]}"; do
     for fmt in json text; do
-      "$build/iodiag" replay "$work/$b.json" --format $fmt > "$work/want" 2>/dev/null
+      # -v on both sides: it also makes the text verdict cite provenance in full
+      "$build/iodiag" -v replay "$work/$b.json" --format $fmt > "$work/want" 2>/dev/null
       (cd / && "$bin" -v replay "$work/$b.json" --format $fmt > "$work/got" 2> "$work/err") ||
         fail "$bin replay $b: $(cat "$work/err")"
       # Findings cite their rule file: the same rule, read from where it was installed.
@@ -50,6 +51,7 @@ case $mode in
     p=$work/prefix
     for f in bin/iodiag share/iodiag/rules/device.yaml share/iodiag/rules/README.md \
              share/iodiag/playbooks/dirty-lower-ratios.yaml share/iodiag/schemas/iodiag-verdict.schema.json \
+             share/iodiag/schemas/iodiag-watch-capture.schema.json \
              lib/systemd/system/iodiag-check.service lib/systemd/system/iodiag-check.timer \
              lib/systemd/system/iodiag-watch.service share/doc/iodiag/README.md \
              share/doc/iodiag/examples/prometheus/iodiag-alerts.yml \

@@ -31,6 +31,34 @@ from bench_support import hold_machine_lock  # noqa: E402
 SKIP = 77
 
 
+def schema_validators(source):
+    """A strict validator (every declared object closed, as tests/schemas does)
+    of the capture record; None without python3-jsonschema. The verdict
+    inside is the replay's (checked equal below), which tests/schemas
+    validates against its own schema."""
+    try:
+        import jsonschema
+    except ImportError:
+        return None
+    sys.path.insert(0, os.path.join(source, "tests", "schemas"))
+    from validate_outputs import strict  # noqa: E402
+    out = {}
+    for kind, path in [("capture", "app/iodiag-watch-capture.schema.json")]:
+        with open(os.path.join(source, path)) as f:
+            schema = json.load(f)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        out[kind] = jsonschema.Draft202012Validator(strict(schema))
+    return out
+
+
+def validate(validators, kind, doc, what):
+    if validators is None:
+        return
+    errors = list(validators[kind].iter_errors(doc))
+    assert not errors, f"{what} does not validate against its schema: " + "; ".join(
+        f"/{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:5])
+
+
 def log(msg):
     print(f"[watch] {msg}", flush=True)
 
@@ -136,6 +164,10 @@ def main():
         replay = subprocess.run([iodiag, "replay", bundle, "--format", "json"], capture_output=True, text=True)
         assert replay.returncode == 0, replay.stderr
         assert json.loads(replay.stdout) == verdict, "the kept bundle does not replay to the kept verdict"
+        validators = schema_validators(source)
+        validate(validators, "capture", capture, "the capture record")
+        log("capture record valid against its schema" if validators else
+            "python3-jsonschema missing: schemas not checked")
 
         watch.send_signal(signal.SIGTERM)
         watch.wait(timeout=30)
@@ -143,6 +175,7 @@ def main():
         watch_out.close()
         lines = [json.loads(x) for x in open(watch_out.name) if x.strip()]
         assert any(v["fingerprint"] == verdict["fingerprint"] for v in lines), "the capture's verdict was not printed"
+        assert all(v["schema"] == "iodiag-verdict" for v in lines), "a --format jsonl line is not a verdict"
         log(f"passed in {time.monotonic() - t0:.1f} s")
         return 0
     finally:

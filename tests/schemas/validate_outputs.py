@@ -3,8 +3,9 @@
 
 Documents: the recorded bundles in tests/fixtures/bundles, the verdict of a
 replay of each of them (--format json), `iodiag diff` of pairs of them,
-`iodiag check --format json` of a short live window and the bundles it keeps
-in its state directory, and a bundle written by `iodiag record`.
+`iodiag check --format json` of short live windows (with a state directory
+and a site configuration) and the bundles it keeps, and a bundle written by
+`iodiag record`.
 
 The published schemas let consumers ignore fields added later; here every
 object is validated strictly (no property the schema does not declare), so a
@@ -126,12 +127,29 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="iodiag-schemas-") as tmp:
         # A live window: as root with every collector, otherwise with what an
-        # unprivileged user can read (still a verdict, still a bundle).
-        doc = json.loads(run([args.iodiag, "check", "--duration", "1", "--format", "json"], ok_codes=(0, 1, 2, 3)))
-        c.check("verdict", doc, "check --format json")
-        if "check" not in doc:
-            print("INVALID verdict: check --format json has no check object")
-            c.failures += 1
+        # unprivileged user can read (still a verdict, still a bundle). Twice
+        # over a state directory that also holds a corrupt bundle, with a site
+        # configuration: the check object with its history and config parts.
+        state = os.path.join(tmp, "state")
+        os.makedirs(state)
+        with open(os.path.join(state, "iodiag-check-20000101T000000Z.json"), "w") as f:
+            f.write("{ not json")
+        config = os.path.join(tmp, "iodiag.yaml")
+        with open(config, "w") as f:
+            f.write("rules:\n  history.layer_share_shift: {severity: warning}\n")
+        for run_no in (1, 2):
+            doc = json.loads(run([args.iodiag, "check", "--duration", "1", "--format", "json", "--state-dir", state,
+                                  "--config", config], ok_codes=(0, 1, 2, 3)))
+            c.check("verdict", doc, f"check --format json (run {run_no})")
+            for part in ("history", "site_config"):
+                if part not in doc.get("check", {}):
+                    print(f"INVALID verdict: check --format json has no check.{part}")
+                    c.failures += 1
+        for b in sorted(glob.glob(os.path.join(state, "iodiag-check-*.json"))):
+            if b.endswith("20000101T000000Z.json"):
+                continue
+            with open(b) as f:
+                c.check("bundle", json.load(f), "check's state directory: " + os.path.basename(b))
         rec = os.path.join(tmp, "recorded.json")
         run([args.iodiag, "record", "--duration", "1", "-o", rec, "--format", "json"])
         with open(rec) as f:

@@ -201,13 +201,38 @@ TEST(RenderPrometheus, CarriesTheVerdictInBaseUnitsWithBoundedLabels) {
 }
 
 TEST(RenderPrometheus, FoldsFindingsOnCgroupsIntoOneSeriesPerRule) {
-    // blkio_throttle fires a cgroup rule: the cgroup path must not become a label.
-    const auto r = render_bundle("blkio_throttle");
-    bool cgroup_finding = false;
-    for (const auto& f : r.v.findings) cgroup_finding |= f.instance_key == "cgroup";
-    ASSERT_TRUE(cgroup_finding) << "fixture no longer has a cgroup finding";
-    EXPECT_EQ(r.text.find("iodiag-lab"), std::string::npos) << "a cgroup path leaked into a label";
-    EXPECT_EQ(r.text.find("cgroup="), std::string::npos);
+    // One rule firing on two cgroups and on a device: the cgroup paths must
+    // not become labels; the cgroup findings fold into one series.
+    Verdict v;
+    v.fingerprint = "0123456789abcdef";
+    v.status = Severity::Warning;
+    auto finding = [](std::string key, std::string instance, std::optional<double> share) {
+        Finding f;
+        f.rule_id = key == "device" ? "block.device_d2c_tail" : "cgroup.io_limit_reached";
+        f.layer = key == "device" ? "device" : "cgroup";
+        f.severity = Severity::Warning;
+        f.instance_key = key;
+        f.instance = instance;
+        f.share_pct = share;
+        return f;
+    };
+    v.findings = {finding("cgroup", "/system.slice/db.service", 40.0), finding("cgroup", "/user.slice/batch", 25.0),
+                  finding("device", "sdb", 10.0)};
+    const std::string text = render_prometheus(v, Evidence{}, {"check", 1, 1, "x"});
+    EXPECT_EQ(text.find("slice"), std::string::npos) << "a cgroup path leaked into a label:\n" << text;
+    const auto all = samples_of(text);
+    const auto findings = named(all, "iodiag_finding");
+    ASSERT_EQ(findings.size(), 2u) << text;
+    for (const auto& s : named(all, "iodiag_finding_instances"))
+        EXPECT_EQ(s.value, s.labels.at("rule_id") == "cgroup.io_limit_reached" ? 2 : 1);
+    for (const auto& s : named(all, "iodiag_finding_share_ratio")) {
+        if (s.labels.at("rule_id") == "cgroup.io_limit_reached") {
+            EXPECT_EQ(s.value, 0.40);   // the largest instance's
+            EXPECT_EQ(s.labels.count("device"), 0u);
+        } else {
+            EXPECT_EQ(s.labels.at("device"), "sdb");
+        }
+    }
 }
 
 TEST(RenderPrometheus, AHealthyVerdictHasStatusZeroAndNoFinding) {

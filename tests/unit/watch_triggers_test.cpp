@@ -53,6 +53,7 @@ TEST(WatchTriggers, SustainedIoPressureTriggersOnlyAfterItsDuration) {
     ASSERT_TRUE(hit);
     EXPECT_EQ(hit->kind, "psi_io");
     EXPECT_DOUBLE_EQ(hit->value, 22);   // the lowest of the stretch
+    EXPECT_EQ(hit->samples, 5u);
     EXPECT_NE(hit->reason.find("/proc/pressure/io"), std::string::npos);
 }
 
@@ -155,4 +156,5 @@ TEST(WatchTriggers, LongerIntervalsCountByTime) {
     const auto hit = evaluate_triggers(s, cfg, kRefs);
     ASSERT_TRUE(hit);
     EXPECT_NE(hit->reason.find("last 3 samples"), std::string::npos) << hit->reason;
+    EXPECT_EQ(hit->samples, 3u);
 }
