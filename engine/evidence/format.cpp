@@ -22,12 +22,14 @@ std::string format_number(double v) {
     return buf;
 }
 
-std::string format_utc(double unix_s) {
+std::string format_utc(double unix_s) { return format_utc(unix_s, "%Y-%m-%d %H:%M:%S UTC"); }
+
+std::string format_utc(double unix_s, const char* strftime_format) {
     const std::time_t t = static_cast<std::time_t>(unix_s);
     std::tm tm{};
     gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, strftime_format, &tm);
     return buf;
 }
 

@@ -25,7 +25,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_support import hold_machine_lock  # noqa: E402
+from bench_support import hold_machine_lock, stop_process  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -109,13 +109,8 @@ def main():
             return 1
         return 0
     finally:
-        if proc and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        if proc:
+            stop_process(proc)
         shutil.rmtree(work, ignore_errors=True)
         if lock:
             lock.close()

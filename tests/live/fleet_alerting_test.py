@@ -21,7 +21,6 @@ reason when root or a component is missing.
   tests/live/fleet_alerting_test.py --iodiag build/iodiag [--source .]
 """
 import argparse
-import fcntl
 import http.server
 import json
 import os
@@ -35,6 +34,9 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from bench_support import hold_machine_lock, stop_process  # noqa: E402
 
 SKIP = 77
 TOOLS = {
@@ -136,25 +138,10 @@ class Daemons:
 
     def stop(self):
         for name, p, out in reversed(self.procs):
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_process(p, timeout=10)
             out.close()
             log(f"stopped {name} (pid {p.pid})")
         self.procs = []
-
-
-def hold_machine_lock():
-    if os.environ.get("IODIAG_LIVE_LOCK_HELD") == "1":
-        return None
-    f = open("/run/lock/iodiag-live.lock", "w")
-    fcntl.flock(f, fcntl.LOCK_EX)
-    os.environ["IODIAG_LIVE_LOCK_HELD"] = "1"
-    return f
 
 
 def alertmanager_config(example, webhook_url):

@@ -26,7 +26,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
-from bench_support import hold_machine_lock  # noqa: E402
+from bench_support import hold_machine_lock, stop_process  # noqa: E402
 
 SKIP = 77
 
@@ -182,17 +182,11 @@ def main():
         if lab and lab.poll() is None:
             open(flag, "w").close()
             try:
-                lab.wait(timeout=120)
+                lab.wait(timeout=120)   # the flag ends its command; its EXIT trap undoes the fault
             except subprocess.TimeoutExpired:
-                lab.terminate()   # its EXIT trap undoes the fault
-                lab.wait()
-        if watch and watch.poll() is None:
-            watch.terminate()
-            try:
-                watch.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                watch.kill()
-                watch.wait()
+                stop_process(lab)
+        if watch:
+            stop_process(watch)
         shutil.rmtree(work, ignore_errors=True)
         if lock:
             lock.close()

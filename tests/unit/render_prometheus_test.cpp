@@ -10,29 +10,20 @@
 #include <set>
 #include <sstream>
 
-#include "app/catalog.hpp"
 #include "app/commands.hpp"
 #include "app/fleet_outputs.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "engine/render/plugin_output.hpp"
 #include "engine/render/render_prometheus.hpp"
 #include "engine/triage/analysis.hpp"
+#include "tests/unit/shipped_rules.hpp"
 
 using namespace iodiag;
+using iodiag::testing::shipped_rules;
 
 namespace {
 
 const std::string kBundles = std::string(IODIAG_FIXTURES) + "/bundles/";
-
-const RuleSet& shipped_rules() {
-    static const MetricCatalog catalog = full_catalog();
-    static const RuleSet rules = [] {
-        LoadContext ctx;
-        ctx.catalog = &catalog;
-        return load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules"}, ctx);
-    }();
-    return rules;
-}
 
 struct Rendered {
     Evidence ev;
@@ -256,7 +247,7 @@ TEST(RenderPrometheus, PromtoolAcceptsWhatWeWrite) {
     if (rc != 0) GTEST_SKIP() << "needs promtool (Debian package prometheus)";
     for (const std::string name : {"dirty_throttle", "blkio_throttle", "cached_reads", "fsync_storm"}) {
         const auto r = render_bundle(name);
-        const std::string path = testing::TempDir() + "iodiag-" + name + ".prom";
+        const std::string path = ::testing::TempDir() + "iodiag-" + name + ".prom";
         write_file_atomically(path, r.text);
         const std::string out = run_capture("promtool check metrics < " + path + " 2>&1", &rc);
         EXPECT_EQ(rc, 0) << name << ": " << out;
@@ -274,12 +265,12 @@ TEST(FleetOutputs, ATextfileInAMissingDirectoryIsABadArgument) {
     } catch (const cli::ExitCode& e) {
         EXPECT_EQ(e.code, 3);
     }
-    o.prometheus_file = testing::TempDir() + "iodiag.prom";
+    o.prometheus_file = ::testing::TempDir() + "iodiag.prom";
     EXPECT_NO_THROW(cli::check_fleet_outputs(o, "replay"));
 }
 
 TEST(FleetOutputs, TheTextfileIsReplacedInOneStepAndNothingElseIsLeft) {
-    const std::string dir = testing::TempDir() + "iodiag-prom-atomic";
+    const std::string dir = ::testing::TempDir() + "iodiag-prom-atomic";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     const std::string path = dir + "/iodiag.prom";
