@@ -367,8 +367,9 @@ void add_derived_metrics(Evidence& ev) {
 void add_nominal_latencies(Evidence& ev) {
     for (const auto& device : ev.instances("device")) {
         const Labels labels{{"device", device}};
-        // A reference from the site configuration wins (kind "config").
-        if (ev.find_metric("device.nominal_read_latency_ms", labels)) continue;
+        // A reference from the site configuration wins (kind "config"):
+        // add_reference keeps one already there, so a configured read
+        // reference and the class's write reference can meet.
         const Fact* cls = ev.find_fact("device.class", labels);
         if (!cls) continue;
         std::string klass = cls->value;
