@@ -8,6 +8,7 @@
 // The mapping itself is engine/render/plugin_output.hpp; the state directory
 // app/history_store.hpp; what the past adds to the evidence
 // engine/triage/history_metrics.hpp.
+#include <chrono>
 #include <iostream>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "app/collect.hpp"
 #include "app/command_options.hpp"
 #include "app/commands.hpp"
+#include "app/fleet_outputs.hpp"
 #include "app/history_store.hpp"
 #include "app/site_config_loading.hpp"
 #include "engine/render/plugin_output.hpp"
@@ -142,11 +144,11 @@ nlohmann::json report_json(const CheckReport& r) {
 // status line and perfdata in its "check" object), and the exit code is the
 // same in every format.
 void print_result(const Verdict& v, const PluginResult& pr, const CheckReport& r, const std::string& format) {
-    if (format == "json") {
+    if (format == "json" || format == "jsonl") {
         nlohmann::json j = render_json(v);
         j["check"] = plugin_json(pr);
         j["check"].update(report_json(r));
-        std::cout << j.dump(2) << "\n";
+        std::cout << (format == "json" ? j.dump(2) : j.dump()) << "\n";
     } else if (format == "text") {
         std::cout << pr.status_line() << "\n"
                   << plugin_long_output(render_text(v) + (r.history ? history_text(r) : "") + config_text(r));
@@ -156,6 +158,8 @@ void print_result(const Verdict& v, const PluginResult& pr, const CheckReport& r
 }
 
 void run_check(const CheckOptions& o) {
+    const auto started = std::chrono::steady_clock::now();
+    if (const std::string problem = fleet_outputs_problem(o.verdict.fleet); !problem.empty()) unknown(problem);
     SiteSetup site;
     try {
         std::string why;
@@ -178,7 +182,7 @@ void run_check(const CheckOptions& o) {
 
     Evidence ev;
     try {
-        ev = collect_evidence(o.collect);
+        ev = collect_evidence(o.collect, o.verdict.format == "text");
         for (auto& line : apply_site_devices(site.config, ev)) report.config_changes.push_back(std::move(line));
         if (report.history) {
             HistoryLoad past = store.load(ev.host);
@@ -208,6 +212,7 @@ void run_check(const CheckOptions& o) {
         if (!report.problems.empty() || !report.skipped.empty()) pr.summary += " (history: " + history_line(report) + ")";
     }
     print_result(v, pr, report, o.verdict.format);
+    write_fleet_outputs(o.verdict.fleet, v, ev, "check", started);
     throw ExitCode{static_cast<int>(pr.state)};
 }
 

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
     iodiag::cli::add_check_command(app);
     iodiag::cli::add_heatmap_command(app);
     iodiag::cli::add_report_command(app);
+    iodiag::cli::add_watch_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

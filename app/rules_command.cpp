@@ -27,9 +27,9 @@ struct DataOptions {
 
 void add_dir_options(CLI::App* cmd, DataOptions& o) {
     cmd->add_option("--rules-dir", o.rules_dir,
-                    "Rules directory (default: $IODIAG_RULES_DIR, <exe>/../rules, the source tree's rules/)");
+                    "Rules directory (default, first found: " + data_dir_search_order("rules") + ")");
     cmd->add_option("--playbooks-dir", o.playbooks_dir,
-                    "Playbooks directory (default: $IODIAG_PLAYBOOKS_DIR, <exe>/../playbooks, the source tree's playbooks/)");
+                    "Playbooks directory (default, first found: " + data_dir_search_order("playbooks") + ")");
 }
 
 struct Loaded {
@@ -187,7 +187,7 @@ void add_playbook_command(CLI::App& app) {
     auto* cmd = app.add_subcommand("playbook", "Print a remediation playbook: steps, commands, verification, rollback");
     cmd->add_option("id", *id, "Playbook id (as a finding's fix names it)")->required();
     cmd->add_option("--playbooks-dir", opts->playbooks_dir,
-                    "Playbooks directory (default: $IODIAG_PLAYBOOKS_DIR, <exe>/../playbooks, the source tree's playbooks/)");
+                    "Playbooks directory (default, first found: " + data_dir_search_order("playbooks") + ")");
     cmd->callback([opts, id, root] {
         inherit_dirs(root, *opts);
         const PlaybookSet set = load_playbooks({find_data_dir("playbooks", opts->playbooks_dir)});

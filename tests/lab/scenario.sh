@@ -4,6 +4,7 @@
 # tests/fixtures/bundles/ (and by hand, to see a verdict on a known fault).
 #
 #   tests/lab/scenario.sh NAME OUT.json [SECONDS]
+#   IODIAG_LAB_RUN='command' tests/lab/scenario.sh NAME - : runs the command during the fault instead
 #
 # NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
 #       tiny_nr_requests | memcg_reader | blkio_throttle | busy_healthy | qd1_fast |
@@ -91,8 +92,11 @@ victim() {
   local f enter=""; for f in "${files[@]}"; do enter+="echo \$\$ > $f; "; done
   bg sh -c "$enter exec \"\$@\"" victim "$@"
 }
+# IODIAG_LAB_RUN: a command to run while the fault happens instead of the
+# recording (the fleet and watch tests drive iodiag themselves); OUT is unused then.
 record() {
   sleep 1
+  if [[ -n ${IODIAG_LAB_RUN:-} ]]; then bash -c "$IODIAG_LAB_RUN"; return; fi
   local gt_pid=""
   if [[ -n ${IODIAG_LAB_GT:-} ]]; then
     victim_dir
