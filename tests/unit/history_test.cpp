@@ -11,6 +11,7 @@
 #include "app/catalog.hpp"
 #include "app/history_store.hpp"
 #include "engine/evidence/bundle.hpp"
+#include "engine/render/plugin_output.hpp"
 #include "engine/render/render.hpp"
 #include "engine/triage/analysis.hpp"
 
@@ -139,6 +140,13 @@ TEST(History, DriftFindingNamesTheDeviceAndTheNightsCompared) {
     // Tonight's value is cited with the comparison that decided.
     EXPECT_NE(cited(*f, "block.d2c_p99_us"), nullptr);
     EXPECT_EQ(c.verdict.status, Severity::Warning);
+    // The classless device's perfdata get its own normal as the warning mark.
+    const PluginResult pr = plugin_result(c.verdict, c.ev);
+    bool marked = false;
+    for (const auto& p : pr.perfdata)
+        if (p.label == "vdb_d2c_p99") marked = p.warn && std::abs(*p.warn - 3 * 800 / 1e6) < 1e-12;
+    EXPECT_TRUE(marked) << pr.status_line();
+    EXPECT_EQ(pr.state, PluginState::Warning);
 }
 
 TEST(History, NoDriftWithinItsNormal) {
