@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include "engine/evidence/format.hpp"
+
 namespace iodiag::cli {
 
 namespace fs = std::filesystem;
@@ -24,14 +26,7 @@ const std::regex& own_file() {
 
 }  // namespace
 
-std::string capture_stamp(double t_unix) {
-    const std::time_t t = static_cast<std::time_t>(t_unix);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "watch-%Y%m%dT%H%M%SZ", &tm);
-    return buf;
-}
+std::string capture_stamp(double t_unix) { return "watch-" + format_utc_stamp(t_unix); }
 
 std::optional<double> parse_capture_stamp(const std::string& stamp) {
     std::tm tm{};
