@@ -18,8 +18,8 @@ namespace iodiag::cli {
 struct VerdictOptions {
     std::string format = "text";   // text | json | jsonl | markdown
     std::string rules_dir;
+    std::string config;            // site configuration file ("" = $IODIAG_CONFIG or the default)
     FleetOutputs fleet;            // --prometheus, --journal
-    std::string config;   // site configuration file ("" = $IODIAG_CONFIG or the default)
 };
 
 // --duration (default `default_duration_s`), --device, --pid, --cgroup,

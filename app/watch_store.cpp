@@ -26,7 +26,7 @@ const std::regex& own_file() {
 
 }  // namespace
 
-std::string capture_stamp(double t_unix) { return format_utc(t_unix, "watch-%Y%m%dT%H%M%SZ"); }
+std::string capture_stamp(double t_unix) { return "watch-" + format_utc_stamp(t_unix); }
 
 std::optional<double> parse_capture_stamp(const std::string& stamp) {
     std::tm tm{};

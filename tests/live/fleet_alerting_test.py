@@ -275,7 +275,8 @@ def main():
         log(f"daemons ready after {time.monotonic() - t0:.1f} s")
 
         # 1. Healthy machine: OK, scraped, evaluated, and no alert anywhere.
-        r = subprocess.run([iodiag, "check", "--duration", "2", "--prometheus", textfile],
+        # --no-history: a test neither reads nor leaves runs in /var/lib/iodiag.
+        r = subprocess.run([iodiag, "check", "--duration", "2", "--no-history", "--prometheus", textfile],
                            capture_output=True, text=True)
         log(f"healthy check: exit {r.returncode}: {r.stdout.splitlines()[0] if r.stdout else ''}")
         assert r.returncode == 0, f"the idle machine's check is not OK:\n{r.stdout}\n{r.stderr}"
@@ -291,7 +292,7 @@ def main():
         verdict_file = os.path.join(work, "fault-verdict.json")
         rc_file = os.path.join(work, "fault-rc")
         env = dict(os.environ, IODIAG=iodiag)
-        env["IODIAG_LAB_RUN"] = (f"{iodiag} check --duration 3 --format json --prometheus {textfile} "
+        env["IODIAG_LAB_RUN"] = (f"{iodiag} check --duration 3 --no-history --format json --prometheus {textfile} "
                                  f"> {verdict_file}; echo $? > {rc_file}")
         lab = subprocess.run([os.path.join(source, "tests/lab/scenario.sh"), "dirty_throttle", "-"],
                              env=env, capture_output=True, text=True, timeout=300)
