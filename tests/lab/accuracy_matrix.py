@@ -33,11 +33,12 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REJUDGE_DIR = ""
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SHARE_TOLERANCE = 15.0
 
 # syscall numbers (x86-64) in ground_truth.bt's @nr_ns
-NR_PREAD64, NR_PWRITE64 = "17", "18"
+NR_PREAD64, NR_PWRITE64, NR_FSYNC, NR_FDATASYNC = "17", "18", "74", "75"
 
 
 def total(m):
@@ -57,13 +58,21 @@ def gt_device(gt):        # the victims' own requests' device time (D2C), all de
     return share(total(gt.get("@v_d2c_ns", {})), gt)
 
 
-def gt_throttled(gt):     # time outside the block layer for direct-I/O readers: held above it
-    return share(gt_sys(gt) - total(gt.get("@v_q2c_ns", {})), gt)
+def rq_of(gt, *nrs):      # run-queue delay inside these syscalls
+    return sum(float(gt.get("@rq_nr", {}).get(n, 0)) for n in nrs)
+
+
+def gt_throttled(gt):     # direct-I/O readers: time neither in the block layer nor waiting for a CPU: held above it
+    return share(gt_sys(gt) - total(gt.get("@v_q2c_ns", {})) - float(gt.get("@rq_ns", 0) or 0), gt)
 
 
 def gt_reader_throttled(gt):   # as above, the pread64 callers only (a writer beside them)
     reads = float(gt.get("@nr_ns", {}).get(NR_PREAD64, 0))
-    return share(reads - total(gt.get("@v_q2c_ns", {})), gt)
+    return share(reads - total(gt.get("@v_q2c_ns", {})) - rq_of(gt, NR_PREAD64), gt)
+
+
+def gt_fsync_chain(gt):   # fsync/fdatasync time, less their run-queue delay: what the chain held them
+    return share(float(gt.get("@sync_ns", 0) or 0) - rq_of(gt, NR_FSYNC, NR_FDATASYNC), gt)
 
 
 def gt_of(key):
@@ -87,19 +96,21 @@ SCENARIOS = [
     ("dirty_throttle", "xfs", "tiny vm.dirty_bytes (XFS)",
      {"syscall.dirty_throttling_dominant", "dirty.writers_throttled"}, gt_of("@dirty_ns"), False),
     ("fsync_storm", "ext4", "fsync chain beside a big writer (jbd2 commits carry its data)",
-     {"syscall.journal_dominant"}, gt_of("@sync_ns"), False),
+     {"syscall.journal_dominant"}, gt_fsync_chain, False),
     ("fsync_storm", "xfs", "fsync chain beside a big writer (XFS log forces)",
-     {"syscall.xfs_log_force_dominant"}, gt_of("@sync_ns"), False),
+     {"syscall.xfs_log_force_dominant"}, gt_fsync_chain, False),
     ("fsync_storm", "btrfs", "fsync chain beside a big writer (btrfs log tree)",
-     {"syscall.btrfs_log_sync_dominant"}, gt_of("@sync_ns"), False),
+     {"syscall.btrfs_log_sync_dominant"}, gt_fsync_chain, False),
     ("pgbench_writer", "ext4", "PostgreSQL commits beside a big writer (fsync chain)",
-     {"syscall.journal_dominant"}, gt_of("@sync_ns"), False),
+     {"syscall.journal_dominant"}, gt_fsync_chain, False),
     ("qd1_fast", "ext4", "synchronous reads at depth 1 on a fast device",
      {"device.sync_depth1_bound"}, gt_device, False),
-    ("hdd_seek", "ext4", "random reads 8 deep on a seek-bound single-head device",
-     {"device.serial_queue_bound"}, gt_device, False),
-    ("bfq_fast", "ext4", "bfq idling on a fast device shared by sync readers",
-     {"block.scheduler_queueing_dominant"}, gt_device, False),
+    # The model's device has no class the kernel can see (FUSE under a loop
+    # device): the seek mechanism is named for a known hdd class
+    # (device.hdd_seek_bound); without one the right answer is the device
+    # with no reference, judged slow on its own distribution.
+    ("hdd_seek", "ext4", "random reads 8 deep on a seek-bound single-head device (class unknown to the kernel)",
+     {"device.hdd_seek_bound", "device.dominant_no_reference"}, gt_device, False),
     ("cpu_starved", "ext4", "CPU hogs: run-queue delay, not storage",
      {"syscall.runqueue_delay"}, gt_of("@rq_ns"), False),
     ("lock_contention", "ext4", "six writers on one file: inode rwsem",
@@ -135,7 +146,20 @@ def parse_bpftrace_json(path):
     return maps
 
 
+def judge_kept(iodiag, bundle, gt_path):
+    v = subprocess.run([iodiag, "replay", bundle, "--format", "json"], capture_output=True, text=True)
+    if v.returncode != 0:
+        return {"error": [v.stderr.strip()]}
+    gt = parse_bpftrace_json(gt_path) if os.path.exists(gt_path) else {}
+    return {"verdict": json.loads(v.stdout), "gt": gt}
+
+
 def run_one(iodiag, name, fs, secs, keep_dir, run_idx):
+    if REJUDGE_DIR:
+        tag = os.path.join(REJUDGE_DIR, f"{name}_{fs}_{run_idx}")
+        if not os.path.exists(tag + ".json"):
+            return None
+        return judge_kept(iodiag, tag + ".json", tag + ".gt.json")
     out_dir = keep_dir or tempfile.mkdtemp(prefix="iodiag-matrix-")
     tag = f"{name}_{fs}_{run_idx}"
     bundle = os.path.join(out_dir, tag + ".json")
@@ -209,8 +233,13 @@ def main():
     ap.add_argument("--keep", default="", help="keep bundles and ground truth in this directory")
     ap.add_argument("--json", default="", help="also write the rows as JSON here")
     ap.add_argument("--iodiag", default=os.path.join(ROOT, "build", "iodiag"))
+    ap.add_argument("--rejudge", default="",
+                    help="record nothing: judge the bundles and ground truth kept in this directory (--keep) "
+                         "again with the current build and rules")
     a = ap.parse_args()
-    if os.geteuid() != 0:
+    global REJUDGE_DIR
+    REJUDGE_DIR = a.rejudge
+    if os.geteuid() != 0 and not a.rejudge:
         print("accuracy_matrix: needs root (loop devices, cgroups, BPF)", file=sys.stderr)
         return 3
     for tool in ("fio", "bpftrace", "losetup"):
@@ -251,6 +280,8 @@ def run_matrix(a):
                 res = run_one(a.iodiag, name, fs, a.secs, a.keep, i)
             except KeyboardInterrupt:
                 raise
+            if res is None:   # --rejudge: this run was not kept
+                continue
             if "error" in res:
                 row = {"scenario": name, "fs": fs, "cause": scn[2], "error": " ".join(res["error"]),
                        "top_ok": False, "share_ok": None if scn[5] else False}
