@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine/evidence/format.hpp"
@@ -300,15 +301,51 @@ void add_limits_below(Evidence& ev) {
 // any I/O control. Summed, these are what a slow fsync waited for; each alone
 // may be under its own rule's threshold. Defined only when the journal took
 // part (some slow-set time waited for it).
+// Share of the slow set's time spent in fsync-family syscalls, estimated from
+// the per-operation duration histograms (syscall.latency_us{op}): each bucket
+// at or above the slow threshold counts its operations at the bucket's
+// midpoint. Both sides of the ratio are estimated alike, so the factor-of-two
+// width of a bucket mostly cancels.
+std::optional<double> slow_fsync_time_pct(const Evidence& ev) {
+    const Metric* thr = ev.find_metric("attr.slow.threshold_us");
+    if (!thr) return std::nullopt;
+    const int first = thr->value > 0 ? Log2Histogram::bucket_of(static_cast<uint64_t>(thr->value)) : 0;
+    double fsync = 0, all = 0;
+    for (const auto& h : ev.histograms) {
+        if (h.name != "syscall.latency_us") continue;
+        const auto op = h.labels.find("op");
+        if (op == h.labels.end()) continue;
+        const auto& b = h.hist.buckets();
+        double t = 0;
+        for (size_t i = static_cast<size_t>(std::max(0, first)); i < b.size(); ++i)
+            t += static_cast<double>(b[i]) * 1.5 * static_cast<double>(Log2Histogram::bucket_lo(static_cast<int>(i)));
+        all += t;
+        if (op->second == "fsync" || op->second == "sync_file_range") fsync += t;
+    }
+    if (all <= 0) return std::nullopt;
+    return 100.0 * fsync / all;
+}
+
 void add_fsync_chain(Evidence& ev) {
+    const auto fsync_pct = slow_fsync_time_pct(ev);
+    if (fsync_pct)
+        ev.add_metric("attr.slow.fsync_time_pct", {}, *fsync_pct, "pct",
+                      derived("fsync/fdatasync/sync_file_range share of the slow set's time, from "
+                              "syscall.latency_us{op} buckets at or above attr.slow.threshold_us (bucket midpoints)"));
     const Metric* journal = ev.find_metric("attr.slow.journal_pct");
-    if (!journal || journal->value <= 0) return;
+    // The chain exists when the journal took part, or when the slow set is
+    // mostly fsyncs (fdatasync of preallocated data needs no journal commit:
+    // it waits for the data and the device's cache flush).
+    if (!journal || (journal->value <= 0 && (!fsync_pct || *fsync_pct < 50))) return;
     double chain = 0;
     for (const char* part : {"journal", "device", "block_queue", "cgroup"})
         chain += metric_or(ev, std::string("attr.slow.") + part + "_pct", {}, 0);
+    // Device waits of other operations (reads) in the slow set are not the
+    // chain: at most the fsyncs' own share of it.
+    if (fsync_pct && *fsync_pct > 0) chain = std::min(chain, std::max(*fsync_pct, journal->value));
     ev.add_metric("attr.slow.fsync_chain_pct", {}, chain, "pct",
-                  derived("attr.slow.journal_pct + device_pct + block_queue_pct + cgroup_pct: the journal commit "
-                          "and the I/O it waits for"));
+                  derived("attr.slow.journal_pct + device_pct + block_queue_pct + cgroup_pct (at most the fsyncs' "
+                          "share of the slow set): the journal commit and the I/O it waits for"));
     ev.add_metric("attr.slow.journal_of_chain_pct", {}, chain > 0 ? 100.0 * journal->value / chain : 0, "pct",
                   derived("attr.slow.journal_pct / attr.slow.fsync_chain_pct"));
 }
@@ -349,6 +386,8 @@ std::vector<MetricSpec> derived_metric_specs() {
         {"attr.slow.fsync_chain_pct", K::Metric, "pct", layer::kJournal, "",
          "slow syscall time waiting for the journal and the I/O it carries (journal + device + block queue + cgroup)"},
         {"attr.slow.journal_of_chain_pct", K::Metric, "pct", layer::kJournal, "", "journal part of the fsync chain"},
+        {"attr.slow.fsync_time_pct", K::Metric, "pct", layer::kSyscall, "",
+         "share of the slow set's time spent in fsync-family syscalls (estimated from the duration buckets)"},
     };
 }
 

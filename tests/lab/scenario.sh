@@ -212,9 +212,11 @@ case $name in
     victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 \
        --ioengine=psync --numjobs=2 --time_based --runtime=120
     record ;;
-  cpu_starved)        # reads on a fast device among CPU hogs: each wakes up after its I/O and
-                      # waits for a CPU (run-queue delay, not storage)
-    loop_on /dev/shm 512
+  cpu_starved)        # direct reads of a file on the machine's disk among CPU hogs: each wakes
+                      # up after its I/O and waits for a CPU (run-queue delay, not storage).
+                      # Not a loop device: its worker would need the CPUs too.
+    dev=$(mktemp /tmp/iodiag-lab-XXXXXX.dat); undo+=("rm -f $dev")
+    dd if=/dev/urandom of="$dev" bs=1M count=64 oflag=direct status=none
     bg stress-ng --cpu $(( 4 * $(nproc) )) --timeout 120
     victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
        --numjobs=2 --time_based --runtime=120
@@ -233,7 +235,7 @@ case $name in
     runuser -u postgres -- "$pgbin/initdb" -D "$pgdata" -A trust >/dev/null
     victim_dir
     undo+=("runuser -u postgres -- $pgbin/pg_ctl -D $pgdata -m immediate stop")
-    sh -c "echo \$\$ > $victim_cg/cgroup.procs; exec runuser -u postgres -- $pgbin/pg_ctl -D $pgdata -w -l $work/pg.log \
+    sh -c "echo \$\$ > $victim_cg/cgroup.procs; exec runuser -u postgres -- $pgbin/pg_ctl -D $pgdata -w -l $pgdata/server.log \
        -o '-p $port -k $work/mnt -c listen_addresses=' start" >/dev/null
     runuser -u postgres -- "$pgbin/pgbench" -h "$work/mnt" -p "$port" -i -s 4 -q postgres >/dev/null 2>&1
     bg runuser -u postgres -- "$pgbin/pgbench" -h "$work/mnt" -p "$port" -c 4 -j 2 -T 120 -N postgres
