@@ -134,11 +134,15 @@ void add_device_judgement(Evidence& ev) {
             if (p50 > 0)
                 ev.add_metric("device.d2c_tail_ratio", l, p99 / p50, "ratio",
                               derived("p99 / p50 of block.d2c_us: how far the tail lies from the median"));
-            // The median, not the tail: on a busy machine a fast device's tail
-            // holds its driver's (a loop worker's) CPU waits.
-            ev.add_metric("device.at_flash_speed", l, p50 <= kFlashMedianUs ? 1 : 0, "bool",
-                          derived("1 when D2C p50 <= 300 us: within the slowest flash class's reference "
-                                  "(seed 000 §3.1, SATA SSD 4K random read)"));
+            // Slower than any flash device: a median above 3x the slowest flash
+            // class's reference (seed 000 §9.4: await above 3x its baseline is
+            // the alert level), or a tail of stalls (p99 over 10x that
+            // reference and over 10x the device's own median). A fast device's
+            // tail alone (on a busy machine, its driver's CPU waits) is not it.
+            const bool slow = p50 >= 3 * kFlashMedianUs || (p99 >= 10 * kFlashMedianUs && p50 > 0 && p99 >= 10 * p50);
+            ev.add_metric("device.slower_than_flash", l, slow ? 1 : 0, "bool",
+                          derived("1 when D2C p50 >= 0.9 ms (3x the slowest flash class's 4K read reference, seed "
+                                  "000 §3.1 SATA SSD 0.3 ms; §9.4's 3x alert level) or p99 >= 3 ms and >= 10x p50"));
         }
     }
     if (!slow_dev || top_total <= 0) return;
@@ -366,8 +370,8 @@ std::vector<MetricSpec> derived_metric_specs() {
          "1 when the device has a reference latency (configuration, class, or backing disk), else 0"},
         {"device.d2c_p50_us", K::Metric, "us", layer::kDevice, "device", "median device service time (D2C)"},
         {"device.d2c_tail_ratio", K::Metric, "ratio", layer::kDevice, "device", "D2C p99 / p50"},
-        {"device.at_flash_speed", K::Metric, "bool", layer::kDevice, "device",
-         "1 when D2C p50 <= 300 us and p99 <= 3 ms (within the slowest flash class's reference)"},
+        {"device.slower_than_flash", K::Metric, "bool", layer::kDevice, "device",
+         "1 when the device's D2C median or tail is slower than any flash device serves (no reference needed)"},
         {"device.slow_share_pct", K::Metric, "pct", layer::kDevice, "device",
          "share of the slow syscalls' time spent in this device's service time (D2C part of their I/O wait)"},
         {"device.io_wait_share_pct", K::Metric, "pct", layer::kDevice, "device",
