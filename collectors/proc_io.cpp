@@ -27,8 +27,20 @@ std::map<int, ProcIo> read_proc_io(const std::string& root) {
     for (const auto& entry : std::filesystem::directory_iterator(proc, ec)) {
         const std::string name = entry.path().filename().string();
         if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+        // Kernel threads (flag PF_KTHREAD in /proc/PID/stat) write on behalf of
+        // others: a loop device's worker writes the upper filesystem's data
+        // into the backing file. Counting them would name the worker, not the
+        // writer, and count the data twice.
+        if (const auto stat = try_read_first_line(entry.path().string() + "/stat")) {
+            const size_t close = stat->rfind(')');
+            if (close != std::string::npos) {
+                const auto fields = split_ws(stat->substr(close + 2));   // fields[0] = state (field 3)
+                constexpr unsigned long long kPfKthread = 0x00200000;
+                if (fields.size() > 6 && (std::strtoull(fields[6].c_str(), nullptr, 10) & kPfKthread)) continue;
+            }
+        }
         const auto io = try_read_text_file(entry.path().string() + "/io");
-        if (!io) continue;   // gone, or a kernel thread we may not read
+        if (!io) continue;   // gone, or not readable
         ProcIo p;
         for (size_t at = 0; at < io->size();) {
             size_t end = io->find('\n', at);

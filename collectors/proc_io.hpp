@@ -22,7 +22,7 @@ struct ProcIo {
 };
 
 // pid -> comm and write_bytes, read from ROOT/proc/[pid]/{io,comm}. Processes
-// that vanish while being read are skipped.
+// that vanish while being read, and kernel threads, are skipped.
 std::map<int, ProcIo> read_proc_io(const std::string& root);
 
 // Appends io.* metrics: the top writers of the window (write_bytes grown

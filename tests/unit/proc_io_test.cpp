@@ -14,6 +14,9 @@ void write_proc(const std::filesystem::path& root, int pid, const std::string& c
     const auto dir = root / "proc" / std::to_string(pid);
     std::filesystem::create_directories(dir);
     std::ofstream(dir / "comm") << comm << "\n";
+    // flags (field 9): a kernel thread for "kworker", a user process otherwise
+    std::ofstream(dir / "stat") << pid << " (" << comm << ") S 1 1 1 0 -1 "
+                                << (comm == "kworker" ? 0x00208040 : 0x00400100) << " 0 0 0\n";
     std::ofstream(dir / "io") << "rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\nread_bytes: 5\nwrite_bytes: " << write_bytes
                               << "\ncancelled_write_bytes: 0\n";
 }
@@ -31,6 +34,7 @@ TEST(ProcIo, TopWriterIsWhoseDataGrewMostInTheWindow) {
     write_proc(root, 10, "postgres", 1000 + 100);
     write_proc(root, 20, "fio", 5000 + 800);
     write_proc(root, 30, "dd", 100);   // new in the window: counts from 0
+    write_proc(root, 40, "kworker", 1 << 20);   // writes on behalf of others: not counted
     const auto after = read_proc_io(root.string());
     Evidence ev;
     add_proc_io_metrics(before, after, 2.0, ev);
