@@ -70,6 +70,9 @@ void add_measured_backing_reference(Evidence& ev, const Labels& loop_labels) {
 // if it dominates the applications' time, that is how they use it, not the
 // device being slow.
 constexpr double kFlashMedianUs = 300;
+// Requests a flash device serves at once without queueing inside (its
+// channels / dies; an assumption, not a measurement: SSDs have 8 or more).
+constexpr double kFlashParallelism = 8;
 
 Provenance derived(const std::string& formula) { return {"derived", formula}; }
 
@@ -136,13 +139,18 @@ void add_device_judgement(Evidence& ev) {
                               derived("p99 / p50 of block.d2c_us: how far the tail lies from the median"));
             // Slower than any flash device: a median above 3x the slowest flash
             // class's reference (seed 000 §9.4: await above 3x its baseline is
-            // the alert level), or a tail of stalls (p99 over 10x that
-            // reference and over 10x the device's own median). A fast device's
-            // tail alone (on a busy machine, its driver's CPU waits) is not it.
-            const bool slow = p50 >= 3 * kFlashMedianUs || (p99 >= 10 * kFlashMedianUs && p50 > 0 && p99 >= 10 * p50);
+            // the alert level).
+            // A device kept deeper than a flash device serves in parallel (its
+            // channels, about 8) queues inside itself: D2C then grows with the
+            // depth, not with slowness, so the bar grows with it.
+            const double depth = metric_or(ev, "disk.aqu_sz", l, 1);
+            const double bar = 3 * kFlashMedianUs * std::max(1.0, depth / kFlashParallelism);
+            // The median, not the tail: a fast device's tail can be its
+            // driver's CPU waits on a busy machine (a loop worker's).
+            const bool slow = p50 >= bar;
             ev.add_metric("device.slower_than_flash", l, slow ? 1 : 0, "bool",
                           derived("1 when D2C p50 >= 0.9 ms (3x the slowest flash class's 4K read reference, seed "
-                                  "000 §3.1 SATA SSD 0.3 ms; §9.4's 3x alert level) or p99 >= 3 ms and >= 10x p50"));
+                                  "000 §3.1 SATA SSD 0.3 ms; §9.4's 3x alert level) x max(1, aqu-sz / 8)"));
         }
     }
     if (!slow_dev || top_total <= 0) return;
