@@ -148,7 +148,7 @@ std::vector<HistogramMetric> distributions(const Evidence& ev) {
 
 std::vector<std::pair<std::string, std::string>> who_suffered(const Evidence& ev) {
     std::vector<std::pair<std::string, std::string>> who;
-    for (const char* what : {"comm", "pid", "file", "cgroup"})
+    for (const char* what : {"app", "comm", "pid", "file", "cgroup"})
         if (const Fact* f = ev.find_fact(std::string("attr.slow.top_") + what)) who.push_back({what, f->value});
     return who;
 }

@@ -338,6 +338,60 @@ std::optional<double> slow_fsync_time_pct(const Evidence& ev) {
     return 100.0 * fsync / all;
 }
 
+// The fsyncs' own breakdown, from the slow syscall exemplars (every syscall of
+// 1 ms or more is sent with its measured parts; the slowest are kept): the
+// part of the fsync-family exemplars' time spent in each class. On a busy
+// machine the slow set also holds other processes' preempted syscalls; the
+// fsyncs' exemplars say what the fsyncs themselves waited for.
+struct FsyncParts {
+    size_t n = 0;
+    double total = 0;
+    std::map<std::string, double> us;   // class -> time
+};
+
+FsyncParts fsync_exemplar_parts(const Evidence& ev, const std::string& comm = "") {
+    FsyncParts p;
+    for (const auto& e : ev.exemplars) {
+        if (e.kind != "syscall") continue;
+        if (!comm.empty()) {
+            const auto c = e.labels.find("comm");
+            if (c == e.labels.end() || c->second != comm) continue;
+        }
+        const auto op = e.labels.find("op");
+        if (op == e.labels.end() || (op->second != "fsync" && op->second != "sync_file_range")) continue;
+        const auto t = e.values.find("total_us");
+        if (t == e.values.end() || t->second <= 0) continue;
+        ++p.n;
+        p.total += t->second;
+        for (const auto& [k, v] : e.values)
+            if (k.size() > 3 && k.compare(k.size() - 3, 3, "_us") == 0 && k != "total_us") p.us[k.substr(0, k.size() - 3)] += v;
+    }
+    return p;
+}
+
+// Fewer fsync exemplars than this and their breakdown is not used.
+constexpr size_t kMinFsyncExemplars = 5;
+
+// The application with the most time in traced syscalls: its processes'
+// times summed by command name (a database's backends, a job's workers), from
+// syscall.proc.time_us (the top 20 processes).
+void add_top_app(Evidence& ev) {
+    std::map<std::string, std::pair<double, int>> by_comm;
+    for (const auto& m : ev.metrics) {
+        if (m.name != "syscall.proc.time_us") continue;
+        const auto c = m.labels.find("comm");
+        if (c == m.labels.end()) continue;
+        by_comm[c->second].first += m.value;
+        by_comm[c->second].second += 1;
+    }
+    const auto best = std::max_element(by_comm.begin(), by_comm.end(),
+                                       [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
+    if (best == by_comm.end()) return;
+    ev.add_fact("attr.slow.top_app", {}, best->first,
+                derived("command with the most time in traced syscalls, its processes summed (" +
+                        std::to_string(best->second.second) + " process(es) among the top 20 of syscall.proc.time_us)"));
+}
+
 void add_fsync_chain(Evidence& ev) {
     const auto fsync_pct = slow_fsync_time_pct(ev);
     if (fsync_pct)
@@ -349,17 +403,32 @@ void add_fsync_chain(Evidence& ev) {
     // mostly fsyncs (fdatasync of preallocated data needs no journal commit:
     // it waits for the data and the device's cache flush).
     if (!journal || (journal->value <= 0 && (!fsync_pct || *fsync_pct < 50))) return;
-    double chain = 0;
-    for (const char* part : {"journal", "device", "block_queue", "cgroup"})
-        chain += metric_or(ev, std::string("attr.slow.") + part + "_pct", {}, 0);
-    // Device waits of other operations (reads) in the slow set are not the
-    // chain: at most the fsyncs' own share of it.
-    if (fsync_pct && *fsync_pct > 0) chain = std::min(chain, std::max(*fsync_pct, journal->value));
+    static const char* kChain[] = {"journal", "device", "block_queue", "cgroup"};
+    double chain = 0, journal_part = journal->value;
+    std::string how;
+    // The application that suffered most (all its processes: a database's
+    // backends), when it has enough fsync exemplars of its own; else all.
+    FsyncParts parts;
+    if (const Fact* app = ev.find_fact("attr.slow.top_app")) parts = fsync_exemplar_parts(ev, app->value);
+    if (parts.n < kMinFsyncExemplars) parts = fsync_exemplar_parts(ev);
+    if (parts.n >= kMinFsyncExemplars && parts.total > 0) {
+        for (const char* c : kChain) chain += parts.us.count(c) ? parts.us.at(c) : 0;
+        chain = 100.0 * chain / parts.total;
+        journal_part = 100.0 * (parts.us.count("journal") ? parts.us.at("journal") : 0) / parts.total;
+        how = "share of the slow fsync-family exemplars' time (" + std::to_string(parts.n) +
+              " syscalls of 1 ms or more, each part measured) spent in journal + device + block_queue + cgroup waits";
+    } else {
+        for (const char* c : kChain) chain += metric_or(ev, std::string("attr.slow.") + c + "_pct", {}, 0);
+        // Device waits of other operations (reads) in the slow set are not the
+        // chain: at most the fsyncs' own share of it.
+        if (fsync_pct && *fsync_pct > 0) chain = std::min(chain, std::max(*fsync_pct, journal->value));
+        how = "attr.slow.journal_pct + device_pct + block_queue_pct + cgroup_pct (at most the fsyncs' share of the "
+              "slow set)";
+    }
     ev.add_metric("attr.slow.fsync_chain_pct", {}, chain, "pct",
-                  derived("attr.slow.journal_pct + device_pct + block_queue_pct + cgroup_pct (at most the fsyncs' "
-                          "share of the slow set): the journal commit and the I/O it waits for"));
-    ev.add_metric("attr.slow.journal_of_chain_pct", {}, chain > 0 ? 100.0 * journal->value / chain : 0, "pct",
-                  derived("attr.slow.journal_pct / attr.slow.fsync_chain_pct"));
+                  derived(how + ": the journal commit and the I/O it waits for"));
+    ev.add_metric("attr.slow.journal_of_chain_pct", {}, chain > 0 ? 100.0 * journal_part / chain : 0, "pct",
+                  derived("journal part of attr.slow.fsync_chain_pct, on the same basis"));
 }
 
 }  // namespace
@@ -396,8 +465,11 @@ std::vector<MetricSpec> derived_metric_specs() {
         {"cgroup.slow_share_pct", K::Metric, "pct", layer::kCgroup, "cgroup",
          "share of the slow syscalls' time spent by this group's tasks"},
         {"attr.slow.fsync_chain_pct", K::Metric, "pct", layer::kJournal, "",
-         "slow syscall time waiting for the journal and the I/O it carries (journal + device + block queue + cgroup)"},
+         "share of the slow fsyncs' time waiting for the journal and the I/O it carries (journal + device + block "
+         "queue + cgroup), from their exemplars when there are enough, else from the slow set"},
         {"attr.slow.journal_of_chain_pct", K::Metric, "pct", layer::kJournal, "", "journal part of the fsync chain"},
+        {"attr.slow.top_app", K::Fact, "", layer::kSyscall, "",
+         "command with the most time in traced syscalls, its processes summed"},
         {"attr.slow.fsync_time_pct", K::Metric, "pct", layer::kSyscall, "",
          "share of the slow set's time spent in fsync-family syscalls (estimated from the duration buckets)"},
     };
@@ -411,6 +483,7 @@ void add_derived_metrics(Evidence& ev) {
     add_stack_chains(ev);
     add_cgroup_join(ev);
     add_limits_below(ev);
+    add_top_app(ev);
     add_fsync_chain(ev);
 }
 
