@@ -124,4 +124,8 @@ INSTANTIATE_TEST_SUITE_P(RecordedFaults, Replay,
                          ::testing::Values("slow_device", "tiny_nr_requests", "dirty_throttle", "memcg_reader",
                                            "device_saturated", "fsync_storm", "cached_reads", "blkio_throttle",
                                            "fsync_storm_xfs", "dirty_throttle_xfs", "memcg_reader_xfs",
-                                           "fsync_storm_btrfs", "dirty_throttle_btrfs", "memcg_reader_btrfs"));
+                                           "fsync_storm_btrfs", "dirty_throttle_btrfs", "memcg_reader_btrfs",
+                                           // issue 13 (accuracy matrix runs, ground truth in expected.json)
+                                           "classless_slow", "stacked_slow", "loop_cgroup_limit", "pgbench_writer",
+                                           "qd1_fast", "lock_contention", "cpu_starved", "hdd_seek",
+                                           "busy_healthy"));
