@@ -1,5 +1,6 @@
-// Renderers of a Verdict: text for a terminal (readable at 2 a.m.) and JSON
-// (schema "iodiag-verdict", versioned; documented in README "JSON verdict").
+// Renderers of a Verdict: text for a terminal (readable at 2 a.m.), JSON
+// (schema "iodiag-verdict", versioned; documented in README "JSON verdict")
+// and Markdown (a ticket body, render_markdown.cpp).
 #pragma once
 
 #include <string>
@@ -18,5 +19,6 @@ struct TextOptions {
 };
 std::string render_text(const Verdict& v, const TextOptions& options = {});
 nlohmann::json render_json(const Verdict& v);
+std::string render_markdown(const Verdict& v);
 
 }  // namespace iodiag

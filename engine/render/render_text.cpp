@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "engine/evidence/format.hpp"
+#include "engine/render/exemplar_parts.hpp"
 #include "engine/render/render.hpp"
 
 namespace iodiag {
@@ -33,20 +34,7 @@ std::string labels_text(const Labels& l) {
 // "syscall{comm=fio,...}: total 26.8 ms = dirty 21.5 ms + cpu 4 ms [bytes 4096, offset 0]"
 // The parts are the exemplar's measured intervals (keys ending in _us), largest first.
 std::string exemplar_line(const Exemplar& e) {
-    double total = 0;
-    std::vector<std::pair<double, std::string>> parts;
-    std::string other;
-    for (const auto& [k, val] : e.values) {
-        const bool is_total = k == "total_us" || k == "q2c_us";
-        const bool is_part = k.size() > 3 && k.compare(k.size() - 3, 3, "_us") == 0;
-        if (is_total)
-            total = val;
-        else if (is_part && val > 0)
-            parts.push_back({val, k.substr(0, k.size() - 3)});
-        else if (!is_part)
-            other += (other.empty() ? "" : ", ") + k + " " + format_number(val);
-    }
-    std::sort(parts.rbegin(), parts.rend());
+    const auto [total, parts, other] = split_exemplar(e);
     std::string line = e.kind + labels_text(e.labels) + ": total " + format_value(total, e.unit);
     for (size_t i = 0; i < parts.size(); ++i)
         line += std::string(i ? " + " : " = ") + parts[i].second + " " + format_value(parts[i].first, e.unit);

@@ -49,6 +49,12 @@ const std::map<std::string, Nominal>& nominal_by_class() {
 // whose backing disk is throttled hard sees few backing requests).
 constexpr uint64_t kMinBackingSamples = 20;
 
+// The site configuration's reference for a device (added before the analysis)
+// wins over any derived one.
+void add_reference(Evidence& ev, const char* name, const Labels& labels, double ms, const Provenance& p) {
+    if (!ev.find_metric(name, labels)) ev.add_metric(name, labels, ms, "ms", p);
+}
+
 void add_measured_backing_reference(Evidence& ev, const Labels& loop_labels) {
     const Fact* backing = ev.find_fact("device.backing_device", loop_labels);
     if (!backing) return;
@@ -59,8 +65,8 @@ void add_measured_backing_reference(Evidence& ev, const Labels& loop_labels) {
     const std::string source = "measured: D2C p99 of backing disk " + backing->value + " in this window (" +
                                std::to_string(d2c->hist.total()) +
                                " requests; seed 000 §3.1 has no figure for its class)";
-    ev.add_metric("device.nominal_read_latency_ms", loop_labels, p99_ms, "ms", {"derived", source});
-    ev.add_metric("device.nominal_write_latency_ms", loop_labels, p99_ms, "ms", {"derived", source});
+    add_reference(ev, "device.nominal_read_latency_ms", loop_labels, p99_ms, {"derived", source});
+    add_reference(ev, "device.nominal_write_latency_ms", loop_labels, p99_ms, {"derived", source});
 }
 
 
@@ -475,6 +481,12 @@ std::vector<MetricSpec> derived_metric_specs() {
     };
 }
 
+std::vector<std::string> reference_classes() {
+    std::vector<std::string> out;
+    for (const auto& [cls, n] : nominal_by_class()) out.push_back(cls);
+    return out;
+}
+
 void add_derived_metrics(Evidence& ev) {
     ev.add_metric("window.duration_s", {}, ev.window.duration_s, "s",
                   {"derived", "measured length of the observation window"});
@@ -490,8 +502,9 @@ void add_derived_metrics(Evidence& ev) {
 void add_nominal_latencies(Evidence& ev) {
     for (const auto& device : ev.instances("device")) {
         const Labels labels{{"device", device}};
-        // A reference from the site configuration wins (kind "config").
-        if (ev.find_metric("device.nominal_read_latency_ms", labels)) continue;
+        // A reference from the site configuration wins (kind "config"):
+        // add_reference keeps one already there, so a configured read
+        // reference and the class's write reference can meet.
         const Fact* cls = ev.find_fact("device.class", labels);
         if (!cls) continue;
         std::string klass = cls->value;
@@ -509,10 +522,10 @@ void add_nominal_latencies(Evidence& ev) {
         auto it = nominal_by_class().find(klass);
         if (it == nominal_by_class().end()) continue;
         const Nominal& n = it->second;
-        ev.add_metric("device.nominal_read_latency_ms", labels, n.read_ms, "ms",
+        add_reference(ev, "device.nominal_read_latency_ms", labels, n.read_ms,
                       {"reference", std::string(n.source) + via});
         if (n.write_ms >= 0)
-            ev.add_metric("device.nominal_write_latency_ms", labels, n.write_ms, "ms",
+            add_reference(ev, "device.nominal_write_latency_ms", labels, n.write_ms,
                           {"reference", std::string(n.source) + via});
     }
 }

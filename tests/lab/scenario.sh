@@ -69,6 +69,16 @@ fs_on() {     # fs_on DEV DIR: makes $fs on DEV (quiet, over any old signature) 
   esac
   mkdir "$2"; mount "$1" "$2"; undo+=("umount $2 || umount -l $2")
 }
+tiny_dirty_limits() {   # vm.dirty_bytes 2 MiB, background 1 MiB; the previous limits come back on exit
+  local old_b old_r old_bb old_br
+  old_b=$(cat /proc/sys/vm/dirty_bytes) old_r=$(cat /proc/sys/vm/dirty_ratio)
+  old_bb=$(cat /proc/sys/vm/dirty_background_bytes) old_br=$(cat /proc/sys/vm/dirty_background_ratio)
+  # Writing one of a (bytes, ratio) pair zeroes the other: put back whichever was in force.
+  if [[ $old_b -ne 0 ]]; then undo+=("echo $old_b > /proc/sys/vm/dirty_bytes"); else undo+=("echo $old_r > /proc/sys/vm/dirty_ratio"); fi
+  if [[ $old_bb -ne 0 ]]; then undo+=("echo $old_bb > /proc/sys/vm/dirty_background_bytes"); else undo+=("echo $old_br > /proc/sys/vm/dirty_background_ratio"); fi
+  echo $((2*1024*1024)) > /proc/sys/vm/dirty_bytes
+  echo $((1024*1024)) > /proc/sys/vm/dirty_background_bytes
+}
 bg() { setsid "$@" >/dev/null 2>&1 & local pid=$!; undo+=("kill -TERM -$pid; sleep 0.5; kill -KILL -$pid"); }
 # The victims: the processes whose latency the injected cause hurts. They run in
 # one cgroup v2 directory so the ground truth can follow them (and only them).
@@ -110,6 +120,25 @@ record() {
 case $name in
   idle)
     record ;;
+  dirty_midwindow)    # a buffered writer on ext4; vm.dirty_bytes cut to 2 MiB halfway through the
+                      # window (a fault that starts mid-recording, for the per-interval series);
+                      # prints "fault_unix T", when the limit was cut
+    loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
+    bg fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
+       --time_based --runtime=120
+    sleep 1
+    "$iodiag" -v record --duration "$secs" -o "$out" >/dev/null 2>"$work/record.log" & rec=$!
+    undo+=("kill $rec")
+    for ((i = 0; i < 600; i++)); do   # BPF load and attach come before the window
+      grep -q "window starts" "$work/record.log" && break
+      kill -0 $rec 2>/dev/null || break
+      sleep 0.1
+    done
+    grep -q "window starts" "$work/record.log" || { cat "$work/record.log" >&2; echo "the recording did not start" >&2; exit 1; }
+    sleep "$(awk -v s="$secs" 'BEGIN { print s / 2 }')"
+    tiny_dirty_limits
+    echo "fault_unix $(date +%s.%N)"
+    wait $rec || { cat "$work/record.log" >&2; exit 1; } ;;
   cached_reads)       # a read loop over a file that fits in the page cache: healthy
     loop_on /tmp 512; fs_on "$dev" "$work/mnt"   # 512: mkfs.xfs refuses under 300 MB
     dd if=/dev/urandom of="$work/mnt/hot" bs=1M count=32 status=none; cat "$work/mnt/hot" >/dev/null
