@@ -76,6 +76,13 @@ struct SourceLegend {
     }
 };
 
+// What a finding's share is a share of, in words.
+std::string share_basis(const std::string& metric) {
+    if (metric.rfind("block.", 0) == 0) return "of its requests' block-layer time";
+    if (metric.rfind("cgroup.", 0) == 0) return "of the slow operations' time, spent by this group's tasks";
+    return "of the slow operations' time";
+}
+
 // The first sentence of a text (up to ". "), for the opening lines.
 std::string first_sentence(const std::string& text) {
     const size_t end = text.find(". ");
@@ -97,13 +104,8 @@ void render_glance(std::ostringstream& out, const Verdict& v) {
         out << "  Nothing the applications waited for was abnormal in the observed layers.\n";
         return;
     }
-    const std::string share = top->share_pct ? " (" + format_number(*top->share_pct) + " % of " +
-                                                   (top->share_metric.rfind("attr.slow", 0) == 0 ||
-                                                            top->share_metric.find("slow_share") != std::string::npos
-                                                        ? std::string("the slow operations' time")
-                                                        : top->share_metric) +
-                                                   ")"
-                                             : std::string("");
+    const std::string share =
+        top->share_pct ? " (" + format_number(*top->share_pct) + " % " + share_basis(top->share_metric) + ")" : "";
     // A title that states its share already needs no second one.
     out << "  What:    " << top->title << (top->title.find('%') == std::string::npos ? share : "") << "\n";
     // Who suffered most is worth a line only when something was wrong: in a
