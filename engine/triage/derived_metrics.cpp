@@ -502,9 +502,12 @@ void add_derived_metrics(Evidence& ev) {
 void add_nominal_latencies(Evidence& ev) {
     for (const auto& device : ev.instances("device")) {
         const Labels labels{{"device", device}};
-        // A reference from the site configuration wins (kind "config"):
-        // add_reference keeps one already there, so a configured read
-        // reference and the class's write reference can meet.
+        // A reference from the site configuration replaces the class table's
+        // for the device: its write figure comes from the configuration too,
+        // or there is none. Any other reference already there (a replayed
+        // bundle's) is kept by add_reference and completed from the class.
+        const Metric* configured = ev.find_metric("device.nominal_read_latency_ms", labels);
+        if (configured && configured->provenance.kind == "config") continue;
         const Fact* cls = ev.find_fact("device.class", labels);
         if (!cls) continue;
         std::string klass = cls->value;
