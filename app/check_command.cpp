@@ -123,7 +123,7 @@ std::string config_markdown(const CheckReport& r) {
 }
 
 nlohmann::json report_json(const CheckReport& r) {
-    nlohmann::json j;
+    nlohmann::json j = nlohmann::json::object();   // merged into "check": never null
     if (r.history) {
         nlohmann::json skipped = nlohmann::json::array();
         for (const auto& s : r.skipped) skipped.push_back({{"file", s.name}, {"why", s.why}});

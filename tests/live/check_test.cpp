@@ -269,3 +269,17 @@ TEST(LiveCheck, TextOutputIsAPluginStatusLineThenTheVerdict) {
     EXPECT_EQ(rest.rfind("iodiag verdict", 0), 0u);
     EXPECT_EQ(rest.find('|'), std::string::npos);
 }
+
+TEST(LiveCheck, JsonWithoutHistoryOrSiteConfigStillCarriesTheCheckObject) {
+    // Neither a history nor a site configuration: the "check" object is the
+    // plugin result alone (it once aborted merging an empty report into it).
+    if (const std::string why = missing_root(); !why.empty()) GTEST_SKIP() << why;
+    std::string out;
+    const int rc = run_capture(kIodiag + " check --duration 1 --no-history --format json 2>/dev/null", &out);
+    ASSERT_GE(rc, 0);
+    EXPECT_LE(rc, 2) << out.substr(0, 400);
+    const json j = json::parse(out);
+    ASSERT_TRUE(j.contains("check")) << out.substr(0, 400);
+    EXPECT_EQ(j["check"]["status_line"].get<std::string>().rfind("IODIAG ", 0), 0u);
+    EXPECT_FALSE(j["check"].contains("history"));
+}
