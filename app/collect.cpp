@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app/progress.hpp"
+#include "collectors/bpf_features.hpp"
 #include "collectors/registry.hpp"
 
 namespace iodiag::cli {
@@ -37,11 +38,24 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress) {
     std::stable_partition(collectors.begin(), collectors.end(),
                           [](const std::unique_ptr<Collector>& c) { return c->slow_to_start(); });
     std::vector<bool> running(collectors.size(), false);
-    for (size_t i = 0; i < collectors.size(); ++i) {
+    std::vector<CollectorStatus> status(collectors.size());
+    auto start_one = [&](size_t i) {
         const auto t0 = std::chrono::steady_clock::now();
-        CollectorStatus st = collectors[i]->start(opts);
+        status[i] = collectors[i]->start(opts);
         spdlog::debug("{}: start took {:.1f} ms", collectors[i]->name(),
                       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    };
+    // The slow starters load independent BPF objects: the kernel verifies
+    // them in parallel, so the start costs the slowest one, not their sum.
+    std::vector<std::thread> starters;
+    for (size_t i = 0; i < collectors.size(); ++i)
+        if (collectors[i]->slow_to_start()) starters.emplace_back(start_one, i);
+    for (auto& t : starters) t.join();
+    // Every BPF program is loaded: the probes' parsed kernel BTF can go.
+    release_vmlinux_btf();
+    for (size_t i = 0; i < collectors.size(); ++i) {
+        if (!collectors[i]->slow_to_start()) start_one(i);
+        CollectorStatus& st = status[i];
         if (st.name.empty()) st.name = collectors[i]->name();
         running[i] = st.available;
         if (!st.available) spdlog::info("{} unavailable: {}", st.name, st.reason);   // the verdict lists it too

@@ -22,6 +22,13 @@ std::string pct_or_dash(const std::optional<double>& v) {
     return v ? format_number(*v) + " %" : "-";
 }
 
+// 1204 -> "1,204"
+std::string with_thousands(uint64_t n) {
+    std::string s = std::to_string(n);
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+    return s;
+}
+
 std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
 
 std::string labels_text(const Labels& l) {
@@ -253,6 +260,12 @@ std::string render_text(const Verdict& v, const TextOptions& options) {
     for (const auto& c : v.collectors)
         out << "  " << pad(c.name, 20) << (c.available ? "available" : "UNAVAILABLE") << (c.reason.empty() ? "" : ": " + c.reason)
             << "\n";
+    if (!v.lost_events.empty()) {
+        out << "LOST EVENTS (seen but not accounted; what stays complete)\n";
+        for (const auto& l : v.lost_events)
+            out << "  " << l.collector << " " << l.what << ": " << with_thousands(l.count) << " lost"
+                << (l.complete.empty() ? "" : "; " + l.complete) << "\n";
+    }
     if (!v.not_evaluated.empty()) {
         out << "RULES NOT EVALUATED (their evidence is missing)\n";
         for (const auto& n : v.not_evaluated) out << "  " << n << "\n";

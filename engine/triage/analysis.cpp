@@ -263,6 +263,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     v.kernel = ev.kernel;
     v.window = ev.window;
     v.collectors = ev.collectors;
+    v.lost_events = lost_events_of(ev);
 
     std::vector<Finding> fired;
     std::vector<const Rule*> fired_rules;
