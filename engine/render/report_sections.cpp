@@ -38,7 +38,7 @@ std::string collector_state(const Evidence& ev, const std::string& name) {
     const CollectorStatus* c = collector(ev, name);
     if (!c) return name + " did not run";
     if (!c->available) return name + " unavailable: " + c->reason;
-    return name + " ran";
+    return name + " ran but did not record it";
 }
 
 bool has_series(const Evidence& ev, const std::string& metric) {
@@ -125,7 +125,8 @@ article.finding.critical { border-left-color: #b71c1c; }
 article.finding.info { border-left-color: #2e7d32; }
 .meta { color: #555; font-size: 0.9em; }
 .prio { display: inline-block; min-width: 2.2em; font-weight: bold; }
-code { background: #f4f4f4; padding: 0 3px; border-radius: 3px; }
+code { background: #f4f4f4; padding: 0 3px; border-radius: 3px; overflow-wrap: anywhere; }
+td, p, li, figcaption { overflow-wrap: anywhere; }
 figure { margin: 10px 0 18px; }
 figcaption { color: #555; font-size: 0.85em; }
 svg { max-width: 100%; height: auto; }
