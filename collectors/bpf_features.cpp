@@ -15,6 +15,8 @@
 #include <memory>
 #include <mutex>
 
+#include <spdlog/spdlog.h>
+
 namespace iodiag {
 
 namespace {
@@ -187,11 +189,29 @@ thread_local LibbpfLog* t_capture = nullptr;
 int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
     if (level == LIBBPF_DEBUG) return 0;
     if (LibbpfLog* log = t_capture) {
-        char buf[1024];
-        vsnprintf(buf, sizeof buf, fmt, args);
-        std::string line(buf);
-        while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-        if (!line.empty()) log->add(std::move(line));
+        // One call may carry many lines (the verifier's log comes whole).
+        char small[1024];
+        va_list copy;
+        va_copy(copy, args);
+        const int n = vsnprintf(small, sizeof small, fmt, copy);
+        va_end(copy);
+        std::string text;
+        if (n >= static_cast<int>(sizeof small)) {
+            text.resize(static_cast<size_t>(n) + 1);
+            vsnprintf(text.data(), text.size(), fmt, args);
+            text.resize(static_cast<size_t>(n));
+        } else {
+            text = small;
+        }
+        size_t start = 0;
+        while (start < text.size()) {
+            size_t end = text.find('\n', start);
+            if (end == std::string::npos) end = text.size();
+            std::string line = text.substr(start, end - start);
+            while (!line.empty() && line.back() == ' ') line.pop_back();
+            if (!line.empty()) log->add(std::move(line));
+            start = end + 1;
+        }
         return 0;
     }
     return vfprintf(stderr, fmt, args);
@@ -228,6 +248,8 @@ std::string LibbpfLog::failure() const {
         if (l.find("prog '") != std::string::npos && prog.empty()) prog = l;
         last = l;
     }
+    // The whole log (verifier output included) with -v.
+    for (const auto& l : lines_) spdlog::debug("libbpf: {}", l);
     std::string out = prog.empty() ? last : prog;
     if (auto p = out.find("libbpf: "); p == 0) out = out.substr(8);
     if (!verifier.empty()) out += (out.empty() ? "" : "; ") + std::string("verifier: ") + verifier;
