@@ -10,6 +10,7 @@
 #include "app/commands.hpp"
 #include "app/rules_loading.hpp"
 #include "engine/render/render.hpp"
+#include "engine/evidence/json_text.hpp"
 
 namespace iodiag::cli {
 
@@ -24,12 +25,13 @@ struct Options {
 };
 
 // Same evidence in, same verdict out: the live path analyses what a replay of
-// its bundle would read, so record + replay can never disagree.
-Evidence as_recorded(const Evidence& ev) { return evidence_from_json(evidence_to_json(ev)); }
+// its bundle would read (the very text written), so record + replay can never
+// disagree.
+Evidence as_recorded(const Evidence& ev) { return parse_bundle(bundle_text(ev)); }
 
 void print_verdict(const Verdict& v, const std::string& format) {
     if (format == "json")
-        std::cout << render_json(v).dump(2) << "\n";
+        std::cout << json_text(render_json(v), 2) << "\n";
     else
         std::cout << render_text(v);
 }
