@@ -40,16 +40,21 @@ std::vector<KernelSymbolRange> resolve_kernel_symbols(const std::string& kallsym
     }
     std::stable_sort(syms.begin(), syms.end(), [](const Sym& a, const Sym& b) { return a.addr < b.addr; });
 
+    // The end of a symbol is the next symbol at a higher address (aliases share
+    // one): found in one backward pass, so many aliases at one address cost
+    // linear time, not quadratic.
+    std::vector<uint64_t> next_higher(syms.size(), 0);
+    for (size_t i = syms.size(); i-- > 0;) {
+        if (i + 1 < syms.size())
+            next_higher[i] = syms[i + 1].addr > syms[i].addr ? syms[i + 1].addr : next_higher[i + 1];
+    }
     std::vector<KernelSymbolRange> out;
     for (size_t i = 0; i < syms.size(); ++i) {
         if (!syms[i].text) continue;
         std::string base = syms[i].name.substr(0, syms[i].name.find('.'));
         auto it = wanted.find(base);
         if (it == wanted.end()) continue;
-        // The end is the next symbol at a higher address (aliases share one).
-        uint64_t end = 0;
-        for (size_t j = i + 1; j < syms.size(); ++j)
-            if (syms[j].addr > syms[i].addr) { end = syms[j].addr; break; }
+        const uint64_t end = next_higher[i];
         if (end == 0) continue;   // last symbol: size unknown, skip rather than guess
         out.push_back({syms[i].addr, end, base, it->second});
     }
