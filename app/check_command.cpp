@@ -22,6 +22,7 @@
 #include "engine/render/plugin_output.hpp"
 #include "engine/render/render.hpp"
 #include "engine/triage/analysis.hpp"
+#include "engine/evidence/json_text.hpp"
 
 namespace iodiag::cli {
 
@@ -148,7 +149,7 @@ void print_result(const Verdict& v, const PluginResult& pr, const CheckReport& r
         nlohmann::json j = render_json(v);
         j["check"] = plugin_json(pr);
         j["check"].update(report_json(r));
-        std::cout << (format == "json" ? j.dump(2) : j.dump()) << "\n";
+        std::cout << json_text(j, format == "json" ? 2 : -1) << "\n";
     } else if (format == "text") {
         std::cout << pr.status_line() << "\n"
                   << plugin_long_output(render_text(v) + (r.history ? history_text(r) : "") + config_text(r));

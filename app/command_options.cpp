@@ -5,6 +5,7 @@
 #include "app/data_dirs.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "engine/render/render.hpp"
+#include "engine/evidence/json_text.hpp"
 
 namespace iodiag::cli {
 
@@ -42,12 +43,14 @@ void add_verdict_options(CLI::App* cmd, VerdictOptions& o) {
 }
 
 std::string render_verdict(const Verdict& v, const std::string& format) {
-    if (format == "json") return render_json(v).dump(2) + "\n";
-    if (format == "jsonl") return render_json(v).dump() + "\n";   // one verdict per line
+    if (format == "json") return json_text(render_json(v), 2) + "\n";
+    if (format == "jsonl") return json_text(render_json(v)) + "\n";   // one verdict per line
     if (format == "markdown") return render_markdown(v);
     return render_text(v, {.verbose = spdlog::get_level() <= spdlog::level::debug});   // -v: every provenance in full
 }
 
-Evidence as_recorded(const Evidence& ev) { return evidence_from_json(evidence_to_json(ev)); }
+// The very text a bundle holds, read back: the live path analyses what a
+// replay reads, so record + replay can never disagree.
+Evidence as_recorded(const Evidence& ev) { return parse_bundle(bundle_text(ev)); }
 
 }  // namespace iodiag::cli

@@ -91,7 +91,7 @@ std::optional<std::string> HistoryStore::save(const Evidence& ev, std::string* e
         *error = "the state directory " + dir_ + " is not writable: " + std::strerror(errno);
         return std::nullopt;
     }
-    const std::string content = evidence_to_json(ev).dump(1) + "\n";
+    const std::string content = bundle_text(ev);
     struct statvfs vfs {};
     if (::statvfs(dir_.c_str(), &vfs) == 0) {
         const uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;

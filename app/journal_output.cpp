@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "engine/evidence/json_text.hpp"
 #include "engine/render/render.hpp"
 
 #if IODIAG_HAVE_LIBSYSTEMD
@@ -27,7 +28,7 @@ std::string send_verdict_to_journal(const Verdict& v, const std::string& mode) {
     // syslog priorities: 2 crit, 4 warning, 6 info.
     const char* priority = status == "critical" ? "2" : status == "warning" ? "4" : "6";
     std::vector<std::string> fields{
-        "MESSAGE=" + render_json(v).dump(),
+        "MESSAGE=" + json_text(render_json(v)),
         std::string("MESSAGE_ID=") + kVerdictMessageId,
         std::string("PRIORITY=") + priority,
         "SYSLOG_IDENTIFIER=iodiag",

@@ -52,6 +52,11 @@ int main(int argc, char** argv) {
         return rc == 0 ? 0 : 3;
     } catch (const iodiag::cli::ExitCode& e) {
         return e.code;
+    } catch (const std::exception& e) {
+        // A bug, not bad input (that has its own messages and exit 3): say what
+        // it was rather than abort with a core dump.
+        std::cerr << "iodiag: internal error: " << e.what() << "\n";
+        return 1;
     }
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "engine/triage/derived_metrics.hpp"
 #include "engine/rules/playbooks.hpp"
 #include "engine/rules/rules.hpp"
+#include "engine/evidence/json_text.hpp"
 
 namespace iodiag::cli {
 
@@ -98,7 +99,7 @@ void run_lint(const DataOptions& o) {
         j["errors"] = errors;
         j["warnings"] = warnings;
         j["ok"] = errors == 0;
-        std::cout << j.dump(2) << "\n";
+        std::cout << json_text(j, 2) << "\n";
     } else {
         for (const auto& d : l.diagnostics) std::cout << d.to_string() << "\n";
         std::cout << l.rules.rules.size() << " rules and " << l.playbooks.playbooks.size() << " playbooks loaded"
@@ -122,7 +123,7 @@ void run_list(const DataOptions& o) {
                          {"for_each", r.for_each}, {"title", r.title}, {"confidence", r.confidence},
                          {"file", r.pos.file}, {"line", r.pos.line}, {"fixes", fixes}});
         }
-        std::cout << j.dump(2) << "\n";
+        std::cout << json_text(j, 2) << "\n";
     } else {
         size_t w_id = 2, w_layer = 5;
         for (const auto& r : l.rules.rules) {

@@ -28,6 +28,7 @@
 #include "app/watch_store.hpp"
 #include "app/watch_triggers.hpp"
 #include "collectors/block_queue_config.hpp"
+#include "engine/evidence/json_text.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "engine/render/render.hpp"
 #include "engine/triage/analysis.hpp"
@@ -253,7 +254,7 @@ private:
                         {"bundle", stamp + ".bundle.json"},
                         {"before", before},
                         {"verdict", render_json(v)}};
-            write_file_atomically(store_.record_path(stamp), record.dump(1) + "\n");
+            write_file_atomically(store_.record_path(stamp), json_text(record, 1) + "\n");
         } catch (const std::exception& e) {
             // A service keeps watching: the next capture may find room.
             std::cerr << "iodiag watch: capture " << stamp << " not kept: " << e.what() << "\n";
