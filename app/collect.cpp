@@ -9,6 +9,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "app/progress.hpp"
 #include "collectors/bpf_features.hpp"
 #include "collectors/registry.hpp"
 
@@ -21,7 +22,7 @@ void on_sigint(int) { g_interrupted = 1; }
 
 }  // namespace
 
-Evidence collect_evidence(const CollectOptions& opts) {
+Evidence collect_evidence(const CollectOptions& opts, bool show_progress) {
     Evidence ev;
     utsname u{};
     if (uname(&u) == 0) {
@@ -65,6 +66,7 @@ Evidence collect_evidence(const CollectOptions& opts) {
     // last start() to the first finish().
     const auto wall_start = std::chrono::system_clock::now();
     const auto start = std::chrono::steady_clock::now();
+    spdlog::debug("window starts: {} s", opts.duration_s);   // tests time a fault from here
     g_interrupted = 0;
     auto previous = std::signal(SIGINT, on_sigint);
     const auto deadline =
@@ -81,7 +83,10 @@ Evidence collect_evidence(const CollectOptions& opts) {
         ++intervals;
     };
     auto next_sample = series ? start + interval : clock::time_point::max();
+    std::optional<WindowProgress> progress;
+    progress.emplace(opts.duration_s, show_progress, opts.root);
     while (!g_interrupted && clock::now() < deadline) {
+        progress->update(std::chrono::duration<double>(clock::now() - start).count());
         const auto wake = std::min(deadline, next_sample);
         const clock::duration left = wake - clock::now();
         std::this_thread::sleep_for(std::clamp<clock::duration>(left, clock::duration::zero(), std::chrono::milliseconds(50)));
@@ -90,6 +95,7 @@ Evidence collect_evidence(const CollectOptions& opts) {
             next_sample += interval;
         }
     }
+    progress.reset();   // erases the progress line before anything else is printed
     // The last (possibly shorter) interval ends with the window.
     if (series) sample_all();
     std::signal(SIGINT, previous);

@@ -16,6 +16,7 @@
 #include <mutex>
 
 #include <spdlog/spdlog.h>
+#include "collectors/bpf_fault_injection.hpp"
 
 namespace iodiag {
 
@@ -143,6 +144,10 @@ std::string KernelFeatureProbe::btf_available() {
 }
 
 bool KernelFeatureProbe::tracepoint_exists(const std::string& category, const std::string& name) {
+    if (auto fault = injected_bpf_fault("tracepoint", {name})) {
+        last_failure_ = "no tracepoint " + category + ":" + name + " (" + *fault + ")";
+        return false;
+    }
     const fs::path base = fs::path(root_) / "sys/kernel/tracing";
     const fs::path legacy = fs::path(root_) / "sys/kernel/debug/tracing";
     std::error_code ec;
@@ -186,6 +191,10 @@ bool KernelFeatureProbe::fentry_attaches(const std::string& function) {
 }
 
 bool KernelFeatureProbe::try_tp_btf(const std::string& tracepoint, std::string& why) {
+    if (auto fault = injected_bpf_fault("tracepoint", {tracepoint})) {
+        why = "tp_btf " + tracepoint + ": " + *fault;
+        return false;
+    }
     const btf* vmlinux = shared_vmlinux_btf(why);
     return vmlinux && load_and_attach_tracing(vmlinux, BPF_TRACE_RAW_TP, "btf_trace_" + tracepoint,
                                               BTF_KIND_TYPEDEF, "tp_btf " + tracepoint, why);
@@ -198,6 +207,10 @@ bool KernelFeatureProbe::try_fentry(const std::string& function, std::string& wh
 }
 
 bool KernelFeatureProbe::try_raw_tp(const std::string& tracepoint, std::string& why) {
+    if (auto fault = injected_bpf_fault("tracepoint", {tracepoint})) {
+        why = "raw_tp " + tracepoint + ": " + *fault;
+        return false;
+    }
     const int prog =
         bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, nullptr, "GPL", kReturnZero, 2, nullptr);
     if (prog < 0) {

@@ -240,6 +240,11 @@ std::vector<MetricSpec> SyscallBpfCollector::metric_specs() const { return sysca
 CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     CollectorStatus st;
     st.name = name();
+    // Until the programs attach, the layers it measures when it runs: a status
+    // that says unavailable names them, so the verdict says why they were not
+    // observed. On success they become the layers whose probes attached.
+    st.layers = {layer::kSyscall, layer::kFilesystem, layer::kCpu,     layer::kPageCache, layer::kDirty,
+                 layer::kReclaim, layer::kJournal,    layer::kLocks,   layer::kCgroup};
 #if !IODIAG_HAVE_BPF
     (void)opts;
     st.reason = "built without BPF support (no clang/bpftool/BTF at build time)";

@@ -12,6 +12,11 @@ namespace fs = std::filesystem;
 namespace {
 bool is_yaml(const fs::path& p) { return p.extension() == ".yaml" || p.extension() == ".yml"; }
 
+std::string too_large(uintmax_t bytes) {
+    return "file is " + std::to_string(bytes) + " bytes, more than the " + std::to_string(kMaxYamlFileBytes >> 20) +
+           " MiB a rule or playbook file may have";
+}
+
 std::string describe(const YAML::Node& n) {
     switch (n.Type()) {
         case YAML::NodeType::Map: return "a map";
@@ -46,6 +51,10 @@ std::vector<std::string> yaml_files(const std::vector<std::string>& paths,
 
 std::optional<Document> parse_document(const std::string& text, const std::string& file,
                                        std::vector<Diagnostic>& out) {
+    if (text.size() > kMaxYamlFileBytes) {
+        out.push_back({"E014", true, {file, 0, 0}, too_large(text.size())});
+        return std::nullopt;
+    }
     try {
         return Document{file, YAML::Load(text)};
     } catch (const YAML::Exception& e) {
@@ -59,6 +68,12 @@ std::optional<Document> read_document(const std::string& file, std::vector<Diagn
     std::ifstream in(file, std::ios::binary);
     if (!in) {
         out.push_back({"E014", true, {file, 0, 0}, "cannot read file"});
+        return std::nullopt;
+    }
+    // Refused before it is read: a huge file (or /dev/zero) must not cost memory.
+    std::error_code ec;
+    if (const auto size = fs::file_size(file, ec); !ec && size > kMaxYamlFileBytes) {
+        out.push_back({"E014", true, {file, 0, 0}, too_large(size)});
         return std::nullopt;
     }
     std::ostringstream ss;
@@ -149,6 +164,33 @@ YAML::Node Reporter::sequence(const YAML::Node& map, const std::string& key) {
         return YAML::Node();   // iterates as empty
     }
     return n;
+}
+
+namespace {
+size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j)
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+}  // namespace
+
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& known) {
+    std::string best;
+    size_t best_d = std::max<size_t>(2, name.size() / 4) + 1;
+    for (const auto& k : known) {
+        const size_t d = edit_distance(name, k);
+        if (d < best_d) {
+            best_d = d;
+            best = k;
+        }
+    }
+    return best.empty() ? "" : " (did you mean '" + best + "'?)";
 }
 
 void deduplicate(std::vector<Diagnostic>& diags) {

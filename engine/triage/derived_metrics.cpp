@@ -1,7 +1,12 @@
 #include "engine/triage/derived_metrics.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <optional>
+#include <set>
 
+#include "engine/evidence/format.hpp"
 #include "engine/evidence/layers.hpp"
 
 namespace iodiag {
@@ -44,6 +49,12 @@ const std::map<std::string, Nominal>& nominal_by_class() {
 // whose backing disk is throttled hard sees few backing requests).
 constexpr uint64_t kMinBackingSamples = 20;
 
+// The site configuration's reference for a device (added before the analysis)
+// wins over any derived one.
+void add_reference(Evidence& ev, const char* name, const Labels& labels, double ms, const Provenance& p) {
+    if (!ev.find_metric(name, labels)) ev.add_metric(name, labels, ms, "ms", p);
+}
+
 void add_measured_backing_reference(Evidence& ev, const Labels& loop_labels) {
     const Fact* backing = ev.find_fact("device.backing_device", loop_labels);
     if (!backing) return;
@@ -54,8 +65,376 @@ void add_measured_backing_reference(Evidence& ev, const Labels& loop_labels) {
     const std::string source = "measured: D2C p99 of backing disk " + backing->value + " in this window (" +
                                std::to_string(d2c->hist.total()) +
                                " requests; seed 000 §3.1 has no figure for its class)";
-    ev.add_metric("device.nominal_read_latency_ms", loop_labels, p99_ms, "ms", {"derived", source});
-    ev.add_metric("device.nominal_write_latency_ms", loop_labels, p99_ms, "ms", {"derived", source});
+    add_reference(ev, "device.nominal_read_latency_ms", loop_labels, p99_ms, {"derived", source});
+    add_reference(ev, "device.nominal_write_latency_ms", loop_labels, p99_ms, {"derived", source});
+}
+
+
+// The slowest flash class's reference (seed 000 §3.1: SATA SSD 4K random read
+// up to 300 us). A device whose median service time stays within it serves at
+// flash speed, whatever its class:
+// if it dominates the applications' time, that is how they use it, not the
+// device being slow.
+constexpr double kFlashMedianUs = 300;
+// Requests a flash device serves at once without queueing inside (its
+// channels / dies; an assumption, not a measurement: SSDs have 8 or more).
+constexpr double kFlashParallelism = 8;
+
+Provenance derived(const std::string& formula) { return {"derived", formula}; }
+
+double metric_or(const Evidence& ev, const std::string& name, const Labels& l, double fallback) {
+    const Metric* m = ev.find_metric(name, l);
+    return m ? m->value : fallback;
+}
+
+// The device a device's I/O lands on: a loop device's backing disk, a dm/md
+// device's single member (device.slaves, one entry). Empty when none is known.
+std::string lower_device(const Evidence& ev, const std::string& device) {
+    if (const Fact* b = ev.find_fact("device.backing_device", {{"device", device}})) return b->value;
+    if (const Fact* s = ev.find_fact("device.slaves", {{"device", device}}))
+        if (!s->value.empty() && s->value.find(',') == std::string::npos) return s->value;
+    return "";
+}
+
+std::set<std::string> lower_devices(const Evidence& ev) {
+    std::set<std::string> lower;
+    for (const auto& d : ev.instances("device")) {
+        if (auto l = lower_device(ev, d); !l.empty()) lower.insert(l);
+        if (const Fact* s = ev.find_fact("device.slaves", {{"device", d}})) {
+            std::string v = s->value;
+            for (size_t b = 0, e; b < v.size(); b = e + 1) {
+                e = v.find(',', b);
+                if (e == std::string::npos) e = v.size();
+                lower.insert(v.substr(b, e - b));
+            }
+        }
+    }
+    return lower;
+}
+
+// Per device: its own D2C distribution (median, tail ratio), whether it serves
+// at flash speed, whether a reference latency exists, and which share of the
+// slow syscalls' device wait is its own. The syscall collector charges waits
+// for a thread's own block I/O to one "device" class; it is split over the
+// devices the applications submit to (devices that are no other device's lower
+// device: a loop device's backing disk serves the loop worker, not the
+// application) in proportion to their measured device time (D2C total).
+void add_device_judgement(Evidence& ev) {
+    const std::set<std::string> lower = lower_devices(ev);
+    std::map<std::string, double> d2c_total, q2c_total;
+    double top_total = 0;
+    for (const auto& d : ev.instances("device")) {
+        const Labels l{{"device", d}};
+        const Metric* t = ev.find_metric("block.d2c_total_us", l);
+        if (!t || t->value <= 0) continue;
+        d2c_total[d] = t->value;
+        q2c_total[d] = std::max(t->value, metric_or(ev, "block.q2c_total_us", l, t->value));
+        if (!lower.count(d)) top_total += q2c_total[d];
+    }
+    const Metric* slow_dev = ev.find_metric("attr.slow.device_pct");
+    for (const auto& [d, total] : d2c_total) {
+        const Labels l{{"device", d}};
+        ev.add_metric("device.reference_known", l, ev.find_metric("device.nominal_read_latency_ms", l) ? 1 : 0, "bool",
+                      derived("1 when a reference read latency exists for the device (site configuration, its "
+                              "class's nominal value, or a loop device's backing disk), else 0"));
+        if (const HistogramMetric* h = ev.find_histogram("block.d2c_us", l); h && h->unit == "us" && h->hist.total()) {
+            const double p50 = h->hist.percentile(50).value, p99 = h->hist.percentile(99).value;
+            ev.add_metric("device.d2c_p50_us", l, p50, "us", derived("median of block.d2c_us (log2 buckets)"));
+            if (p50 > 0)
+                ev.add_metric("device.d2c_tail_ratio", l, p99 / p50, "ratio",
+                              derived("p99 / p50 of block.d2c_us: how far the tail lies from the median"));
+            // Slower than any flash device: a median above 3x the slowest flash
+            // class's reference (seed 000 §9.4: await above 3x its baseline is
+            // the alert level).
+            // A device kept deeper than a flash device serves in parallel (its
+            // channels, about 8) queues inside itself: D2C then grows with the
+            // depth, not with slowness, so the bar grows with it.
+            const double depth = metric_or(ev, "disk.aqu_sz", l, 1);
+            const double bar = 3 * kFlashMedianUs * std::max(1.0, depth / kFlashParallelism);
+            // The median, not the tail: a fast device's tail can be its
+            // driver's CPU waits on a busy machine (a loop worker's).
+            const bool slow = p50 >= bar;
+            ev.add_metric("device.slower_than_flash", l, slow ? 1 : 0, "bool",
+                          derived("1 when D2C p50 >= 0.9 ms (3x the slowest flash class's 4K read reference, seed "
+                                  "000 §3.1 SATA SSD 0.3 ms; §9.4's 3x alert level) x max(1, aqu-sz / 8)"));
+        }
+    }
+    if (!slow_dev || top_total <= 0) return;
+    // Shares of the devices the applications submit to, then passed down each
+    // stack: a lower device holds the part of its upper device's share that
+    // its own service time covers (D2C total below / D2C total above, at most
+    // all of it). A loop device over a file on a slow device passes nearly all
+    // of it down; one whose backing I/O waits in a throttle above the lower
+    // disk passes little (the time is spent in the throttle, not in the disk).
+    std::map<std::string, double> share, wait;
+    std::map<std::string, std::string> via;
+    for (const auto& [d, q2c] : q2c_total) {
+        if (lower.count(d)) continue;
+        // The syscalls' wait for their own I/O covers its queueing and its
+        // service: the wait on this device, and the part the device served.
+        wait[d] += slow_dev->value * q2c / top_total;
+        const double top_share = wait[d] * d2c_total[d] / q2c;
+        share[d] += top_share;
+        std::string cur = d;
+        double carried = top_share;   // the upper device's service time, spent below
+        std::set<std::string> seen{d};
+        for (int hop = 0; hop < 8; ++hop) {
+            const std::string next = lower_device(ev, cur);
+            if (next.empty() || seen.count(next) || !d2c_total.count(next) || d2c_total[cur] <= 0) break;
+            seen.insert(next);
+            wait[next] += carried * std::min(1.0, q2c_total[next] / d2c_total[cur]);
+            carried *= std::min(1.0, d2c_total[next] / d2c_total[cur]);
+            share[next] += carried;
+            via[next] += (via[next].empty() ? "" : ", ") + d;
+            cur = next;
+        }
+    }
+    for (const auto& [d, pct] : share) {
+        const Labels l{{"device", d}};
+        const auto v = via.find(d);
+        const std::string how =
+            v == via.end() ? std::string("the devices applications submit to (lower devices of a stack left out)")
+                           : "passed down from " + v->second + " (stacked on it), scaled by this device's block "
+                                                               "time against the upper device's service time";
+        ev.add_metric("device.io_wait_share_pct", l, std::min(100.0, wait[d]), "pct",
+                      derived("attr.slow.device_pct split by Q2C total over " + how +
+                              ": the slow syscalls' wait for I/O on it, queue included"));
+        ev.add_metric("device.slow_share_pct", l, std::min(100.0, pct), "pct",
+                      derived("device.io_wait_share_pct x D2C total / Q2C total (the part the device served); " + how));
+        if (v != via.end())
+            ev.add_fact("device.upper_devices", l, v->second,
+                        derived("devices stacked on this one (loop backing files, dm/md members)"));
+    }
+}
+
+// A stacked device's chain, top to bottom: "loop1 -> /mnt/f on loop0 (D2C p99
+// 3.1 ms) -> /x/disk.img (no block device)". Each hop's figures are measured;
+// the chain says where the upper device's time was spent.
+void add_stack_chains(Evidence& ev) {
+    for (const auto& d : ev.instances("device")) {
+        const Labels l{{"device", d}};
+        std::string lower = lower_device(ev, d);
+        const Fact* file = ev.find_fact("device.backing_file", l);
+        if (lower.empty() && !file) continue;
+        std::string chain = d;
+        std::string cur = d, bottom = d;
+        std::set<std::string> seen{d};
+        for (int hop = 0; hop < 8; ++hop) {
+            const Labels cl{{"device", cur}};
+            const Fact* f = ev.find_fact("device.backing_file", cl);
+            std::string next = lower_device(ev, cur);
+            if (next.empty() && !f) break;
+            chain += " -> ";
+            if (f) chain += "file " + f->value + (next.empty() ? " (on no block device the kernel can see into)" : " on ");
+            if (next.empty() || seen.count(next)) break;
+            seen.insert(next);
+            chain += next;
+            const Labels nl{{"device", next}};
+            if (const Metric* p = ev.find_metric("block.d2c_p99_us", nl))
+                chain += " (D2C p99 " + format_value(p->value, p->unit) + ")";
+            bottom = next;
+            cur = next;
+        }
+        ev.add_fact("device.stack_chain", l, chain,
+                    derived("walked down loop backing files (loop/backing_file, stat st_dev) and dm/md members "
+                            "(/sys/block/*/slaves)"));
+        if (bottom != d) ev.add_fact("device.bottom_device", l, bottom, derived("last block device of device.stack_chain"));
+    }
+}
+
+// "memory:/a,blkio:/b" (the syscall collector's name for a v1 task's groups)
+// -> the path in the given controller's hierarchy; a v2 path stays as it is.
+std::string cgroup_path_for(const std::string& name, const std::string& controller) {
+    if (name.empty() || name[0] == '/') return name;
+    for (size_t b = 0, e; b < name.size(); b = e + 1) {
+        e = name.find(',', b);
+        if (e == std::string::npos) e = name.size();
+        const std::string part = name.substr(b, e - b);
+        const size_t colon = part.find(':');
+        if (colon != std::string::npos && part.substr(0, colon) == controller) return part.substr(colon + 1);
+    }
+    return "";
+}
+
+// One cgroup name across collectors: the share of the slow syscalls' time spent
+// by the tasks of each cgroup the cgroup collector reports (by its I/O
+// controller's path on v1, or its v2 path), so a cgroup's limit and the time
+// its tasks lost meet in one place.
+void add_cgroup_join(Evidence& ev) {
+    std::map<std::string, double> slow_us;
+    double all_slow = 0;
+    for (const auto& m : ev.metrics) {
+        if (m.name != "syscall.cgroup.slow_time_us") continue;
+        const auto it = m.labels.find("cgroup");
+        if (it == m.labels.end()) continue;
+        all_slow += m.value;
+        std::set<std::string> paths{cgroup_path_for(it->second, "blkio"), cgroup_path_for(it->second, "io"),
+                                    cgroup_path_for(it->second, "memory")};
+        for (const auto& p : paths)
+            if (!p.empty()) slow_us[p] += m.value;
+    }
+    if (all_slow <= 0) return;
+    for (const auto& cg : ev.instances("cgroup")) {
+        const auto it = slow_us.find(cg);
+        ev.add_metric("cgroup.slow_share_pct", {{"cgroup", cg}}, it == slow_us.end() ? 0 : 100.0 * it->second / all_slow,
+                      "pct",
+                      derived("syscall.cgroup.slow_time_us of the tasks in this group (v1: its blkio/memory path "
+                              "in the syscall collector's 'controller:/path' name) / all slow-set time"));
+    }
+}
+
+// A cgroup I/O limit on the disk under a stacked device: the loop worker issues
+// the backing I/O on behalf of the submitter's group, so a limit on the lower
+// disk slows the upper device. Per upper device: the most used such limit.
+void add_limits_below(Evidence& ev) {
+    for (const auto& d : ev.instances("device")) {
+        const Labels l{{"device", d}};
+        const Fact* bottom = ev.find_fact("device.bottom_device", l);
+        if (!bottom) continue;
+        double best = -1;
+        std::string best_cg;
+        for (const auto& cg : ev.instances("cgroup")) {
+            const Labels cl{{"cgroup", cg}};
+            const Fact* dev = ev.find_fact("cgroup.io_limit_device", cl);
+            const Metric* util = ev.find_metric("cgroup.io_limit_utilisation_pct", cl);
+            if (!dev || !util) continue;
+            // "vda (254:0)": the limit's device by name.
+            const Fact* chain = ev.find_fact("device.stack_chain", l);
+            const std::string name = dev->value.substr(0, dev->value.find(' '));
+            if (!chain || chain->value.find(" " + name) == std::string::npos) continue;
+            if (util->value > best) best = util->value, best_cg = cg;
+        }
+        if (best < 0) continue;
+        ev.add_metric("device.lower_limit_utilisation_pct", l, best, "pct",
+                      derived("cgroup.io_limit_utilisation_pct of cgroup " + best_cg +
+                              ", whose limit is on a device under this one (device.stack_chain)"));
+        ev.add_fact("device.lower_limit_cgroup", l, best_cg, derived("cgroup with that limit"));
+        if (const Fact* s = ev.find_fact("cgroup.io_limit_setting", {{"cgroup", best_cg}}))
+            ev.add_fact("device.lower_limit_setting", l, s->value, s->provenance);
+    }
+}
+
+// The fsync chain: an fsync waits for the journal commit (or log force), which
+// waits for the data it must carry, on the device, through the block queue and
+// any I/O control. Summed, these are what a slow fsync waited for; each alone
+// may be under its own rule's threshold. Defined only when the journal took
+// part (some slow-set time waited for it).
+// Share of the slow set's time spent in fsync-family syscalls, estimated from
+// the per-operation duration histograms (syscall.latency_us{op}): each bucket
+// at or above the slow threshold counts its operations at the bucket's
+// midpoint. Both sides of the ratio are estimated alike, so the factor-of-two
+// width of a bucket mostly cancels.
+std::optional<double> slow_fsync_time_pct(const Evidence& ev) {
+    const Metric* thr = ev.find_metric("attr.slow.threshold_us");
+    if (!thr) return std::nullopt;
+    const int first = thr->value > 0 ? Log2Histogram::bucket_of(static_cast<uint64_t>(thr->value)) : 0;
+    double fsync = 0, all = 0;
+    for (const auto& h : ev.histograms) {
+        if (h.name != "syscall.latency_us") continue;
+        const auto op = h.labels.find("op");
+        if (op == h.labels.end()) continue;
+        const auto& b = h.hist.buckets();
+        double t = 0;
+        for (size_t i = static_cast<size_t>(std::max(0, first)); i < b.size(); ++i)
+            t += static_cast<double>(b[i]) * 1.5 * static_cast<double>(Log2Histogram::bucket_lo(static_cast<int>(i)));
+        all += t;
+        if (op->second == "fsync" || op->second == "sync_file_range") fsync += t;
+    }
+    if (all <= 0) return std::nullopt;
+    return 100.0 * fsync / all;
+}
+
+// The fsyncs' own breakdown, from the slow syscall exemplars (every syscall of
+// 1 ms or more is sent with its measured parts; the slowest are kept): the
+// part of the fsync-family exemplars' time spent in each class. On a busy
+// machine the slow set also holds other processes' preempted syscalls; the
+// fsyncs' exemplars say what the fsyncs themselves waited for.
+struct FsyncParts {
+    size_t n = 0;
+    double total = 0;
+    std::map<std::string, double> us;   // class -> time
+};
+
+FsyncParts fsync_exemplar_parts(const Evidence& ev, const std::string& comm = "") {
+    FsyncParts p;
+    for (const auto& e : ev.exemplars) {
+        if (e.kind != "syscall") continue;
+        if (!comm.empty()) {
+            const auto c = e.labels.find("comm");
+            if (c == e.labels.end() || c->second != comm) continue;
+        }
+        const auto op = e.labels.find("op");
+        if (op == e.labels.end() || (op->second != "fsync" && op->second != "sync_file_range")) continue;
+        const auto t = e.values.find("total_us");
+        if (t == e.values.end() || t->second <= 0) continue;
+        ++p.n;
+        p.total += t->second;
+        for (const auto& [k, v] : e.values)
+            if (k.size() > 3 && k.compare(k.size() - 3, 3, "_us") == 0 && k != "total_us") p.us[k.substr(0, k.size() - 3)] += v;
+    }
+    return p;
+}
+
+// Fewer fsync exemplars than this and their breakdown is not used.
+constexpr size_t kMinFsyncExemplars = 5;
+
+// The application with the most time in traced syscalls: its processes'
+// times summed by command name (a database's backends, a job's workers), from
+// syscall.proc.time_us (the top 20 processes).
+void add_top_app(Evidence& ev) {
+    std::map<std::string, std::pair<double, int>> by_comm;
+    for (const auto& m : ev.metrics) {
+        if (m.name != "syscall.proc.time_us") continue;
+        const auto c = m.labels.find("comm");
+        if (c == m.labels.end()) continue;
+        by_comm[c->second].first += m.value;
+        by_comm[c->second].second += 1;
+    }
+    const auto best = std::max_element(by_comm.begin(), by_comm.end(),
+                                       [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
+    if (best == by_comm.end()) return;
+    ev.add_fact("attr.slow.top_app", {}, best->first,
+                derived("command with the most time in traced syscalls, its processes summed (" +
+                        std::to_string(best->second.second) + " process(es) among the top 20 of syscall.proc.time_us)"));
+}
+
+void add_fsync_chain(Evidence& ev) {
+    const auto fsync_pct = slow_fsync_time_pct(ev);
+    if (fsync_pct)
+        ev.add_metric("attr.slow.fsync_time_pct", {}, *fsync_pct, "pct",
+                      derived("fsync/fdatasync/sync_file_range share of the slow set's time, from "
+                              "syscall.latency_us{op} buckets at or above attr.slow.threshold_us (bucket midpoints)"));
+    const Metric* journal = ev.find_metric("attr.slow.journal_pct");
+    // The chain exists when the journal took part, or when the slow set is
+    // mostly fsyncs (fdatasync of preallocated data needs no journal commit:
+    // it waits for the data and the device's cache flush).
+    if (!journal || (journal->value <= 0 && (!fsync_pct || *fsync_pct < 50))) return;
+    static const char* kChain[] = {"journal", "device", "block_queue", "cgroup"};
+    double chain = 0, journal_part = journal->value;
+    std::string how;
+    // The application that suffered most (all its processes: a database's
+    // backends), when it has enough fsync exemplars of its own; else all.
+    FsyncParts parts;
+    if (const Fact* app = ev.find_fact("attr.slow.top_app")) parts = fsync_exemplar_parts(ev, app->value);
+    if (parts.n < kMinFsyncExemplars) parts = fsync_exemplar_parts(ev);
+    if (parts.n >= kMinFsyncExemplars && parts.total > 0) {
+        for (const char* c : kChain) chain += parts.us.count(c) ? parts.us.at(c) : 0;
+        chain = 100.0 * chain / parts.total;
+        journal_part = 100.0 * (parts.us.count("journal") ? parts.us.at("journal") : 0) / parts.total;
+        how = "share of the slow fsync-family exemplars' time (" + std::to_string(parts.n) +
+              " syscalls of 1 ms or more, each part measured) spent in journal + device + block_queue + cgroup waits";
+    } else {
+        for (const char* c : kChain) chain += metric_or(ev, std::string("attr.slow.") + c + "_pct", {}, 0);
+        // Device waits of other operations (reads) in the slow set are not the
+        // chain: at most the fsyncs' own share of it.
+        if (fsync_pct && *fsync_pct > 0) chain = std::min(chain, std::max(*fsync_pct, journal->value));
+        how = "attr.slow.journal_pct + device_pct + block_queue_pct + cgroup_pct (at most the fsyncs' share of the "
+              "slow set)";
+    }
+    ev.add_metric("attr.slow.fsync_chain_pct", {}, chain, "pct",
+                  derived(how + ": the journal commit and the I/O it waits for"));
+    ev.add_metric("attr.slow.journal_of_chain_pct", {}, chain > 0 ? 100.0 * journal_part / chain : 0, "pct",
+                  derived("journal part of attr.slow.fsync_chain_pct, on the same basis"));
 }
 
 }  // namespace
@@ -70,14 +449,65 @@ std::vector<MetricSpec> derived_metric_specs() {
         {"device.nominal_write_latency_ms", K::Metric, "ms", layer::kDevice, "device",
          "reference 4K random write latency of the device's class (seed 000 §3.1, upper end)"},
         {"window.duration_s", K::Metric, "s", "", "", "length of the observation window"},
+        {"device.reference_known", K::Metric, "bool", layer::kDevice, "device",
+         "1 when the device has a reference latency (configuration, class, or backing disk), else 0"},
+        {"device.d2c_p50_us", K::Metric, "us", layer::kDevice, "device", "median device service time (D2C)"},
+        {"device.d2c_tail_ratio", K::Metric, "ratio", layer::kDevice, "device", "D2C p99 / p50"},
+        {"device.slower_than_flash", K::Metric, "bool", layer::kDevice, "device",
+         "1 when the device's D2C median or tail is slower than any flash device serves (no reference needed)"},
+        {"device.slow_share_pct", K::Metric, "pct", layer::kDevice, "device",
+         "share of the slow syscalls' time spent in this device's service time (D2C part of their I/O wait)"},
+        {"device.io_wait_share_pct", K::Metric, "pct", layer::kDevice, "device",
+         "share of the slow syscalls' time spent waiting for I/O on this device (block queue + service)"},
+        {"device.upper_devices", K::Fact, "", layer::kDevice, "device",
+         "devices stacked on this one whose time it serves"},
+        {"device.stack_chain", K::Fact, "", layer::kDevice, "device",
+         "the devices and backing files under a stacked device, top to bottom"},
+        {"device.bottom_device", K::Fact, "", layer::kDevice, "device", "last block device under a stacked device"},
+        {"device.lower_limit_utilisation_pct", K::Metric, "pct", layer::kCgroup, "device",
+         "use of a cgroup I/O limit set on a device under this one"},
+        {"device.lower_limit_cgroup", K::Fact, "", layer::kCgroup, "device", "the cgroup with that limit"},
+        {"device.lower_limit_setting", K::Fact, "", layer::kCgroup, "device", "that limit's setting"},
+        {"cgroup.slow_share_pct", K::Metric, "pct", layer::kCgroup, "cgroup",
+         "share of the slow syscalls' time spent by this group's tasks"},
+        {"attr.slow.fsync_chain_pct", K::Metric, "pct", layer::kJournal, "",
+         "share of the slow fsyncs' time waiting for the journal and the I/O it carries (journal + device + block "
+         "queue + cgroup), from their exemplars when there are enough, else from the slow set"},
+        {"attr.slow.journal_of_chain_pct", K::Metric, "pct", layer::kJournal, "", "journal part of the fsync chain"},
+        {"attr.slow.top_app", K::Fact, "", layer::kSyscall, "",
+         "command with the most time in traced syscalls, its processes summed"},
+        {"attr.slow.fsync_time_pct", K::Metric, "pct", layer::kSyscall, "",
+         "share of the slow set's time spent in fsync-family syscalls (estimated from the duration buckets)"},
     };
+}
+
+std::vector<std::string> reference_classes() {
+    std::vector<std::string> out;
+    for (const auto& [cls, n] : nominal_by_class()) out.push_back(cls);
+    return out;
 }
 
 void add_derived_metrics(Evidence& ev) {
     ev.add_metric("window.duration_s", {}, ev.window.duration_s, "s",
                   {"derived", "measured length of the observation window"});
+    add_nominal_latencies(ev);
+    add_device_judgement(ev);
+    add_stack_chains(ev);
+    add_cgroup_join(ev);
+    add_limits_below(ev);
+    add_top_app(ev);
+    add_fsync_chain(ev);
+}
+
+void add_nominal_latencies(Evidence& ev) {
     for (const auto& device : ev.instances("device")) {
         const Labels labels{{"device", device}};
+        // A reference from the site configuration replaces the class table's
+        // for the device: its write figure comes from the configuration too,
+        // or there is none. Any other reference already there (a replayed
+        // bundle's) is kept by add_reference and completed from the class.
+        const Metric* configured = ev.find_metric("device.nominal_read_latency_ms", labels);
+        if (configured && configured->provenance.kind == "config") continue;
         const Fact* cls = ev.find_fact("device.class", labels);
         if (!cls) continue;
         std::string klass = cls->value;
@@ -95,10 +525,10 @@ void add_derived_metrics(Evidence& ev) {
         auto it = nominal_by_class().find(klass);
         if (it == nominal_by_class().end()) continue;
         const Nominal& n = it->second;
-        ev.add_metric("device.nominal_read_latency_ms", labels, n.read_ms, "ms",
+        add_reference(ev, "device.nominal_read_latency_ms", labels, n.read_ms,
                       {"reference", std::string(n.source) + via});
         if (n.write_ms >= 0)
-            ev.add_metric("device.nominal_write_latency_ms", labels, n.write_ms, "ms",
+            add_reference(ev, "device.nominal_write_latency_ms", labels, n.write_ms,
                           {"reference", std::string(n.source) + via});
     }
 }
