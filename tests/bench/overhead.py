@@ -45,7 +45,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench_support import hold_bpf_stats, hold_machine_lock, prog_stats, sh  # noqa: E402
 
-ANCHOR = "/work/shared/anchors/libbpf-tools-biolatency/build.sh"
+# The peers live outside the repository, next to it (../shared/anchors from a
+# checkout's root) or where IODIAG_ANCHORS says.
+ANCHORS = [os.environ.get("IODIAG_ANCHORS", ""), os.path.join(HERE, "../../../shared/anchors"),
+           "/work/shared/anchors"]
+
+
+def biolatency_build_script():
+    for d in ANCHORS:
+        script = os.path.join(d, "libbpf-tools-biolatency/build.sh") if d else ""
+        if script and os.access(script, os.X_OK):
+            return script
+    sys.exit("libbpf-tools-biolatency/build.sh not found in " + ", ".join(d for d in ANCHORS if d) +
+             " (set IODIAG_ANCHORS to the anchors folder)")
+
+
+def exit_on_signal(signum, _frame):
+    """SIGTERM/SIGHUP end the run through the finally blocks: tracers stopped,
+    loop devices detached, the BPF stats sysctl restored."""
+    raise SystemExit(128 + signum)
 
 # Program names per collector (the SEC names in bpf/*.bpf.c).
 BLOCK = {f"{p}_{n}" for p in ("btf", "raw") for n in (
@@ -56,9 +74,10 @@ IOURING = {f"{p}_{n}" for p in ("btf", "raw") for n in (
 
 
 def collector_of(prog_name):
-    if prog_name in BLOCK:
+    # the kernel keeps 15 characters of a program's name (BPF_OBJ_NAME_LEN)
+    if prog_name in {n[:15] for n in BLOCK} or prog_name in BLOCK:
         return "block"
-    if prog_name in IOURING:
+    if prog_name in {n[:15] for n in IOURING} or prog_name in IOURING:
         return "iouring"
     return "syscall"
 
@@ -282,11 +301,15 @@ def main():
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root (BPF, losetup, mount, sysctl)")
+    # rules and playbooks from this checkout, whatever is installed elsewhere
+    os.environ.setdefault("IODIAG_DATA_DIR", os.path.normpath(os.path.join(HERE, "../..")))
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, exit_on_signal)
     _lock = hold_machine_lock()  # noqa: F841 (held until exit)
     peer_dir = a.peer_dir or os.path.join(a.build, "anchors")
     biolatency = os.path.join(peer_dir, "biolatency")
     if not os.access(biolatency, os.X_OK):
-        sh(f"{ANCHOR} {peer_dir}")
+        sh(f"{biolatency_build_script()} {peer_dir}")
     skip = set(a.skip.split(","))
 
     cpu = sh("grep -m1 'model name' /proc/cpuinfo").split(":", 1)[-1].strip()
