@@ -5,7 +5,7 @@
 #include "app/bundle_loading.hpp"
 #include "app/commands.hpp"
 #include "app/diff_command.hpp"
-#include "app/rules_loading.hpp"
+#include "app/site_config_loading.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "engine/render/report_html.hpp"
 #include "engine/triage/analysis.hpp"
@@ -19,11 +19,14 @@ struct ReportCommandOptions {
     std::vector<std::string> bundles;
     std::string output;
     std::string rules_dir;
+    std::string config;
     size_t heatmaps_per_name = 6;
 };
 
 void run_report(const ReportCommandOptions& o) {
-    const RuleSet rules = load_rules_or_exit(o.rules_dir);
+    // As replay: the rules with the site configuration's overrides (its device
+    // entries are in the bundle already, recorded with provenance "config").
+    const RuleSet rules = load_rules_and_site_config_or_exit(o.rules_dir, o.config).rules;
     ReportOptions opts;
     opts.generator = std::string("iodiag ") + IODIAG_VERSION;
     opts.heatmaps_per_name = o.heatmaps_per_name;
@@ -68,6 +71,9 @@ void add_report_command(CLI::App& app) {
     c->add_option("bundles", o.bundles, "BUNDLE, or BEFORE AFTER")->required()->expected(1, 2)->check(CLI::ExistingFile);
     c->add_option("-o,--output", o.output, "HTML file to write (replaced atomically)")->required();
     c->add_option("--rules-dir", o.rules_dir, "Directory of rule files (default: the installed or source rules/)");
+    c->add_option("--config", o.config,
+                  "Site configuration whose rule overrides apply (default: $IODIAG_CONFIG, else "
+                  "/etc/iodiag/iodiag.yaml if it exists)");
     c->add_option("--heatmaps", o.heatmaps_per_name, "Heatmaps drawn per series name (busiest first)")
         ->default_val(6)
         ->check(CLI::Range(1, 64));
