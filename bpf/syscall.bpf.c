@@ -32,14 +32,17 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 const volatile __u32 target_tgid = 0;        /* 0 = every process */
 const volatile __u32 self_tgid = 0;          /* iodiag itself is never traced */
 const volatile __u64 exemplar_min_ns = 1000000;
-const volatile __u32 nranges = 0;
 /* bit of BIO_BPS_THROTTLED in bio->bi_flags, from kernel BTF (0xff = unknown) */
 const volatile __u32 bio_throttled_bit = 0xff;
 /* proc_time slots - 1 (a power of two minus one), as the map was sized */
 const volatile __u32 proc_slot_mask = 1023;
 /* syscall number -> enum iod_sys + 1 (0 = not traced) */
 const volatile __u8 sys_of_nr[IOD_MAX_NR] = {};
-const volatile struct iod_krange ranges[IOD_MAX_RANGES] = {};
+/* The wait classifier's function ranges, sorted by start: filled by user space
+ * after load and before attach (writable data, so that /proc/kallsyms is read
+ * while the kernel verifies the programs). */
+__u32 nranges = 0;
+struct iod_krange ranges[IOD_MAX_RANGES] = {};
 
 /* A thread's traced syscall in flight, in the thread's task local storage:
  * no hash map on the per-syscall path, and freed with the thread. The
@@ -354,7 +357,7 @@ __noinline int send_exemplar(struct inflight *f, __u64 id, __u64 total, long ret
     e->io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
     __u16 charged = f->charged;
     for (int k = 0; k < CLS_COUNT; k++)
-        e->ns[k] = (charged & (1u << k)) ? f->ns[k] : 0;
+        e->ns[k] = f->ns[k] & -(__u64)((charged >> k) & 1);
     bpf_get_current_comm(e->comm, sizeof(e->comm));
     e->name[0] = 0;
     e->parent[0] = 0;
@@ -377,8 +380,11 @@ __noinline int send_exemplar(struct inflight *f, __u64 id, __u64 total, long ret
 
 /* A process first seen on this CPU: its identity (once per process, with the
  * cgroups read once), then its time slot on this CPU, or its overflow entry
- * when another process holds the slot. Out of line: off the common path. */
-static __noinline struct iod_proc_time *claim_proc(__u32 tgid, struct iod_proc_time *slot)
+ * when another process holds the slot. Global functions (this one and
+ * account_syscall) are verified once, on their own, instead of once per path
+ * of sys_exit that reaches them (that made sys_exit ~100k verified
+ * instructions and most of the collector's start time). */
+__noinline int claim_proc(__u32 tgid, __u32 idx)
 {
     if (!bpf_map_lookup_elem(&procs, &tgid)) {
         struct iod_proc_info nv = {};
@@ -389,20 +395,21 @@ static __noinline struct iod_proc_time *claim_proc(__u32 tgid, struct iod_proc_t
         if (bpf_map_update_elem(&procs, &tgid, &nv, BPF_NOEXIST) && !bpf_map_lookup_elem(&procs, &tgid))
             count(CNT_PROCS_FULL, 1);
     }
+    struct iod_proc_time *slot = bpf_map_lookup_elem(&proc_time, &idx);
     if (slot && !slot->tgid) {
         slot->tgid = tgid;
-        return slot;
+        return 0;
     }
-    struct iod_proc_time *o = bpf_map_lookup_elem(&proc_time_overflow, &tgid);
-    if (o) return o;
+    if (bpf_map_lookup_elem(&proc_time_overflow, &tgid))
+        return 0;
     __u32 zero = 0;
     struct iod_proc_time *z = bpf_map_lookup_elem(&proc_time_zero, &zero);
-    if (!z) return NULL;
+    if (!z) return 0;
     bpf_map_update_elem(&proc_time_overflow, &tgid, z, BPF_NOEXIST);
-    o = bpf_map_lookup_elem(&proc_time_overflow, &tgid);
+    struct iod_proc_time *o = bpf_map_lookup_elem(&proc_time_overflow, &tgid);
     if (o) o->tgid = tgid;
     else count(CNT_PROCS_FULL, 1);
-    return o;
+    return 0;
 }
 
 static __always_inline struct iod_proc_time *proc_time_of(__u32 tgid)
@@ -410,7 +417,52 @@ static __always_inline struct iod_proc_time *proc_time_of(__u32 tgid)
     __u32 idx = (tgid * 2654435761u) & proc_slot_mask;
     struct iod_proc_time *p = bpf_map_lookup_elem(&proc_time, &idx);
     if (p && p->tgid == tgid) return p;
-    return claim_proc(tgid, p);
+    claim_proc(tgid, idx);
+    p = bpf_map_lookup_elem(&proc_time, &idx);
+    if (p && p->tgid == tgid) return p;
+    return bpf_map_lookup_elem(&proc_time_overflow, &tgid);
+}
+
+/* Adds one finished syscall to the per-CPU aggregates and its process's time. */
+__noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 total, __u32 tgid)
+{
+    struct iod_aggregates *a = aggs();
+    if (!a || !f) return 0;
+    __u32 b = log2_bucket(total / 1000);
+    __u32 grp = iod_group_of(sys);
+    barrier_var(b);
+    if (b >= IOD_HIST_BUCKETS || grp >= GRP_COUNT) return 0;
+    barrier_var(b);
+    a->hist[grp][b] += 1;
+    __u16 charged = f->charged;
+
+    /* io_uring_enter waits for completions of work done elsewhere (io-wq,
+     * interrupts): its time is not an operation's latency, so it gets a
+     * histogram but stays out of the attribution. */
+    if (grp != GRP_IO_URING_ENTER) {
+        struct iod_bucket_sums *s = &a->buckets[b];
+        s->count += 1;
+        s->total_ns += total;
+        if (charged == (1u << CLS_FILESYSTEM)) {
+            s->ns[CLS_FILESYSTEM] += f->ns[CLS_FILESYSTEM];   /* never left the CPU: the common case */
+        } else {
+            /* branch-free: a branch per class would multiply the paths */
+            for (int i = 0; i < CLS_COUNT; i++)
+                s->ns[i] += f->ns[i] & -(__u64)((charged >> i) & 1);
+        }
+    }
+    if (grp == GRP_READ && ret >= 0) {
+        /* a hit: no page-cache-miss wait, no block I/O wait, no reclaim */
+        const __u16 miss_bits = (1u << CLS_PAGE_CACHE) | (1u << CLS_DEVICE) | (1u << CLS_BLOCK_QUEUE);
+        if (charged & miss_bits) a->read_miss[b] += 1;
+        else a->read_hit[b] += 1;
+    }
+    struct iod_proc_time *pv = proc_time_of(tgid);
+    if (pv) {
+        pv->ops += 1;
+        pv->ns_by_bucket[b] += total;
+    }
+    return 0;
 }
 
 static __always_inline int on_exit(long ret)
@@ -420,49 +472,15 @@ static __always_inline int on_exit(long ret)
     if (!f) return 0;
     __u32 sys = f->sys - 1;
     f->sys = 0;
-    __u64 now = bpf_ktime_get_ns();
-    charge(f, now);
+    charge(f, bpf_ktime_get_ns());
     if (sys == SYS_OPENAT) {
         /* only opens that produced a storage file */
         if (ret < 0 || !is_storage_file(fd_to_file(ret))) return 0;
     }
-    struct iod_aggregates *a = aggs();
-    if (!a) return 0;
     __u64 total = f->mark_ns - f->start_ns;   /* == the sum of the charged parts */
-    __u32 b = log2_bucket(total / 1000);
-    __u32 grp = iod_group_of(sys);
-    if (grp < GRP_COUNT && b < IOD_HIST_BUCKETS)
-        a->hist[grp][b] += 1;
-    __u16 charged = f->charged;
-
-    /* io_uring_enter waits for completions of work done elsewhere (io-wq,
-     * interrupts): its time is not an operation's latency, so it gets a
-     * histogram but stays out of the attribution. */
-    if (grp != GRP_IO_URING_ENTER && b < IOD_HIST_BUCKETS) {
-        struct iod_bucket_sums *s = &a->buckets[b];
-        s->count += 1;
-        s->total_ns += total;
-        if (charged == (1u << CLS_FILESYSTEM)) {
-            s->ns[CLS_FILESYSTEM] += f->ns[CLS_FILESYSTEM];   /* never left the CPU: the common case */
-        } else {
-            for (int i = 0; i < CLS_COUNT; i++)
-                if (charged & (1u << i)) s->ns[i] += f->ns[i];
-        }
-    }
-    if (grp == GRP_READ && ret >= 0 && b < IOD_HIST_BUCKETS) {
-        /* a hit: no page-cache-miss wait, no block I/O wait, no reclaim */
-        const __u16 miss_bits = (1u << CLS_PAGE_CACHE) | (1u << CLS_DEVICE) | (1u << CLS_BLOCK_QUEUE);
-        if (charged & miss_bits) a->read_miss[b] += 1;
-        else a->read_hit[b] += 1;
-    }
-
     __u32 tgid = t->tgid;
-    struct iod_proc_time *pv = proc_time_of(tgid);
-    if (pv && b < IOD_HIST_BUCKETS) {
-        pv->ops += 1;
-        pv->ns_by_bucket[b] += total;
-    }
-    if (total >= exemplar_min_ns && grp != GRP_IO_URING_ENTER)
+    account_syscall(f, sys, ret, total, tgid);
+    if (total >= exemplar_min_ns && iod_group_of(sys) != GRP_IO_URING_ENTER)
         send_exemplar(f, ((__u64)tgid << 32) | (__u32)t->pid, total, ret, sys);
     return 0;
 }
@@ -528,8 +546,9 @@ struct classify_ctx {
 };
 
 /* Class of the function holding one frame (binary search over the sorted
- * ranges), or CLS_NONE. */
-static __always_inline __u32 class_of_ip(__u64 ip, __u32 *kind)
+ * ranges), or CLS_NONE; its journal kind in bits 8..15. A global function:
+ * verified once, whatever the ranges hold (they are written after load). */
+__noinline int class_of_ip(__u64 ip)
 {
     __u32 nr = nranges;
     if (nr > IOD_MAX_RANGES) nr = IOD_MAX_RANGES;
@@ -542,10 +561,8 @@ static __always_inline __u32 class_of_ip(__u64 ip, __u32 *kind)
     }
     if (lo == 0 || lo > IOD_MAX_RANGES) return CLS_NONE;
     __u32 j = lo - 1;
-    if (j < IOD_MAX_RANGES && ip < ranges[j].end) {
-        *kind = ranges[j].kind;
-        return ranges[j].cls;
-    }
+    if (j < IOD_MAX_RANGES && ip < ranges[j].end)
+        return (int)((ranges[j].cls & 0xff) | (ranges[j].kind & 0xff) << 8);
     return CLS_NONE;
 }
 
@@ -555,9 +572,11 @@ static long classify_frame(__u32 i, void *data)
     struct classify_ctx *c = data;
     if (i >= c->n) return 1;
     /* IOD_STACK_DEPTH is a power of two: the mask is the bound the verifier sees */
-    __u32 cls = class_of_ip(c->sb->ip[i & (IOD_STACK_DEPTH - 1)], &c->kind);
+    __u32 found = (__u32)class_of_ip(c->sb->ip[i & (IOD_STACK_DEPTH - 1)]);
+    __u32 cls = found & 0xff;
     if (cls == CLS_NONE) return 0;
     c->cls = cls;
+    c->kind = found >> 8;
     return 1;
 }
 
@@ -567,9 +586,12 @@ static __always_inline __u32 classify_stack(void *ctx, __u8 *kind)
 {
     __u32 zero = 0;
     struct stack_buf *sb = bpf_map_lookup_elem(&stack_scratch, &zero);
-    if (!sb) return CLS_OTHER;
-    long n = bpf_get_stack(ctx, sb->ip, sizeof(sb->ip), 0);
-    if (n <= 0) return CLS_OTHER;
+    long n = sb ? bpf_get_stack(ctx, sb->ip, sizeof(sb->ip), 0) : -1;
+    if (!sb || n <= 0) {
+        /* e.g. the per-CPU callchain buffer is in use by a nested user */
+        count(CNT_WAIT_STACK_FAILED, 1);
+        return CLS_OTHER;
+    }
     struct classify_ctx c = {.sb = sb, .n = (__u32)(n / sizeof(__u64)), .cls = CLS_NONE, .kind = 0};
     bpf_loop(IOD_STACK_DEPTH, classify_frame, &c, 0);
     *kind = (__u8)c.kind;
@@ -695,18 +717,25 @@ int BPF_PROG(on_vmscan_throttled, int nid, int usec_timeout, int usec_delayed, i
     return 0;
 }
 
-/* Stays a perf-event tracepoint: limit, setpoint and cgroup_ino are computed
- * in the event's record, not passed as arguments (one ~80 ms detach). */
-SEC("tracepoint/writeback/balance_dirty_pages")
-int on_balance_dirty_pages(struct trace_event_raw_balance_dirty_pages *ctx)
+/* balance_dirty_pages as tp_btf (a perf-event tracepoint here cost an RCU
+ * synchronisation, 60-90 ms, when detached): the event record's dirty, limit
+ * and setpoint are computed the way its TP_fast_assign does, from the
+ * throttle control (dtc->limit since Linux 6.10, the domain's dirty_limit
+ * before), and pause/period are arguments. */
+SEC("tp_btf/balance_dirty_pages")
+int BPF_PROG(on_balance_dirty_pages, struct bdi_writeback *wb, struct dirty_throttle_control *dtc,
+             unsigned long dirty_ratelimit, unsigned long task_ratelimit, unsigned long dirtied,
+             unsigned long period, long pause, unsigned long start_time)
 {
     count(CNT_DIRTY_EVENTS, 1);
-    if (ctx->pause > 0) count(CNT_DIRTY_PAUSE_JIFFIES, ctx->pause);
-    count(CNT_DIRTY_PERIOD_JIFFIES, ctx->period);
-    gauge(GAUGE_DIRTY_PAGES, ctx->dirty);
-    gauge(GAUGE_DIRTY_LIMIT, ctx->limit);
-    gauge(GAUGE_DIRTY_SETPOINT, ctx->setpoint);
-    gauge(GAUGE_DIRTY_CGROUP_INO, ctx->cgroup_ino);
+    if (pause > 0) count(CNT_DIRTY_PAUSE_JIFFIES, pause);
+    count(CNT_DIRTY_PERIOD_JIFFIES, period);
+    unsigned long limit = bpf_core_field_exists(dtc->limit) ? BPF_CORE_READ(dtc, limit)
+                                                             : BPF_CORE_READ(dtc, dom, dirty_limit);
+    unsigned long freerun = (BPF_CORE_READ(dtc, thresh) + BPF_CORE_READ(dtc, bg_thresh)) / 2;
+    gauge(GAUGE_DIRTY_PAGES, BPF_CORE_READ(dtc, dirty));
+    gauge(GAUGE_DIRTY_LIMIT, limit);
+    gauge(GAUGE_DIRTY_SETPOINT, (limit + freerun) / 2);
     struct inflight *f = current_inflight();
     if (f) f->flags |= IOD_F_DIRTY_THROTTLED;
     return 0;

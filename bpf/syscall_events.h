@@ -122,6 +122,7 @@ enum iod_counter {
     CNT_XFS_FSYNC, CNT_XFS_LOG_FORCES, CNT_BTRFS_FSYNC,
     CNT_JBD2_WAIT_NS, CNT_XFS_LOG_WAIT_NS, CNT_BTRFS_LOG_WAIT_NS,   /* index = CNT_JBD2_WAIT_NS + kind - 1 */
     CNT_PROCS_FULL,            /* a process's time not kept: its slot taken and the overflow hash full */
+    CNT_WAIT_STACK_FAILED,     /* an off-CPU wait whose kernel stack could not be read: charged to other */
     CNT_COUNT
 };
 /* CNT_INFLIGHT_FULL: a syscall not timed because its thread's task storage

@@ -16,6 +16,7 @@
 #include <mutex>
 
 #include <spdlog/spdlog.h>
+#include "collectors/bpf_fault_injection.hpp"
 
 namespace iodiag {
 
@@ -77,12 +78,45 @@ bool load_and_attach_tracing(const btf* vmlinux, bpf_attach_type attach_type, co
 
 }  // namespace
 
-// Parsing vmlinux BTF takes tens of milliseconds: once per process is enough.
+// Parsing vmlinux BTF takes tens of milliseconds: the probes share one parse
+// until release_vmlinux_btf() (it holds several MiB for as long as it lives).
+namespace {
+std::mutex g_btf_mu;
+BtfPtr g_btf;
+std::string g_btf_error;
+bool g_btf_loaded = false;
+}  // namespace
+
 static const btf* shared_vmlinux_btf(std::string& why) {
-    static std::string load_error;
-    static BtfPtr cached = load_vmlinux_btf(load_error);
-    if (!cached) why = load_error;
-    return cached.get();
+    std::lock_guard lock(g_btf_mu);
+    if (!g_btf_loaded) {
+        g_btf = load_vmlinux_btf(g_btf_error);
+        g_btf_loaded = true;
+    }
+    if (!g_btf) why = g_btf_error;
+    return g_btf.get();
+}
+
+void release_vmlinux_btf() {
+    std::lock_guard lock(g_btf_mu);
+    g_btf.reset();
+    g_btf_loaded = false;
+}
+
+std::optional<int64_t> kernel_enum_value(const std::string& name) {
+    std::string why;
+    const btf* b = shared_vmlinux_btf(why);
+    if (!b) return std::nullopt;
+    std::lock_guard lock(g_btf_mu);
+    const int n = static_cast<int>(btf__type_cnt(b));
+    for (int id = 1; id < n; ++id) {
+        const btf_type* t = btf__type_by_id(b, id);
+        if (!btf_is_enum(t)) continue;
+        const struct btf_enum* e = btf_enum(t);
+        for (int i = 0; i < btf_vlen(t); ++i)
+            if (name == btf__name_by_offset(b, e[i].name_off)) return e[i].val;
+    }
+    return std::nullopt;
 }
 
 KernelFeatureProbe::KernelFeatureProbe(std::string root) : root_(std::move(root)) {}
@@ -110,6 +144,10 @@ std::string KernelFeatureProbe::btf_available() {
 }
 
 bool KernelFeatureProbe::tracepoint_exists(const std::string& category, const std::string& name) {
+    if (auto fault = injected_bpf_fault("tracepoint", {name})) {
+        last_failure_ = "no tracepoint " + category + ":" + name + " (" + *fault + ")";
+        return false;
+    }
     const fs::path base = fs::path(root_) / "sys/kernel/tracing";
     const fs::path legacy = fs::path(root_) / "sys/kernel/debug/tracing";
     std::error_code ec;
@@ -153,6 +191,10 @@ bool KernelFeatureProbe::fentry_attaches(const std::string& function) {
 }
 
 bool KernelFeatureProbe::try_tp_btf(const std::string& tracepoint, std::string& why) {
+    if (auto fault = injected_bpf_fault("tracepoint", {tracepoint})) {
+        why = "tp_btf " + tracepoint + ": " + *fault;
+        return false;
+    }
     const btf* vmlinux = shared_vmlinux_btf(why);
     return vmlinux && load_and_attach_tracing(vmlinux, BPF_TRACE_RAW_TP, "btf_trace_" + tracepoint,
                                               BTF_KIND_TYPEDEF, "tp_btf " + tracepoint, why);
@@ -165,6 +207,10 @@ bool KernelFeatureProbe::try_fentry(const std::string& function, std::string& wh
 }
 
 bool KernelFeatureProbe::try_raw_tp(const std::string& tracepoint, std::string& why) {
+    if (auto fault = injected_bpf_fault("tracepoint", {tracepoint})) {
+        why = "raw_tp " + tracepoint + ": " + *fault;
+        return false;
+    }
     const int prog =
         bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, nullptr, "GPL", kReturnZero, 2, nullptr);
     if (prog < 0) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -173,6 +174,7 @@ std::pair<std::string, std::string> tracepoint_of(const std::string& section) {
     if (name.rfind("xfs_", 0) == 0) return {"xfs", name};
     if (name.rfind("btrfs_", 0) == 0) return {"btrfs", name};
     if (name.rfind("page_cache_", 0) == 0) return {"readahead", name};
+    if (name == "balance_dirty_pages") return {"writeback", name};
     return {"", name};
 }
 
@@ -183,27 +185,6 @@ const std::vector<long>& traced_syscall_numbers() {
         SYS_preadv2, SYS_pwritev2, SYS_fsync, SYS_fdatasync, SYS_sync_file_range, SYS_openat,
         SYS_io_uring_enter};
     return v;
-}
-
-// Bit number of an anonymous-enum constant (BIO_BPS_THROTTLED) in kernel BTF;
-// 0xff when absent. Read from BTF, not assumed, because it is not ABI.
-uint32_t enum_value_from_btf(const char* name) {
-    btf* b = btf__load_vmlinux_btf();
-    if (!b) return 0xff;
-    uint32_t value = 0xff;
-    const int n = static_cast<int>(btf__type_cnt(b));
-    for (int id = 1; id < n && value == 0xff; ++id) {
-        const btf_type* t = btf__type_by_id(b, id);
-        if (!btf_is_enum(t)) continue;
-        const struct btf_enum* e = btf_enum(t);
-        for (int i = 0; i < btf_vlen(t); ++i)
-            if (std::strcmp(btf__name_by_offset(b, e[i].name_off), name) == 0) {
-                value = static_cast<uint32_t>(e[i].val);
-                break;
-            }
-    }
-    btf__free(b);
-    return value;
 }
 
 bool is_max_counter(uint32_t i) {
@@ -259,6 +240,11 @@ std::vector<MetricSpec> SyscallBpfCollector::metric_specs() const { return sysca
 CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     CollectorStatus st;
     st.name = name();
+    // Until the programs attach, the layers it measures when it runs: a status
+    // that says unavailable names them, so the verdict says why they were not
+    // observed. On success they become the layers whose probes attached.
+    st.layers = {layer::kSyscall, layer::kFilesystem, layer::kCpu,     layer::kPageCache, layer::kDirty,
+                 layer::kReclaim, layer::kJournal,    layer::kLocks,   layer::kCgroup};
 #if !IODIAG_HAVE_BPF
     (void)opts;
     st.reason = "built without BPF support (no clang/bpftool/BTF at build time)";
@@ -289,33 +275,35 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     ro->self_tgid = static_cast<uint32_t>(getpid());
     ro->exemplar_min_ns = static_cast<uint64_t>(opts_.exemplar_min_us * 1000);
 
-    // Wait classifier: kernel function ranges from /proc/kallsyms.
+    // Wait classifier: kernel function ranges from /proc/kallsyms (~100 ms of
+    // kernel time to generate), read while the kernel verifies the programs.
     std::vector<std::string> notes;
     const std::string kallsyms_path = under_root(opts.root, "/proc/kallsyms");
-    auto ksyms = try_read_text_file(kallsyms_path);
     std::vector<KernelSymbolRange> ranges;
-    if (ksyms) ranges = resolve_kernel_symbols(*ksyms, syscall_bpf::wait_classifier_functions());
-    if (ranges.size() > IOD_MAX_RANGES) ranges.resize(IOD_MAX_RANGES);
-    for (size_t i = 0; i < ranges.size(); ++i)
-        ro->ranges[i] = {ranges[i].start, ranges[i].end, static_cast<unsigned>(ranges[i].tag),
-                         syscall_bpf::journal_kind_of_function(ranges[i].name)};
-    ro->nranges = static_cast<uint32_t>(ranges.size());
+    std::thread kallsyms_reader([&] {
+        ranges = resolve_kernel_symbols_in_file(kallsyms_path, syscall_bpf::wait_classifier_functions())
+                     .value_or(std::vector<KernelSymbolRange>{});
+        if (ranges.size() > IOD_MAX_RANGES) ranges.resize(IOD_MAX_RANGES);
+    });
+    struct JoinOnExit {
+        std::thread& t;
+        ~JoinOnExit() {
+            if (t.joinable()) t.join();
+        }
+    } join_reader{kallsyms_reader};
     impl->proc_slots = proc_slots_for(libbpf_num_possible_cpus());
     ro->proc_slot_mask = impl->proc_slots - 1;
     if (int err = bpf_map__set_max_entries(impl->skel->maps.proc_time, impl->proc_slots); err) {
         st.reason = std::string("syscall.bpf.o: sizing proc_time: ") + std::strerror(-err);
         return st;
     }
-    ro->bio_throttled_bit = enum_value_from_btf("BIO_BPS_THROTTLED");
+    // Read from BTF, not assumed: the flag's bit number is not ABI.
+    ro->bio_throttled_bit = static_cast<uint32_t>(kernel_enum_value("BIO_BPS_THROTTLED").value_or(0xff));
     for (size_t i = 0; i < traced_syscall_numbers().size(); ++i) {
         const long nr = traced_syscall_numbers()[i];
         if (nr >= 0 && nr < IOD_MAX_NR) ro->sys_of_nr[nr] = static_cast<uint8_t>(i + 1);
     }
     std::set<int> classes_resolved;
-    for (const auto& r : ranges) classes_resolved.insert(r.tag);
-    if (ranges.empty())
-        notes.push_back("off-CPU waits unclassified (counted as other): no classifier function found in " +
-                        kallsyms_path);
 
     // Programs whose tracepoint is missing are not loaded (and their layer not claimed).
     std::set<std::string> missing;
@@ -327,6 +315,7 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
             missing.insert(tp);
         }
     }
+    t.mark("tracepoint checks");
     {
         LibbpfLog log;
         if (int err = syscall_bpf__load(impl->skel); err) {
@@ -336,6 +325,16 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         }
     }
     t.mark("load");
+    kallsyms_reader.join();
+    t.mark("kallsyms (after load)");
+    for (size_t i = 0; i < ranges.size(); ++i)
+        impl->skel->bss->ranges[i] = {ranges[i].start, ranges[i].end, static_cast<unsigned>(ranges[i].tag),
+                                      syscall_bpf::journal_kind_of_function(ranges[i].name)};
+    __atomic_store_n(&impl->skel->bss->nranges, static_cast<uint32_t>(ranges.size()), __ATOMIC_RELEASE);
+    for (const auto& r : ranges) classes_resolved.insert(r.tag);
+    if (ranges.empty())
+        notes.push_back("off-CPU waits unclassified (counted as other): no classifier function found in " +
+                        kallsyms_path);
     // The syscall programs are on raw_syscalls sys_enter/sys_exit and filter
     // by syscall number in the kernel (see bpf/syscall.bpf.c for why).
     std::set<std::string> attached;

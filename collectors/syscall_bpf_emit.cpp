@@ -364,6 +364,10 @@ void emit(const Snapshot& s, Evidence& ev) {
          {"task_storage_unavailable", counter(s, CNT_INFLIGHT_FULL),
           "those syscalls are missing from every figure (not timed); all others are complete",
           "bpf/syscall.bpf.c counter CNT_INFLIGHT_FULL (task local storage could not be created at sys_enter)"},
+         {"wait_stack_unavailable", counter(s, CNT_WAIT_STACK_FAILED),
+          "every syscall is timed; those off-CPU waits (kernel stack unreadable) are charged to other instead of "
+          "their layer",
+          "bpf/syscall.bpf.c counter CNT_WAIT_STACK_FAILED (bpf_get_stack failed at sched_switch)"},
          {"process_table_full", counter(s, CNT_PROCS_FULL),
           "shares and histograms are complete; who-suffered (per process and cgroup) misses those processes",
           "bpf/syscall.bpf.c counter CNT_PROCS_FULL (process tables full)"}});

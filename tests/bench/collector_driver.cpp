@@ -14,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "collectors/bpf_features.hpp"
 #include "collectors/registry.hpp"
 
 namespace {
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
         std::cerr << c->name() << ": " << (st.available ? "available" : "UNAVAILABLE") << " " << st.reason << "\n";
         if (st.available) running.push_back(std::move(c));
     }
+    iodiag::release_vmlinux_btf();
     if (running.empty()) return 3;
     std::cerr << "ready\n";
     using clock = std::chrono::steady_clock;

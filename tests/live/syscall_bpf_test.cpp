@@ -514,10 +514,20 @@ Evidence observe_fsync_storm(Ext4Mount& fs, pid_t* syncers_pid) {
     EXPECT_TRUE(st.available) << st.reason;
     print_shares(ev, "slow");
     print_shares(ev, "all");
-    std::printf("journal.commits=%.0f jbd2_wait_us=%.0f xfs_log_wait_us=%.0f btrfs_log_wait_us=%.0f top_file=%s\n",
+    std::printf("journal.commits=%.0f jbd2_wait_us=%.0f xfs_log_wait_us=%.0f btrfs_log_wait_us=%.0f top_file=%s "
+                "waits classified %.0f unclassified %.0f stack unreadable %.0f\n",
                 metric(ev, "journal.commits"), metric(ev, "journal.jbd2_wait_us"),
                 metric(ev, "journal.xfs_log_wait_us"), metric(ev, "journal.btrfs_log_wait_us"),
-                fact(ev, "attr.slow.top_file").c_str());
+                fact(ev, "attr.slow.top_file").c_str(), metric(ev, "syscall_bpf.waits_classified"),
+                metric(ev, "syscall_bpf.waits_unclassified"),
+                ev.find_metric("collector.lost_events", {{"collector", "syscall_bpf"}, {"what", "wait_stack_unavailable"}})
+                    ? ev.find_metric("collector.lost_events",
+                                     {{"collector", "syscall_bpf"}, {"what", "wait_stack_unavailable"}})->value
+                    : -1.0);
+    for (const auto& e : ev.exemplars)
+        if (e.values.at("other_us") > 0.5 * e.values.at("total_us"))
+            std::printf("  mostly unclassified: %s %s total %.0f us other %.0f us\n", e.labels.at("syscall").c_str(),
+                        e.labels.at("file").c_str(), e.values.at("total_us"), e.values.at("other_us"));
     return ev;
 }
 
