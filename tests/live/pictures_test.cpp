@@ -281,12 +281,17 @@ TEST(PicturesCli, OutputsAreReplacedAtomicallyAndNeverHalfWritten) {
     EXPECT_EQ(run_capture(kIodiag + " report " + b.dir.path + "/missing.json -o " + html + " 2>&1", &out), 3);
     EXPECT_EQ(read_file(html), "old");
     EXPECT_EQ(run_capture(kIodiag + " report " + b.v2 + " -o " + b.dir.path + "/no/such/dir/r.html 2>&1", &out), 3);
-    // Success replaces it whole, and leaves no temporary file behind.
+    // Success replaces it whole (a new file renamed over the old one: a reader
+    // that had the old file open still reads all of it), and leaves no
+    // temporary file behind.
+    std::ifstream old_svg(svg), old_html(html);
     ASSERT_EQ(run_capture(kIodiag + " heatmap " + b.v2 + " -o " + svg + " 2>&1", &out), 0) << out;
     EXPECT_EQ(read_file(svg).rfind("<?xml", 0), 0u);
     EXPECT_NE(read_file(svg).find("</svg>"), std::string::npos);
     ASSERT_EQ(run_capture(kIodiag + " report " + b.v2 + " -o " + html + " 2>&1", &out), 0) << out;
     EXPECT_NE(read_file(html).find("</html>"), std::string::npos);
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(old_svg)), {}), "old") << "rewritten in place";
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(old_html)), {}), "old") << "rewritten in place";
     ASSERT_EQ(run_capture(kIodiag + " report " + b.v1 + " " + b.v2 + " -o " + html + " 2>&1", &out), 0) << out;
     EXPECT_NE(read_file(html).find("id=\"diff\""), std::string::npos);
     for (const auto& e : std::filesystem::directory_iterator(b.dir.path))
