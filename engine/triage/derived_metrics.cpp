@@ -8,6 +8,7 @@
 
 #include "engine/evidence/format.hpp"
 #include "engine/evidence/layers.hpp"
+#include "engine/triage/slow_floor.hpp"
 
 namespace iodiag {
 
@@ -398,6 +399,24 @@ void add_top_app(Evidence& ev) {
                         std::to_string(best->second.second) + " process(es) among the top 20 of syscall.proc.time_us)"));
 }
 
+// The share a finding reports: what the application that suffered most
+// waited for (attr.app.*, its own slow syscalls) when the collector measured
+// it; else the machine's slow set (attr.slow.*), which on a busy machine also
+// holds other programs' syscalls.
+void add_sufferer_shares(Evidence& ev) {
+    const bool own = ev.find_metric("attr.app.ops") != nullptr;
+    const Fact* app = ev.find_fact("attr.app.name");
+    for (const auto& c : slow_set_classes()) {
+        const Metric* m = ev.find_metric((own ? "attr.app." : "attr.slow.") + c + "_pct");
+        if (!m) continue;
+        ev.add_metric("attr.sufferer." + c + "_pct", {}, m->value, "pct",
+                      derived(own ? "attr.app." + c + "_pct: the slow syscalls of " + (app ? app->value : "the application") +
+                                        ", the application that suffered most"
+                                  : "attr.slow." + c + "_pct: the machine's slow set (the application's own was not "
+                                                       "measured)"));
+    }
+}
+
 void add_fsync_chain(Evidence& ev) {
     const auto fsync_pct = slow_fsync_time_pct(ev);
     if (fsync_pct)
@@ -441,7 +460,7 @@ void add_fsync_chain(Evidence& ev) {
 
 std::vector<MetricSpec> derived_metric_specs() {
     using K = MetricSpec::Kind;
-    return {
+    std::vector<MetricSpec> specs = {
         {"device.nominal_read_latency_ms", K::Metric, "ms", layer::kDevice, "device",
          "reference 4K random read latency of the device's class (seed 000 §3.1, upper end); "
          "a loop device takes its backing device's class, or, for a class the table lacks, its backing "
@@ -479,6 +498,12 @@ std::vector<MetricSpec> derived_metric_specs() {
         {"attr.slow.fsync_time_pct", K::Metric, "pct", layer::kSyscall, "",
          "share of the slow set's time spent in fsync-family syscalls (estimated from the duration buckets)"},
     };
+    for (auto& spec : slow_floor_specs()) specs.push_back(std::move(spec));
+    for (const auto& c : slow_set_classes())
+        specs.push_back({"attr.sufferer." + c + "_pct", K::Metric, "pct", c == "other" ? layer::kSyscall : c, "",
+                         "share of " + c + " in the slow syscalls of the application that suffered most "
+                         "(attr.app.*), or of the machine's slow set where that was not measured"});
+    return specs;
 }
 
 std::vector<std::string> reference_classes() {
@@ -497,6 +522,8 @@ void add_derived_metrics(Evidence& ev) {
     add_limits_below(ev);
     add_top_app(ev);
     add_fsync_chain(ev);
+    add_sufferer_shares(ev);
+    add_slow_floors(ev);
 }
 
 void add_nominal_latencies(Evidence& ev) {
