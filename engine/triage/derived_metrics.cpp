@@ -132,7 +132,10 @@ void add_device_judgement(Evidence& ev) {
         q2c_total[d] = std::max(t->value, metric_or(ev, "block.q2c_total_us", l, t->value));
         if (!lower.count(d)) top_total += q2c_total[d];
     }
-    const Metric* slow_dev = ev.find_metric("attr.slow.device_pct");
+    // The suffering application's own device wait where measured (the
+    // machine's slow set also holds other programs' syscalls).
+    const Metric* slow_dev = ev.find_metric("attr.sufferer.device_pct");
+    if (!slow_dev) slow_dev = ev.find_metric("attr.slow.device_pct");
     for (const auto& [d, total] : d2c_total) {
         const Labels l{{"device", d}};
         ev.add_metric("device.reference_known", l, ev.find_metric("device.nominal_read_latency_ms", l) ? 1 : 0, "bool",
@@ -406,15 +409,22 @@ void add_top_app(Evidence& ev) {
 void add_sufferer_shares(Evidence& ev) {
     const bool own = ev.find_metric("attr.app.ops") != nullptr;
     const Fact* app = ev.find_fact("attr.app.name");
+    std::string top;
+    double best = 0;
     for (const auto& c : slow_set_classes()) {
         const Metric* m = ev.find_metric((own ? "attr.app." : "attr.slow.") + c + "_pct");
         if (!m) continue;
+        if (m->value > best) best = m->value, top = c;
         ev.add_metric("attr.sufferer." + c + "_pct", {}, m->value, "pct",
                       derived(own ? "attr.app." + c + "_pct: the slow syscalls of " + (app ? app->value : "the application") +
                                         ", the application that suffered most"
                                   : "attr.slow." + c + "_pct: the machine's slow set (the application's own was not "
                                                        "measured)"));
     }
+    if (!top.empty())
+        ev.add_fact("attr.sufferer.top_layer", {}, top,
+                    derived(std::string("layer with the largest attr.sufferer.<layer>_pct (") +
+                            (own ? "the suffering application's own slow syscalls" : "the machine's slow set") + ")"));
 }
 
 void add_fsync_chain(Evidence& ev) {
@@ -499,6 +509,8 @@ std::vector<MetricSpec> derived_metric_specs() {
          "share of the slow set's time spent in fsync-family syscalls (estimated from the duration buckets)"},
     };
     for (auto& spec : slow_floor_specs()) specs.push_back(std::move(spec));
+    specs.push_back({"attr.sufferer.top_layer", K::Fact, "", layer::kSyscall, "",
+                     "layer with the largest share of the suffering application's slow time"});
     for (const auto& c : slow_set_classes())
         specs.push_back({"attr.sufferer." + c + "_pct", K::Metric, "pct", c == "other" ? layer::kSyscall : c, "",
                          "share of " + c + " in the slow syscalls of the application that suffered most "
@@ -516,13 +528,13 @@ void add_derived_metrics(Evidence& ev) {
     ev.add_metric("window.duration_s", {}, ev.window.duration_s, "s",
                   {"derived", "measured length of the observation window"});
     add_nominal_latencies(ev);
+    add_sufferer_shares(ev);
     add_device_judgement(ev);
     add_stack_chains(ev);
     add_cgroup_join(ev);
     add_limits_below(ev);
     add_top_app(ev);
     add_fsync_chain(ev);
-    add_sufferer_shares(ev);
     add_slow_floors(ev);
 }
 
