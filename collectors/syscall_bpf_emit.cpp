@@ -94,6 +94,7 @@ void emit_sufferer(const Snapshot& s, Evidence& ev) {
                            std::to_string(static_cast<long>(basis_us)) + " us"};
     ev.add_fact("attr.app.name", {}, app->first, p);
     ev.add_metric("attr.app.ops", {}, static_cast<double>(ops), "count", p);
+    ev.add_metric("attr.app.time_us", {}, parts_total / 1000.0, "us", p);
     ev.add_metric("attr.app.basis_us", {}, basis_us, "us", p);
     ev.add_metric("attr.app.coverage_pct", {}, measured > 0 ? std::min(100.0, 100.0 * parts_total / measured) : 100,
                   "pct", {"derived", "exemplar time of those syscalls / their time in the per-process sums"});
@@ -240,6 +241,7 @@ std::vector<MetricSpec> metric_specs() {
          "command whose processes spent the most time in syscalls of exemplar_min_us (1 ms) or more: the "
          "application that suffered most"},
         {"attr.app.ops", K::Metric, "count", layer::kSyscall, "", "that application's syscalls its shares are over"},
+        {"attr.app.time_us", K::Metric, "us", layer::kSyscall, "", "those syscalls' summed duration"},
         {"attr.app.basis_us", K::Metric, "us", layer::kSyscall, "",
          "those syscalls' lower bound: the first log2 bucket wholly at or above the exemplars' minimum"},
         {"attr.app.coverage_pct", K::Metric, "pct", layer::kSyscall, "",

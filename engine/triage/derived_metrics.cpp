@@ -421,6 +421,17 @@ void add_sufferer_shares(Evidence& ev) {
                                   : "attr.slow." + c + "_pct: the machine's slow set (the application's own was not "
                                                        "measured)"));
     }
+    // Run-queue delay per slow syscall (the CPU rule's gate), on the same basis.
+    // (Bundles recorded before attr.app.time_us existed: the machine's.)
+    const bool own_time = own && ev.find_metric("attr.app.time_us");
+    const Metric* cpu = ev.find_metric(own_time ? "attr.app.cpu_pct" : "attr.slow.cpu_pct");
+    const Metric* time = ev.find_metric(own_time ? "attr.app.time_us" : "attr.slow.cpu_us");
+    const Metric* ops = ev.find_metric(own_time ? "attr.app.ops" : "attr.slow.ops");
+    if (cpu && time && ops && ops->value > 0)
+        ev.add_metric("attr.sufferer.cpu_us_per_op", {},
+                      (own_time ? cpu->value / 100 * time->value : time->value) / ops->value, "us",
+                      derived(own_time ? "attr.app.cpu_pct x attr.app.time_us / attr.app.ops"
+                                       : "attr.slow.cpu_us / attr.slow.ops (the application's own not measured)"));
     if (!top.empty())
         ev.add_fact("attr.sufferer.top_layer", {}, top,
                     derived(std::string("layer with the largest attr.sufferer.<layer>_pct (") +
@@ -509,6 +520,8 @@ std::vector<MetricSpec> derived_metric_specs() {
          "share of the slow set's time spent in fsync-family syscalls (estimated from the duration buckets)"},
     };
     for (auto& spec : slow_floor_specs()) specs.push_back(std::move(spec));
+    specs.push_back({"attr.sufferer.cpu_us_per_op", K::Metric, "us", layer::kCpu, "",
+                     "mean run-queue delay per slow syscall of the suffering application"});
     specs.push_back({"attr.sufferer.top_layer", K::Fact, "", layer::kSyscall, "",
                      "layer with the largest share of the suffering application's slow time"});
     for (const auto& c : slow_set_classes())

@@ -340,6 +340,10 @@ TEST(SyscallEmit, SuffererSharesAreTheApplicationsOwnNotTheMachines) {
     EXPECT_NEAR(metric(ev, "attr.app.reclaim_pct"), 50, 1e-9);   // (150 + 50) / 400
     EXPECT_NEAR(metric(ev, "attr.app.cpu_pct"), 37.5, 1e-9);     // ld's 2 s of CPU wait are not in it
     EXPECT_NEAR(metric(ev, "attr.app.page_cache_pct"), 7.5, 1e-9);
+    EXPECT_NEAR(metric(ev, "attr.app.time_us"), 4e7, 1e-3);   // 200 syscalls of 200 ms
+    add_derived_metrics(ev);
+    EXPECT_EQ(ev.find_fact("attr.sufferer.top_layer")->value, "reclaim");
+    EXPECT_NEAR(metric(ev, "attr.sufferer.cpu_us_per_op"), 75000, 1e-6);   // 37.5 % of 200 ms
 
     // Exemplars that cover too little of the application's slow time (the
     // ring buffer was full) give no shares of its own.
