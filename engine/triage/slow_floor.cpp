@@ -129,6 +129,8 @@ std::vector<MetricSpec> slow_floor_specs() {
         {"attr.slow.fsync_floor_us", K::Metric, "us", layer::kJournal, "",
          "an fsync slower than this is slow on the device it waits on: 0.5 ms on flash, 15 ms (an HDD's) on a "
          "device of unknown class, 2x a configured write reference"},
+        {"attr.slow.waited_device", K::Fact, "", layer::kDevice, "",
+         "the device the slow syscalls waited on most (largest device.io_wait_share_pct)"},
         {"attr.slow.fsync_over_floor_pct", K::Metric, "pct", layer::kJournal, "",
          "share of the window's fsync-family calls slower than attr.slow.fsync_floor_us"},
     };
@@ -136,6 +138,9 @@ std::vector<MetricSpec> slow_floor_specs() {
 
 void add_slow_floors(Evidence& ev) {
     const std::string device = waited_device(ev);
+    if (!device.empty())
+        ev.add_fact("attr.slow.waited_device", {}, device,
+                    derived("the device with the largest device.io_wait_share_pct: the slow syscalls waited on it most"));
     add_mean_and_floor(ev, device);
     add_fsync_floor(ev, device);
 }

@@ -19,8 +19,8 @@ namespace iodiag {
 const std::vector<std::string>& slow_set_classes();
 
 std::vector<MetricSpec> slow_floor_specs();
-// Adds attr.slow.mean_wait_us, attr.slow.floor_us, attr.slow.fsync_floor_us and
-// attr.slow.fsync_over_floor_pct where their inputs are measured. Needs the
+// Adds attr.slow.mean_wait_us, attr.slow.floor_us, attr.slow.fsync_floor_us,
+// attr.slow.fsync_over_floor_pct and attr.slow.waited_device where their inputs are measured. Needs the
 // device references and shares (add_derived_metrics runs it after them).
 void add_slow_floors(Evidence& ev);
 
