@@ -72,8 +72,10 @@ struct SyscallBpfCollector::Impl {
     std::mutex mu;   // guards the exemplar state below
     std::vector<iod_exemplar> slowest;   // min-heap by total_ns, bounded
     std::map<std::string, std::vector<uint64_t>> file_ns_by_bucket;
+    std::map<uint32_t, syscall_bpf::ProcParts> proc_parts;
     uint64_t received = 0;
     size_t max_exemplars = 64;
+    static constexpr size_t kMaxPartsProcs = 4096;   // ~3 KiB each
     std::vector<syscall_bpf::Reading> readings;   // one per sample()
     uint32_t proc_slots = 0;
     std::optional<double> slow_threshold_us;   // this window's; unset = p99
@@ -136,7 +138,21 @@ struct SyscallBpfCollector::Impl {
         ++received;
         auto& per_file = file_ns_by_bucket[file_of(e)];
         if (per_file.empty()) per_file.assign(IOD_HIST_BUCKETS, 0);
-        per_file[std::min<int>(Log2Histogram::bucket_of(e.total_ns / 1000), IOD_HIST_BUCKETS - 1)] += e.total_ns;
+        const int bucket = std::min<int>(Log2Histogram::bucket_of(e.total_ns / 1000), IOD_HIST_BUCKETS - 1);
+        per_file[bucket] += e.total_ns;
+        // Per process, bounded: a process first seen when the table is full is
+        // left out (its slow syscalls still count in the totals).
+        if (auto it = proc_parts.find(e.tgid); it != proc_parts.end() || proc_parts.size() < kMaxPartsProcs) {
+            auto& pp = proc_parts[e.tgid];
+            if (pp.total_ns.empty()) {
+                pp.class_ns.assign(IOD_HIST_BUCKETS, std::vector<uint64_t>(CLS_COUNT, 0));
+                pp.total_ns.assign(IOD_HIST_BUCKETS, 0);
+                pp.count.assign(IOD_HIST_BUCKETS, 0);
+            }
+            for (int c = 0; c < CLS_COUNT; ++c) pp.class_ns[bucket][c] += e.ns[c];
+            pp.total_ns[bucket] += e.total_ns;
+            pp.count[bucket] += 1;
+        }
         auto cmp = [](const iod_exemplar& a, const iod_exemplar& b) { return a.total_ns > b.total_ns; };
         if (slowest.size() < max_exemplars) {
             slowest.push_back(e);
@@ -519,6 +535,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
         std::lock_guard<std::mutex> g(im.mu);
         s.exemplars_received = im.received;
         s.file_ns_by_bucket = im.file_ns_by_bucket;
+        s.proc_parts = im.proc_parts;
         std::vector<iod_exemplar> sorted = im.slowest;
         std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.total_ns > b.total_ns; });
         for (const auto& e : sorted) {

@@ -46,6 +46,63 @@ uint64_t sum_from(const std::vector<uint64_t>& v, int first) {
     return s;
 }
 
+// Fewer syscalls than this, or exemplars covering less than this part of the
+// application's slow time (ring buffer full), and its own shares are not given.
+constexpr uint64_t kMinAppOps = 10;
+constexpr double kMinAppCoverage = 0.5;
+
+// The application that suffered most: the command whose processes (summed: a
+// database's backends, a job's workers) spent the most time in slow syscalls,
+// those the exemplars cover completely (the log2 buckets at or above
+// exemplar_min_us, 1 ms by default: slower than any flash operation); and what
+// those syscalls waited for, from every exemplar of its processes (each
+// measured in parts). Not the window's p99: on a loaded machine other
+// programs' preempted syscalls set it, and a handful of them would outweigh the
+// application that waited for I/O all along. These shares are the sufferer's own.
+void emit_sufferer(const Snapshot& s, Evidence& ev) {
+    int basis = 0;
+    while (basis < IOD_HIST_BUCKETS - 1 &&
+           static_cast<double>(Log2Histogram::bucket_lo(basis)) < s.exemplar_min_us)
+        ++basis;
+    std::map<std::string, uint64_t> slow_by_comm;
+    for (const auto& p : s.procs) slow_by_comm[p.comm] += sum_from(p.ns_by_bucket, basis);
+    const auto app = std::max_element(slow_by_comm.begin(), slow_by_comm.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (app == slow_by_comm.end() || app->second == 0) return;
+    std::vector<double> class_ns(CLS_COUNT, 0);
+    double parts_total = 0, measured = 0;
+    uint64_t ops = 0;
+    for (const auto& p : s.procs) {
+        if (p.comm != app->first) continue;
+        measured += static_cast<double>(sum_from(p.ns_by_bucket, basis));
+        const auto it = s.proc_parts.find(p.pid);
+        if (it == s.proc_parts.end()) continue;
+        for (size_t b = static_cast<size_t>(basis); b < it->second.total_ns.size(); ++b) {
+            parts_total += static_cast<double>(it->second.total_ns[b]);
+            ops += it->second.count[b];
+            for (size_t c = 0; c < class_ns.size() && c < it->second.class_ns[b].size(); ++c)
+                class_ns[c] += static_cast<double>(it->second.class_ns[b][c]);
+        }
+    }
+    if (ops < kMinAppOps || parts_total <= 0 || parts_total < kMinAppCoverage * measured) return;
+    const double basis_us = static_cast<double>(Log2Histogram::bucket_lo(basis));
+    const Provenance p{"tracepoint",
+                       "syscall_bpf ring buffer: every syscall >= " + std::to_string(static_cast<long>(s.exemplar_min_us)) +
+                           " us with its measured parts, summed over the processes of " + app->first +
+                           " (the command with the most time in syscalls >= " +
+                           std::to_string(static_cast<long>(basis_us)) + " us), syscalls >= " +
+                           std::to_string(static_cast<long>(basis_us)) + " us"};
+    ev.add_fact("attr.app.name", {}, app->first, p);
+    ev.add_metric("attr.app.ops", {}, static_cast<double>(ops), "count", p);
+    ev.add_metric("attr.app.time_us", {}, parts_total / 1000.0, "us", p);
+    ev.add_metric("attr.app.basis_us", {}, basis_us, "us", p);
+    ev.add_metric("attr.app.coverage_pct", {}, measured > 0 ? std::min(100.0, 100.0 * parts_total / measured) : 100,
+                  "pct", {"derived", "exemplar time of those syscalls / their time in the per-process sums"});
+    const auto& layers = class_layers();
+    for (size_t c = 0; c < layers.size() && c < class_ns.size(); ++c)
+        ev.add_metric("attr.app." + layers[c] + "_pct", {}, 100.0 * class_ns[c] / parts_total, "pct", p);
+}
+
 void emit_attribution(const std::string& set, const Attribution& a, Evidence& ev) {
     const Provenance prov = attribution_provenance(set);
     // Every class gets a value (zero included): a layer that was observed and
@@ -180,7 +237,19 @@ std::vector<MetricSpec> metric_specs() {
         {"attr.slow.definition", K::Fact, "", layer::kSyscall, "", "how the slow set was chosen (p99 or threshold)"},
         {"attr.slow.top_layer", K::Fact, "", layer::kSyscall, "", "layer with the largest slow-set share"},
         {"attr.all.top_layer", K::Fact, "", layer::kSyscall, "", "layer with the largest all-ops share"},
+        {"attr.app.name", K::Fact, "", layer::kSyscall, "",
+         "command whose processes spent the most time in syscalls of exemplar_min_us (1 ms) or more: the "
+         "application that suffered most"},
+        {"attr.app.ops", K::Metric, "count", layer::kSyscall, "", "that application's syscalls its shares are over"},
+        {"attr.app.time_us", K::Metric, "us", layer::kSyscall, "", "those syscalls' summed duration"},
+        {"attr.app.basis_us", K::Metric, "us", layer::kSyscall, "",
+         "those syscalls' lower bound: the first log2 bucket wholly at or above the exemplars' minimum"},
+        {"attr.app.coverage_pct", K::Metric, "pct", layer::kSyscall, "",
+         "part of that application's slow time its exemplars cover (less when the ring buffer was full)"},
     };
+    for (const auto& l : class_layers())
+        v.push_back({"attr.app." + l + "_pct", K::Metric, "pct", l == "other" ? layer::kSyscall : l, "",
+                     "share of the suffering application's slow syscall time spent in " + l});
     for (const char* ph : {"running", "locked", "flushing", "logging"}) {
         v.push_back({std::string("journal.commit_") + ph + "_ms_avg", K::Metric, "ms", layer::kJournal, "",
                      std::string("mean jbd2 commit ") + ph + " phase (jiffies resolution)"});
@@ -282,6 +351,7 @@ void emit(const Snapshot& s, Evidence& ev) {
             if (t.second > best) { best = t.second; top_cg = cg; }
         ev.add_fact("attr.slow.top_cgroup", {}, top_cg, pp);
     }
+    emit_sufferer(s, ev);
     {
         std::string best_file;
         uint64_t best = 0;

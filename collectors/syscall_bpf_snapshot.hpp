@@ -23,6 +23,13 @@ struct ProcessTime {
     std::vector<uint64_t> ns_by_bucket;   // summed syscall time per log2 us bucket
 };
 
+// One process's exemplars (syscalls >= exemplar_min_us) summed per log2 us
+// duration bucket: time per class (index = enum iod_class), total time, count.
+struct ProcParts {
+    std::vector<std::vector<uint64_t>> class_ns;   // [bucket][class]
+    std::vector<uint64_t> total_ns, count;         // [bucket]
+};
+
 struct SlowOp {
     std::string comm;
     uint32_t pid = 0;
@@ -59,6 +66,9 @@ struct Snapshot {
     std::vector<SlowOp> slowest;               // the slowest exemplars kept (bounded)
     // summed exemplar time per file label and duration bucket (for attr.slow.top_file)
     std::map<std::string, std::vector<uint64_t>> file_ns_by_bucket;
+    // Every exemplar received (not only the slowest kept), summed per process
+    // (tgid): what each process's own slow syscalls waited for.
+    std::map<uint32_t, ProcParts> proc_parts;
     uint64_t exemplars_received = 0;
     double exemplar_min_us = 0;
     int hz = 0;                                // kernel HZ for jiffies (0 = unknown)

@@ -257,7 +257,10 @@ std::optional<CitedValue> evidence_entry(const std::string& name, const Scope& s
 }
 
 std::string fill(const std::string& text, const Rule& rule, const Scope& s) {
-    return fill_placeholders(text, [&](const std::string& name) -> std::string {
+    const std::string resolved = resolve_clauses(text, [&](const std::string& name) {
+        return (!rule.for_each.empty() && name == rule.for_each) || s.metric(name) || s.fact(name);
+    });
+    return fill_placeholders(resolved, [&](const std::string& name) -> std::string {
         if (!rule.for_each.empty() && name == rule.for_each) return s.instance();
         if (const Metric* m = s.metric(name)) return format_value(m->value, m->unit);
         if (const Fact* f = s.fact(name)) return f->value;

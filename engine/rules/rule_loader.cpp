@@ -295,6 +295,7 @@ Condition Checker::condition(const YAML::Node& n, Reporter& rep, const RuleScope
 
 void Checker::check_placeholders(const std::string& text, const YAML::Node& at, Reporter& rep,
                                  const RuleScope& scope) {
+    if (const std::string err = clause_error(text); !err.empty()) rep.error("E011", at, err);
     for (const auto& ph : find_placeholders(text)) {
         if (!scope.for_each.empty() && ph.name == scope.for_each) continue;
         if (!ctx_.catalog) continue;

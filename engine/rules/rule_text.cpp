@@ -30,6 +30,44 @@ std::vector<Placeholder> find_placeholders(const std::string& text) {
     return out;
 }
 
+std::string clause_error(const std::string& text) {
+    bool open = false;
+    for (size_t i = 0; i + 1 < text.size(); ++i) {
+        if (text.compare(i, 2, kClauseOpen) == 0) {
+            if (open) return "conditional clause '{?' opened inside another (clauses do not nest)";
+            open = true, ++i;
+        } else if (text.compare(i, 2, kClauseClose) == 0) {
+            if (!open) return "'?}' closes no conditional clause";
+            open = false, ++i;
+        }
+    }
+    return open ? "conditional clause '{?' is not closed with '?}'" : "";
+}
+
+std::string resolve_clauses(const std::string& text, const std::function<bool(const std::string&)>& known) {
+    std::string out;
+    size_t i = 0;
+    while (i < text.size()) {
+        const size_t b = text.find(kClauseOpen, i);
+        const size_t e = b == std::string::npos ? std::string::npos : text.find(kClauseClose, b + 2);
+        if (e == std::string::npos) {   // no (complete) clause left: the rest as written
+            out += text.substr(i);
+            break;
+        }
+        out += text.substr(i, b - i);
+        const std::string clause = text.substr(b + 2, e - b - 2);
+        bool keep = true;
+        for (const auto& ph : find_placeholders(clause)) keep = keep && known(ph.name);
+        if (keep) {
+            out += clause;
+        } else if (!out.empty() && out.back() == ' ' && e + 2 < text.size() && text[e + 2] == ' ') {
+            out.pop_back();   // "a {?b ?} c" without b reads "a c", not "a  c"
+        }
+        i = e + 2;
+    }
+    return out;
+}
+
 std::string fill_placeholders(const std::string& text,
                               const std::function<std::string(const std::string&)>& fill) {
     std::string out;

@@ -17,6 +17,17 @@ struct Placeholder {
 
 std::vector<Placeholder> find_placeholders(const std::string& text);
 
+// Conditional clauses: "{? ... ?}" is kept, without its markers, when every
+// placeholder inside it is measured (known(name)), and dropped whole when one
+// is not, so a sentence still reads as a sentence on a host where an optional
+// collector did not run ("The data came mostly from {io.top_writer}." becomes
+// nothing rather than "(io.top_writer not measured)"). Clauses do not nest.
+inline constexpr const char* kClauseOpen = "{?";
+inline constexpr const char* kClauseClose = "?}";
+std::string resolve_clauses(const std::string& text, const std::function<bool(const std::string&)>& known);
+// An error message for unbalanced or nested clause markers, or "" when they are well formed.
+std::string clause_error(const std::string& text);
+
 // Replaces each placeholder with fill(name).
 std::string fill_placeholders(const std::string& text,
                               const std::function<std::string(const std::string&)>& fill);

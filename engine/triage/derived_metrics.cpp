@@ -8,6 +8,7 @@
 
 #include "engine/evidence/format.hpp"
 #include "engine/evidence/layers.hpp"
+#include "engine/triage/slow_floor.hpp"
 
 namespace iodiag {
 
@@ -131,7 +132,10 @@ void add_device_judgement(Evidence& ev) {
         q2c_total[d] = std::max(t->value, metric_or(ev, "block.q2c_total_us", l, t->value));
         if (!lower.count(d)) top_total += q2c_total[d];
     }
-    const Metric* slow_dev = ev.find_metric("attr.slow.device_pct");
+    // The suffering application's own device wait where measured (the
+    // machine's slow set also holds other programs' syscalls).
+    const Metric* slow_dev = ev.find_metric("attr.sufferer.device_pct");
+    if (!slow_dev) slow_dev = ev.find_metric("attr.slow.device_pct");
     for (const auto& [d, total] : d2c_total) {
         const Labels l{{"device", d}};
         ev.add_metric("device.reference_known", l, ev.find_metric("device.nominal_read_latency_ms", l) ? 1 : 0, "bool",
@@ -398,6 +402,42 @@ void add_top_app(Evidence& ev) {
                         std::to_string(best->second.second) + " process(es) among the top 20 of syscall.proc.time_us)"));
 }
 
+// The share a finding reports: what the application that suffered most
+// waited for (attr.app.*, its own slow syscalls) when the collector measured
+// it; else the machine's slow set (attr.slow.*), which on a busy machine also
+// holds other programs' syscalls.
+void add_sufferer_shares(Evidence& ev) {
+    const bool own = ev.find_metric("attr.app.ops") != nullptr;
+    const Fact* app = ev.find_fact("attr.app.name");
+    std::string top;
+    double best = 0;
+    for (const auto& c : slow_set_classes()) {
+        const Metric* m = ev.find_metric((own ? "attr.app." : "attr.slow.") + c + "_pct");
+        if (!m) continue;
+        if (m->value > best) best = m->value, top = c;
+        ev.add_metric("attr.sufferer." + c + "_pct", {}, m->value, "pct",
+                      derived(own ? "attr.app." + c + "_pct: the slow syscalls of " + (app ? app->value : "the application") +
+                                        ", the application that suffered most"
+                                  : "attr.slow." + c + "_pct: the machine's slow set (the application's own was not "
+                                                       "measured)"));
+    }
+    // Run-queue delay per slow syscall (the CPU rule's gate), on the same basis.
+    // (Bundles recorded before attr.app.time_us existed: the machine's.)
+    const bool own_time = own && ev.find_metric("attr.app.time_us");
+    const Metric* cpu = ev.find_metric(own_time ? "attr.app.cpu_pct" : "attr.slow.cpu_pct");
+    const Metric* time = ev.find_metric(own_time ? "attr.app.time_us" : "attr.slow.cpu_us");
+    const Metric* ops = ev.find_metric(own_time ? "attr.app.ops" : "attr.slow.ops");
+    if (cpu && time && ops && ops->value > 0)
+        ev.add_metric("attr.sufferer.cpu_us_per_op", {},
+                      (own_time ? cpu->value / 100 * time->value : time->value) / ops->value, "us",
+                      derived(own_time ? "attr.app.cpu_pct x attr.app.time_us / attr.app.ops"
+                                       : "attr.slow.cpu_us / attr.slow.ops (the application's own not measured)"));
+    if (!top.empty())
+        ev.add_fact("attr.sufferer.top_layer", {}, top,
+                    derived(std::string("layer with the largest attr.sufferer.<layer>_pct (") +
+                            (own ? "the suffering application's own slow syscalls" : "the machine's slow set") + ")"));
+}
+
 void add_fsync_chain(Evidence& ev) {
     const auto fsync_pct = slow_fsync_time_pct(ev);
     if (fsync_pct)
@@ -441,7 +481,7 @@ void add_fsync_chain(Evidence& ev) {
 
 std::vector<MetricSpec> derived_metric_specs() {
     using K = MetricSpec::Kind;
-    return {
+    std::vector<MetricSpec> specs = {
         {"device.nominal_read_latency_ms", K::Metric, "ms", layer::kDevice, "device",
          "reference 4K random read latency of the device's class (seed 000 §3.1, upper end); "
          "a loop device takes its backing device's class, or, for a class the table lacks, its backing "
@@ -479,6 +519,16 @@ std::vector<MetricSpec> derived_metric_specs() {
         {"attr.slow.fsync_time_pct", K::Metric, "pct", layer::kSyscall, "",
          "share of the slow set's time spent in fsync-family syscalls (estimated from the duration buckets)"},
     };
+    for (auto& spec : slow_floor_specs()) specs.push_back(std::move(spec));
+    specs.push_back({"attr.sufferer.cpu_us_per_op", K::Metric, "us", layer::kCpu, "",
+                     "mean run-queue delay per slow syscall of the suffering application"});
+    specs.push_back({"attr.sufferer.top_layer", K::Fact, "", layer::kSyscall, "",
+                     "layer with the largest share of the suffering application's slow time"});
+    for (const auto& c : slow_set_classes())
+        specs.push_back({"attr.sufferer." + c + "_pct", K::Metric, "pct", c == "other" ? layer::kSyscall : c, "",
+                         "share of " + c + " in the slow syscalls of the application that suffered most "
+                         "(attr.app.*), or of the machine's slow set where that was not measured"});
+    return specs;
 }
 
 std::vector<std::string> reference_classes() {
@@ -491,12 +541,14 @@ void add_derived_metrics(Evidence& ev) {
     ev.add_metric("window.duration_s", {}, ev.window.duration_s, "s",
                   {"derived", "measured length of the observation window"});
     add_nominal_latencies(ev);
+    add_sufferer_shares(ev);
     add_device_judgement(ev);
     add_stack_chains(ev);
     add_cgroup_join(ev);
     add_limits_below(ev);
     add_top_app(ev);
     add_fsync_chain(ev);
+    add_slow_floors(ev);
 }
 
 void add_nominal_latencies(Evidence& ev) {

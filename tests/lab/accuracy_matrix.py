@@ -287,13 +287,14 @@ def main():
         return 3
     if a.keep:
         os.makedirs(a.keep, exist_ok=True)
-    # A snapshot of the binary with its rules and playbooks beside it (found as
-    # BIN/../rules): rebuilding or editing rules during a matrix cannot mix versions.
+    # A snapshot of the binary with its rules and playbooks where an installed
+    # binary finds them (BIN/../share/iodiag/): rebuilding or editing rules
+    # during a matrix cannot mix versions.
     snap = tempfile.mkdtemp(prefix="iodiag-matrix-bin-")
     os.makedirs(os.path.join(snap, "bin"))
     shutil.copy2(a.iodiag, os.path.join(snap, "bin", "iodiag"))
     for d in ("rules", "playbooks"):
-        shutil.copytree(os.path.join(ROOT, d), os.path.join(snap, d))
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(snap, "share", "iodiag", d))
     a.iodiag = os.path.join(snap, "bin", "iodiag")
     try:
         return run_matrix(a)

@@ -3,11 +3,15 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "collectors/block_queue_config.hpp"
 #include "collectors/text_file.hpp"
+#include "engine/triage/derived_metrics.hpp"
 #include "tests/unit/procsys_fixtures.hpp"
 
 using namespace iodiag;
@@ -171,4 +175,46 @@ TEST(BlockQueueConfigCollector, RealSys) {
     if (auto disk = whole_disk_of_devnum("/", major(sb.st_dev), minor(sb.st_dev))) {
         EXPECT_TRUE(std::filesystem::is_directory("/sys/block/" + *disk)) << *disk;
     }
+}
+
+// dm and md devices are walked down through /sys/block/*/slaves: a member
+// partition counts as its whole disk (its requests are traced there), and a
+// device with one member gets the stack chain down to it.
+TEST(BlockQueueConfigCollector, DmAndMdMembersFromSlaves) {
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / ("iodiag-dm-md-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    auto write = [](const fs::path& p, const std::string& text) {
+        fs::create_directories(p.parent_path());
+        std::ofstream(p) << text << "\n";
+    };
+    for (const char* d : {"sdb", "sdc", "sdd"}) {
+        write(root / "sys/block" / d / "queue/rotational", "0");
+        fs::create_directories(root / "sys/class/block");
+        fs::create_directory_symlink(root / "sys/block" / d, root / "sys/class/block" / d);
+    }
+    write(root / "sys/block/sdb/sdb1/partition", "1");
+    fs::create_directory_symlink(root / "sys/block/sdb/sdb1", root / "sys/class/block/sdb1");
+    write(root / "sys/block/dm-0/queue/rotational", "0");
+    write(root / "sys/block/dm-0/slaves/sdb1", "");   // the entry's name is what counts
+    write(root / "sys/block/md0/queue/rotational", "0");
+    write(root / "sys/block/md0/slaves/sdc", "");
+    write(root / "sys/block/md0/slaves/sdd", "");
+
+    BlockQueueConfigCollector c;
+    CollectOptions opts;
+    opts.root = root.string();
+    ASSERT_TRUE(c.start(opts).available);
+    Evidence ev;
+    c.finish(ev);
+    EXPECT_EQ(fact(ev, "device.slaves", "dm-0"), "sdb");   // partition sdb1 -> disk sdb
+    EXPECT_EQ(fact(ev, "device.slaves", "md0"), "sdc,sdd");
+    EXPECT_EQ(fact(ev, "device.slaves", "sdb"), "<absent>");
+    EXPECT_EQ(ev.find_fact("device.slaves", {{"device", "dm-0"}})->provenance.source, "/sys/block/dm-0/slaves/");
+
+    add_derived_metrics(ev);
+    EXPECT_EQ(fact(ev, "device.stack_chain", "dm-0"), "dm-0 -> sdb");
+    EXPECT_EQ(fact(ev, "device.bottom_device", "dm-0"), "sdb");
+    EXPECT_EQ(fact(ev, "device.stack_chain", "md0"), "<absent>");   // two members: no single device below
+    fs::remove_all(root);
 }

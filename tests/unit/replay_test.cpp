@@ -120,4 +120,4 @@ INSTANTIATE_TEST_SUITE_P(RecordedFaults, Replay,
                                            // issue 13 (accuracy matrix runs, ground truth in expected.json)
                                            "classless_slow", "stacked_slow", "loop_cgroup_limit", "pgbench_writer",
                                            "qd1_fast", "lock_contention", "cpu_starved", "hdd_seek",
-                                           "busy_healthy"));
+                                           "busy_healthy", "dirty_throttle_loaded"));

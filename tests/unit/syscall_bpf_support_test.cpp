@@ -12,6 +12,7 @@
 #include "collectors/syscall_bpf_classes.hpp"
 #include "collectors/syscall_bpf_snapshot.hpp"
 #include "engine/rules/rules.hpp"
+#include "engine/triage/derived_metrics.hpp"
 
 using namespace iodiag;
 using namespace iodiag::syscall_bpf;
@@ -218,6 +219,7 @@ TEST(SyscallRules, Seed000FiresReclaimOnTheIoPathAndNotTheOthers) {
     emit(seed000_snapshot(), ev);
     ev.collectors.push_back({"syscall_bpf", true, "", {"syscall", "filesystem", "reclaim", "page_cache", "dirty",
                                                         "journal", "locks", "cpu"}});
+    add_derived_metrics(ev);   // as the analysis does: the slow set's floors, the sufferer's shares
     for (const auto& r : evaluate_rules(rs, ev)) {
         if (r.rule->id == "syscall.reclaim_on_io_path") {
             EXPECT_EQ(r.outcome, Tri::True);
@@ -298,4 +300,56 @@ TEST(SyscallEmit, SeriesAreDifferencesOfReadingsWithTheWindowsSlowSet) {
     double slow_sum = 0;
     for (double v : reclaim->intervals) slow_sum += v;
     EXPECT_DOUBLE_EQ(slow_sum, metric(ev, "attr.slow.reclaim_us"));
+}
+
+// The machine's slow set holds every program's slow syscalls; the shares a
+// finding reports are the suffering application's own, from every exemplar of
+// its processes (summed by command), over the buckets the exemplars cover.
+TEST(SyscallEmit, SuffererSharesAreTheApplicationsOwnNotTheMachines) {
+    Snapshot s = seed000_snapshot();
+    s.exemplar_min_us = 1000;
+    const int b = Log2Histogram::bucket_of(200000);
+    auto parts = [&](uint64_t n, std::map<int, uint64_t> split) {
+        ProcParts p;
+        p.class_ns.assign(IOD_HIST_BUCKETS, std::vector<uint64_t>(CLS_COUNT, 0));
+        p.total_ns.assign(IOD_HIST_BUCKETS, 0);
+        p.count.assign(IOD_HIST_BUCKETS, 0);
+        for (auto [c, ns] : split) p.class_ns[b][c] += ns * n, p.total_ns[b] += ns * n;
+        p.count[b] = n;
+        return p;
+    };
+    s.proc_parts[4242] = parts(100, {{CLS_RECLAIM, 150000000}, {CLS_PAGE_CACHE, 30000000}, {CLS_FILESYSTEM, 20000000}});
+    // A second process of the same command, and another program preempted in the slow set.
+    ProcessTime twin = s.procs[1];
+    twin.pid = 4343;
+    s.procs.push_back(twin);
+    s.proc_parts[4343] = parts(100, {{CLS_RECLAIM, 50000000}, {CLS_CPU, 150000000}});
+    ProcessTime busy = s.procs[1];
+    busy.pid = 99;
+    busy.comm = "ld";
+    busy.ns_by_bucket.assign(IOD_HIST_BUCKETS, 0);
+    busy.ns_by_bucket[b] = 10ull * 200000000;   // less slow time than myapp's two processes
+    s.procs.push_back(busy);
+    s.proc_parts[99] = parts(10, {{CLS_CPU, 200000000}});
+    Evidence ev;
+    emit(s, ev);
+    const Fact* app = ev.find_fact("attr.app.name");
+    ASSERT_NE(app, nullptr);
+    EXPECT_EQ(app->value, "myapp");
+    EXPECT_EQ(metric(ev, "attr.app.ops"), 200);
+    EXPECT_NEAR(metric(ev, "attr.app.reclaim_pct"), 50, 1e-9);   // (150 + 50) / 400
+    EXPECT_NEAR(metric(ev, "attr.app.cpu_pct"), 37.5, 1e-9);     // ld's 2 s of CPU wait are not in it
+    EXPECT_NEAR(metric(ev, "attr.app.page_cache_pct"), 7.5, 1e-9);
+    EXPECT_NEAR(metric(ev, "attr.app.time_us"), 4e7, 1e-3);   // 200 syscalls of 200 ms
+    add_derived_metrics(ev);
+    EXPECT_EQ(ev.find_fact("attr.sufferer.top_layer")->value, "reclaim");
+    EXPECT_NEAR(metric(ev, "attr.sufferer.cpu_us_per_op"), 75000, 1e-6);   // 37.5 % of 200 ms
+
+    // Exemplars that cover too little of the application's slow time (the
+    // ring buffer was full) give no shares of its own.
+    s.proc_parts.erase(4343);
+    s.proc_parts[4242] = parts(5, {{CLS_RECLAIM, 200000000}});
+    Evidence thin;
+    emit(s, thin);
+    EXPECT_EQ(thin.find_fact("attr.app.name"), nullptr);
 }
