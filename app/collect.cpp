@@ -43,6 +43,12 @@ Evidence collect_evidence(const CollectOptions& opts) {
                       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         if (st.name.empty()) st.name = collectors[i]->name();
         running[i] = st.available;
+        if (!st.available && !collectors[i]->applicable()) {
+            // Nothing of its kind on this host (no Ceph OSD): not a layer left
+            // unobserved, so neither the evidence nor the verdict mentions it.
+            spdlog::debug("{}: {}", st.name, st.reason);
+            continue;
+        }
         if (!st.available) spdlog::info("{} unavailable: {}", st.name, st.reason);   // the verdict lists it too
         ev.collectors.push_back(std::move(st));
     }
