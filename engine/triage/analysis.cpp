@@ -207,7 +207,8 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
 
     std::map<std::string, LayerState> state;
     size_t observed = 0;
-    for (const auto& l : layer::all()) {
+    const std::vector<std::string> layers = layers_in_play(ev);
+    for (const auto& l : layers) {
         const bool seen = ev.layer_observed(l);
         observed += seen;
         state[l] = seen ? LayerState::Normal : LayerState::NotObserved;
@@ -225,7 +226,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
             if (e.from == layer::kSyscall && e.to == f.layer && e.when.count(LayerState::Abnormal))
                 state[layer::kSyscall] = LayerState::Abnormal;
     }
-    v.coverage = static_cast<double>(observed) / static_cast<double>(layer::all().size());
+    v.coverage = static_cast<double>(observed) / static_cast<double>(layers.size());
     // An observed layer where nothing fired is normal only if its rules could
     // judge it: a global rule, or a per-device rule on a device that did I/O,
     // left unknown with part of its evidence present means it could not.
@@ -254,7 +255,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
         if (state[l] == LayerState::Unjudged) s += (s.empty() ? "" : " — ") + ("not judged: " + unjudged_why[l]);
         return s;
     };
-    const WalkResult walk = walk_triage([&](const std::string& l) { return state.at(l); }, summary_of);
+    const WalkResult walk = walk_triage([&](const std::string& l) { return state.at(l); }, summary_of, layers);
     v.trail = walk.trail;
 
     for (auto& f : fired) {
@@ -277,7 +278,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
 
     v.fixes = order_fixes(v.findings);
     std::vector<std::pair<std::string, LayerState>> states;
-    for (const auto& l : layer::all()) states.push_back({l, state[l]});
+    for (const auto& l : layers) states.push_back({l, state[l]});
     v.layers = build_layer_table(ev, states);
     v.who_suffered = who_suffered(ev);
     v.slowest = slowest_exemplars(ev, 5);

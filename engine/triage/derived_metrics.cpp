@@ -3,6 +3,7 @@
 #include <map>
 
 #include "engine/evidence/layers.hpp"
+#include "engine/triage/ceph_attribution.hpp"
 
 namespace iodiag {
 
@@ -62,7 +63,7 @@ void add_measured_backing_reference(Evidence& ev, const Labels& loop_labels) {
 
 std::vector<MetricSpec> derived_metric_specs() {
     using K = MetricSpec::Kind;
-    return {
+    std::vector<MetricSpec> specs{
         {"device.nominal_read_latency_ms", K::Metric, "ms", layer::kDevice, "device",
          "reference 4K random read latency of the device's class (seed 000 §3.1, upper end); "
          "a loop device takes its backing device's class, or, for a class the table lacks, its backing "
@@ -71,6 +72,9 @@ std::vector<MetricSpec> derived_metric_specs() {
          "reference 4K random write latency of the device's class (seed 000 §3.1, upper end)"},
         {"window.duration_s", K::Metric, "s", "", "", "length of the observation window"},
     };
+    auto ceph = ceph_derived_metric_specs();
+    specs.insert(specs.end(), ceph.begin(), ceph.end());
+    return specs;
 }
 
 void add_derived_metrics(Evidence& ev) {
@@ -101,6 +105,7 @@ void add_derived_metrics(Evidence& ev) {
             ev.add_metric("device.nominal_write_latency_ms", labels, n.write_ms, "ms",
                           {"reference", std::string(n.source) + via});
     }
+    add_ceph_derived_metrics(ev);   // after the device references it joins
 }
 
 }  // namespace iodiag
