@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/evidence/bundle.hpp"
+#include "engine/triage/ceph_attribution.hpp"
 #include "engine/triage/derived_metrics.hpp"
 #include "engine/triage/layer_table.hpp"
 #include "engine/evidence/layers.hpp"
@@ -199,15 +200,16 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     std::vector<Finding> fired;
     std::vector<const RuleResult*> unknown;
     const std::vector<RuleResult> results = evaluate_rules(rules, ev);
+    const std::vector<std::string> layers = layers_in_play(ev);
     for (const auto& r : results) {
         if (r.outcome == Tri::True) fired.push_back(make_finding(r, ev));
-        if (r.outcome == Tri::Unknown) unknown.push_back(&r);
+        if (r.outcome == Tri::Unknown && !ceph_rule_out_of_play(r.rule->layer, r.rule->for_each, layers))
+            unknown.push_back(&r);
     }
     v.not_evaluated = summarize_unknown(unknown);
 
     std::map<std::string, LayerState> state;
     size_t observed = 0;
-    const std::vector<std::string> layers = layers_in_play(ev);
     for (const auto& l : layers) {
         const bool seen = ev.layer_observed(l);
         observed += seen;

@@ -334,6 +334,17 @@ std::vector<MetricSpec> ceph_derived_metric_specs() {
     return v;
 }
 
+bool ceph_rule_out_of_play(const std::string& rule_layer, const std::string& rule_for_each,
+                           const std::vector<std::string>& layers_in_play) {
+    auto in_play = [&](const std::string& l) {
+        return std::find(layers_in_play.begin(), layers_in_play.end(), l) != layers_in_play.end();
+    };
+    const bool ceph = std::any_of(layer::ceph().begin(), layer::ceph().end(), in_play);
+    if (ceph) return false;
+    const bool ceph_layer = std::find(layer::ceph().begin(), layer::ceph().end(), rule_layer) != layer::ceph().end();
+    return ceph_layer || rule_for_each == "osd";
+}
+
 std::optional<CephLayerShare> ceph_layer_share(const Evidence& ev, const std::string& layer) {
     static const std::map<std::string, std::string> part_of{
         {layer::kBluestore, "bluestore"}, {layer::kOsdOp, "op_queue"}, {layer::kReplication, "replica_wait"}};

@@ -23,6 +23,12 @@ namespace iodiag {
 void add_ceph_derived_metrics(Evidence& ev);
 std::vector<MetricSpec> ceph_derived_metric_specs();
 
+// True for a rule about Ceph (per OSD, or on a Ceph layer) when no Ceph
+// collector reported: such a host has no OSDs, and the Ceph rules say nothing
+// there, not even "not evaluated".
+bool ceph_rule_out_of_play(const std::string& rule_layer, const std::string& rule_for_each,
+                           const std::vector<std::string>& layers_in_play);
+
 // For the per-layer table: the share of the layer in the client latency of
 // the OSD with the most client time (the one an operator looks at first), and
 // what it is a share of; nullopt when no OSD had client ops.
