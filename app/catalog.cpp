@@ -2,6 +2,7 @@
 
 #include "collectors/registry.hpp"
 #include "engine/triage/derived_metrics.hpp"
+#include "engine/triage/history_metrics.hpp"
 
 namespace iodiag {
 
@@ -9,6 +10,7 @@ MetricCatalog full_catalog() {
     MetricCatalog cat;
     cat.add_all(collector_metric_specs());
     cat.add_all(derived_metric_specs());
+    cat.add_all(history_metric_specs());
     return cat;
 }
 

@@ -57,6 +57,7 @@ Evidence collect_evidence(const CollectOptions& opts) {
     // last start() to the first finish().
     const auto wall_start = std::chrono::system_clock::now();
     const auto start = std::chrono::steady_clock::now();
+    spdlog::debug("window starts: {} s", opts.duration_s);   // tests time a fault from here
     g_interrupted = 0;
     auto previous = std::signal(SIGINT, on_sigint);
     const auto deadline =

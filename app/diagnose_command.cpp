@@ -7,9 +7,9 @@
 #include "engine/triage/analysis.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "app/collect.hpp"
+#include "app/command_options.hpp"
 #include "app/commands.hpp"
-#include "app/rules_loading.hpp"
-#include "engine/render/render.hpp"
+#include "app/site_config_loading.hpp"
 
 namespace iodiag::cli {
 
@@ -17,56 +17,33 @@ namespace {
 
 struct Options {
     CollectOptions collect;
-    std::string format = "text";
-    std::string rules_dir;
+    VerdictOptions verdict;
     std::string output;   // record: bundle path
     std::string bundle;   // replay: bundle path
 };
 
-// Same evidence in, same verdict out: the live path analyses what a replay of
-// its bundle would read, so record + replay can never disagree.
-Evidence as_recorded(const Evidence& ev) { return evidence_from_json(evidence_to_json(ev)); }
+void print_verdict(const Verdict& v, const Options& o) { std::cout << render_verdict(v, o.verdict.format); }
 
-void print_verdict(const Verdict& v, const std::string& format) {
-    if (format == "json")
-        std::cout << render_json(v).dump(2) << "\n";
-    else
-        std::cout << render_text(v);
-}
+void add_window_options(CLI::App* cmd, Options& o) { cli::add_window_options(cmd, o.collect, 10); }
+void add_output_options(CLI::App* cmd, Options& o) { add_verdict_options(cmd, o.verdict); }
 
-void add_window_options(CLI::App* cmd, Options& o) {
-    cmd->add_option("-d,--duration", o.collect.duration_s, "Observation window in seconds (Ctrl-C ends it early)")
-        ->default_val(10)
-        ->check(CLI::Range(0.1, 3600.0));
-    cmd->add_option("--device", o.collect.devices, "Only these block devices (kernel names, e.g. nvme0n1); repeatable");
-    cmd->add_option("--pid", o.collect.pid, "Only this process (where a collector can filter)");
-    cmd->add_option("--cgroup", o.collect.cgroup, "Only this cgroup path (where a collector can filter)");
-    cmd->add_option("--threshold", o.collect.slow_threshold_us,
-                    "What counts as a slow operation, in microseconds (slow syscalls for the attribution, "
-                    "slow block I/Os for the exemplars); default: the window's own p99")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--interval", o.collect.interval_s,
-                    "Length of one interval of the per-interval series kept in the bundle, in seconds "
-                    "(heatmaps, share over time); 0 = no series")
-        ->default_val(1.0)
-        ->check(CLI::Range(0.0, 3600.0));
-}
-
-void add_output_options(CLI::App* cmd, Options& o) {
-    cmd->add_option("--format", o.format, "Verdict format")->check(CLI::IsMember({"text", "json"}))->default_val("text");
-    cmd->add_option("--rules-dir", o.rules_dir, "Directory of rule files (default: the installed or source rules/)");
+// The live evidence with the site configuration's device references, as its
+// bundle holds it.
+Evidence observe(const Options& o, const SiteSetup& site) {
+    Evidence ev = collect_evidence(o.collect);
+    apply_site_devices(site.config, ev);
+    return as_recorded(ev);
 }
 
 void run_diagnose(const Options& o) {
-    RuleSet rules = load_rules_or_exit(o.rules_dir);
-    const Evidence ev = as_recorded(collect_evidence(o.collect));
-    print_verdict(analyze(ev, rules), o.format);
+    const SiteSetup site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config);
+    print_verdict(analyze(observe(o, site), site.rules), o);
 }
 
 // Writes the bundle and prints the verdict, which a replay of the bundle reproduces.
 void run_record(const Options& o) {
-    RuleSet rules = load_rules_or_exit(o.rules_dir);
-    const Evidence ev = as_recorded(collect_evidence(o.collect));
+    const SiteSetup site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config);
+    const Evidence ev = observe(o, site);
     try {
         save_bundle(o.output, ev);
     } catch (const std::exception& e) {
@@ -75,11 +52,13 @@ void run_record(const Options& o) {
     }
     std::cerr << "iodiag: evidence of a " << ev.window.duration_s << " s window written to " << o.output
               << " (replay with: iodiag replay " << o.output << ")\n";
-    print_verdict(analyze(ev, rules), o.format);
+    print_verdict(analyze(ev, site.rules), o);
 }
 
+// The bundle carries the device references the recording used; the rule
+// overrides come from this host's site configuration.
 void run_replay(const Options& o) {
-    RuleSet rules = load_rules_or_exit(o.rules_dir);
+    const SiteSetup site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config);
     Evidence ev;
     try {
         ev = load_bundle(o.bundle);
@@ -87,7 +66,7 @@ void run_replay(const Options& o) {
         std::cerr << "iodiag replay: " << e.what() << "\n";
         throw ExitCode{3};
     }
-    print_verdict(analyze(ev, rules), o.format);
+    print_verdict(analyze(ev, site.rules), o);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include "collectors/nvme_smart_diff.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "app/commands.hpp"
-#include "app/rules_loading.hpp"
+#include "app/site_config_loading.hpp"
 #include "engine/render/render_diff.hpp"
 #include "engine/triage/verdict_diff.hpp"
 
@@ -18,6 +18,7 @@ struct DiffOptions {
     std::string after;
     std::string format = "text";
     std::string rules_dir;
+    std::string config;
 };
 
 Evidence load_or_exit(const std::string& path) {
@@ -29,6 +30,8 @@ Evidence load_or_exit(const std::string& path) {
     }
 }
 
+}  // namespace
+
 std::vector<SmartGrowth> smart_growth(const Evidence& before, const Evidence& after) {
     std::vector<SmartGrowth> out;
     for (auto& c : nvme::compare_smart(before, after))
@@ -36,8 +39,10 @@ std::vector<SmartGrowth> smart_growth(const Evidence& before, const Evidence& af
     return out;
 }
 
+namespace {
+
 void run_diff(const DiffOptions& o) {
-    const RuleSet rules = load_rules_or_exit(o.rules_dir);
+    const RuleSet rules = load_rules_and_site_config_or_exit(o.rules_dir, o.config).rules;
     const Evidence before = load_or_exit(o.before);
     const Evidence after = load_or_exit(o.after);
     if (before.host != after.host)
@@ -70,6 +75,9 @@ void add_diff_command(CLI::App& app) {
     c->add_option("after", opts.after, "Bundle recorded after")->required()->check(CLI::ExistingFile);
     c->add_option("--format", opts.format, "Output format")->check(CLI::IsMember({"text", "json"}))->default_val("text");
     c->add_option("--rules-dir", opts.rules_dir, "Directory of rule files (default: the installed or source rules/)");
+    c->add_option("--config", opts.config,
+                  "Site configuration whose rule overrides apply (default: $IODIAG_CONFIG, else "
+                  "/etc/iodiag/iodiag.yaml if it exists)");
     c->callback([] { run_diff(opts); });
 }
 

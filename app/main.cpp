@@ -5,8 +5,11 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "app/check_command.hpp"
 #include "app/commands.hpp"
 #include "app/diff_command.hpp"
+#include "app/heatmap_command.hpp"
+#include "app/report_command.hpp"
 #include "app/rules_command.hpp"
 #include "app/slow_command.hpp"
 
@@ -34,11 +37,17 @@ int main(int argc, char** argv) {
     iodiag::cli::add_rules_commands(app);
     iodiag::cli::add_playbook_command(app);
     iodiag::cli::add_diff_command(app);
+    iodiag::cli::add_check_command(app);
+    iodiag::cli::add_heatmap_command(app);
+    iodiag::cli::add_report_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         // Bad arguments: exit 3 (UNKNOWN in Nagios terms) unless it was --help/--version.
         const int rc = app.exit(e);
+        // A plugin runner shows stdout's first line: `check` says UNKNOWN there too.
+        if (rc != 0 && app.get_subcommand("check")->parsed())
+            std::cout << "IODIAG UNKNOWN - bad arguments: " << e.what() << "\n";
         return rc == 0 ? 0 : 3;
     } catch (const iodiag::cli::ExitCode& e) {
         return e.code;

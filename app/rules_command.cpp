@@ -8,6 +8,8 @@
 #include "app/catalog.hpp"
 #include "app/commands.hpp"
 #include "app/data_dirs.hpp"
+#include "app/site_config_loading.hpp"
+#include "engine/triage/derived_metrics.hpp"
 #include "engine/rules/playbooks.hpp"
 #include "engine/rules/rules.hpp"
 
@@ -20,6 +22,7 @@ struct DataOptions {
     std::string playbooks_dir;
     std::string format = "text";
     std::vector<std::string> paths;
+    std::string config;   // lint: the site configuration to check ("" = $IODIAG_CONFIG or the default, if any)
 };
 
 void add_dir_options(CLI::App* cmd, DataOptions& o) {
@@ -56,13 +59,32 @@ Loaded load_everything(const DataOptions& o) {
     return l;
 }
 
+// The site configuration is checked against the rules it would change.
+std::vector<Diagnostic> lint_site_config(const DataOptions& o, const RuleSet& rules, std::string* path) {
+    // Rule files named on the command line are linted alone, unless a
+    // configuration is named too.
+    if (!o.paths.empty() && o.config.empty()) return {};
+    bool must_exist = false;
+    *path = site_config_path(o.config, &must_exist);
+    if (path->empty()) return {};
+    const MetricCatalog catalog = full_catalog();
+    SiteConfigContext ctx;
+    ctx.rules = &rules;
+    ctx.catalog = &catalog;
+    ctx.device_classes = reference_classes();
+    return load_site_config(*path, ctx).diagnostics;
+}
+
 nlohmann::json diag_json(const Diagnostic& d) {
     return {{"code", d.code}, {"severity", d.error ? "error" : "warning"}, {"file", d.pos.file},
             {"line", d.pos.line}, {"column", d.pos.column}, {"message", d.message}};
 }
 
 void run_lint(const DataOptions& o) {
-    const Loaded l = load_everything(o);
+    Loaded l = load_everything(o);
+    std::string config_path;
+    const auto config_diags = lint_site_config(o, l.rules, &config_path);
+    l.diagnostics.insert(l.diagnostics.end(), config_diags.begin(), config_diags.end());
     size_t errors = 0, warnings = 0;
     for (const auto& d : l.diagnostics) (d.error ? errors : warnings)++;
     if (o.format == "json") {
@@ -70,6 +92,7 @@ void run_lint(const DataOptions& o) {
         j["rules"] = nlohmann::json::array();
         for (const auto& r : l.rules.rules) j["rules"].push_back(r.id);
         j["playbooks"] = l.playbooks.ids();
+        j["site_config"] = config_path;
         j["diagnostics"] = nlohmann::json::array();
         for (const auto& d : l.diagnostics) j["diagnostics"].push_back(diag_json(d));
         j["errors"] = errors;
@@ -78,8 +101,9 @@ void run_lint(const DataOptions& o) {
         std::cout << j.dump(2) << "\n";
     } else {
         for (const auto& d : l.diagnostics) std::cout << d.to_string() << "\n";
-        std::cout << l.rules.rules.size() << " rules and " << l.playbooks.playbooks.size()
-                  << " playbooks loaded: " << errors << " error(s), " << warnings << " warning(s)\n";
+        std::cout << l.rules.rules.size() << " rules and " << l.playbooks.playbooks.size() << " playbooks loaded"
+                  << (config_path.empty() ? "" : ", site configuration " + config_path + " checked") << ": " << errors
+                  << " error(s), " << warnings << " warning(s)\n";
     }
     if (errors) throw ExitCode{1};
 }
@@ -133,8 +157,12 @@ void add_rules_commands(CLI::App& app) {
     auto* lint = rules->add_subcommand(
         "lint",
         "Load the rules and playbooks and report every problem as FILE:LINE:COL: CODE: message\n"
-        "(unknown metrics, keys, layers, playbooks, macros, placeholders ...). Exit 1 on any error.");
+        "(unknown metrics, keys, layers, playbooks, macros, placeholders ...), and the site configuration\n"
+        "against the rules it changes (unknown rule ids, thresholds that match no comparison, bad values).\n"
+        "Exit 1 on any error.");
     lint->add_option("paths", lint_opts->paths, "Rule files or directories (default: the rules directory)");
+    lint->add_option("--config", lint_opts->config,
+                     "Site configuration to check (default: $IODIAG_CONFIG, else /etc/iodiag/iodiag.yaml if it exists)");
     lint->add_option("--format", lint_opts->format, "Output format")->check(CLI::IsMember({"text", "json"}));
     add_dir_options(lint, *lint_opts);
     lint->callback([lint_opts, root] {

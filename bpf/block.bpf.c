@@ -3,26 +3,45 @@
  * tracepoints only, aggregated in the kernel into per-CPU log2 histograms per
  * disk and op, with slow requests sent to user space through a ring buffer.
  *
+ * Why five hooks and no kernel timestamps: since Linux 6.9 (commit 08420cf70cfb,
+ * "block: add plug based timestamp caching") rq->start_time_ns and
+ * rq->io_start_time_ns come from blk_time_get_ns(), which returns one cached
+ * time for a whole plug: the 32 requests an io_uring_enter submits share it. A
+ * stage read from them would be off by up to the batch's length (and Q2G could
+ * go negative), so every stage boundary is a bpf_ktime_get_ns() taken in that
+ * stage's own tracepoint. What is kept cheap is the rest: a direct-mapped
+ * in-flight table (no hash map), aggregates in a per-CPU array indexed by the
+ * request queue's id (no hash map, no atomics), merges and requeues only in
+ * their own programs (they are rare), and comm/cgroup read only for slow
+ * requests.
+ *
  * Keying. block_bio_queue and block_getrq (6.x: getrq(struct bio *)) see only a
  * bio; insert/issue/complete see the request. A request's first bio stays its
  * head (rq->bio) through back merges, so the in-flight entry is keyed by the
  * head bio's address for its whole life: Q creates it, G/I/D update it through
- * rq->bio, C closes it. No per-event key moves. Exceptions:
+ * rq->bio, C closes it. Exceptions:
  *   - a front merge makes the merged bio the new head: its own entry is marked
  *     front_merged and lookups walk bi_next (a few steps) to the original;
+ *   - a split (block_split) makes a new bio for the front part after Q: it
+ *     gets its own entry with the original bio's Q and submitter;
  *   - a request without bio (the flush request blk-flush makes) is keyed by the
  *     request's own address;
  *   - bio-based disks (dm, md) never form requests, so their bios are not
  *     tracked at all (their entries could never be closed).
- * The in-flight store is a direct-mapped table (an array indexed by a hash of
- * the key), not a hash map: a slot costs a few loads and stores where a hash
- * map update costs ~100 ns, and memory is fixed. An occupied slot is taken
- * over only when its entry has been idle past STALE_NS (a request that died in
- * an error path: counted as stale); otherwise the newcomer is not timed and
- * counted in tracking_failed, so nothing is lost silently.
+ * An occupied slot is taken over only when its entry has been idle past
+ * STALE_NS (a request that died in an error path: counted); otherwise the
+ * newcomer is not timed and counted, so nothing is lost silently.
+ *
+ * Reference path (rodata reference_accounting, tests only): every hook also
+ * keeps the same per-request state in a plain hash map, with the same
+ * timestamps, and sums the stages per disk in a hash map, the way this
+ * collector worked before the direct-mapped table; a live test checks that
+ * both give the same per-stage sums on one workload.
  *
  * Two program variants per tracepoint: tp_btf (direct BTF reads, cheapest) and
  * raw_tp (CO-RE reads); user space enables one set, chosen by real probes.
+ * Built with -mcpu=v3: the queue depth at issue is an atomic fetch-and-add's
+ * own result, exact under concurrent issues.
  */
 #include "vmlinux.h"
 
@@ -32,26 +51,30 @@
 
 #include "block_events.h"
 
+/* A number (an address read from a void * field) as a BTF pointer. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#define KCAST(ptr, type) ((type *)bpf_rdonly_cast((ptr), bpf_core_type_id_kernel(type)))
+
 #define INFLIGHT_BITS 15
 #define INFLIGHT_SLOTS (1u << INFLIGHT_BITS)
-#define ISSUED_SLOTS 256
 /* Past every driver command timeout (SCSI/NVMe default 30 s): the request is gone. */
 #define STALE_NS (60ULL * 1000000000ULL)
-#define MAX_DISKS 128
+#define MAX_DISK_SLOTS 64       /* upper bound; user space sizes the maps to fit memory */
+#define OVERFLOW_DISKS 256      /* disks whose queue id has no slot */
 #define FRONT_MERGE_WALK 4
 #define REQ_OP_BITS_MASK 0xff /* REQ_OP_MASK: the op lives in the low 8 bits */
 
 /* Filters, set before load. 0 = no filter. */
 const volatile __u32 filter_dev = 0; /* disk dev_t, kernel encoding */
 const volatile __u32 filter_pid = 0; /* thread group id of the submitter */
+/* Number of disk slots - 1 (a power of two minus one), as the maps were sized. */
+const volatile __u32 disk_slot_mask = MAX_DISK_SLOTS - 1;
+const volatile bool reference_accounting = false;
 
-/* Runtime controls and counters, shared with user space through .bss. */
+/* Runtime control, shared with user space through .bss. */
 __u64 slow_threshold_ns = ~0ULL; /* exemplar when Q2C >= this */
-__u32 active_buf = 0;            /* aggregate buffer being written (0/1) */
-__u64 exemplars_dropped = 0;     /* ring buffer full */
-__u64 tracking_failed = 0;       /* slot taken by a live request: not timed */
-__u64 stale_dropped = 0;         /* idle entries taken over (no completion seen) */
-
+/* Lost events by cause (enum iodiag_block_lost); rare, so atomics are fine. */
+__u64 lost[IODIAG_LOST_COUNT] = {};
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -60,14 +83,48 @@ struct {
     __type(value, struct iodiag_inflight);
 } inflight SEC(".maps");
 
+/* Aggregates per disk slot (slot = request_queue id & disk_slot_mask). */
 struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-    __uint(max_entries, MAX_DISKS * 2);
-    __type(key, struct iodiag_dev_key);
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, MAX_DISK_SLOTS);
+    __type(key, __u32);
     __type(value, struct iodiag_dev_stats);
 } stats SEC(".maps");
 
-/* Source of zeroes for a new stats entry (too big for the BPF stack). */
+/* Which disk a slot belongs to (0 = unused): user space reads only used slots. */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, MAX_DISK_SLOTS);
+    __type(key, __u32);
+    __type(value, __u32);
+} slot_dev SEC(".maps");
+
+/* Requests issued and not yet completed, per disk slot: the depth at issue. */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, MAX_DISK_SLOTS);
+    __type(key, __u32);
+    __type(value, __s64);
+} issued SEC(".maps");
+
+/* Disks whose slot another disk holds (more queues than slots, or a slot
+ * whose disk went away): aggregates and depth by dev, allocated on demand. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+    __uint(max_entries, OVERFLOW_DISKS);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, __u32);
+    __type(value, struct iodiag_dev_stats);
+} overflow_stats SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, OVERFLOW_DISKS);
+    __type(key, __u32);
+    __type(value, __s64);
+} overflow_issued SEC(".maps");
+
+/* Source of zeroes for a new overflow entry (too big for the BPF stack). */
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __uint(max_entries, 1);
@@ -75,29 +132,36 @@ struct {
     __type(value, struct iodiag_dev_stats);
 } zero_stats SEC(".maps");
 
-/* Requests issued and not yet completed, per disk: the queue depth at issue.
- * Direct-mapped by disk; a disk whose slot another disk holds gets no depth. */
-struct issued_slot {
-    __u32 dev;
-    __u32 pad;
-    __s64 n;
-};
-struct {
-    __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(max_entries, ISSUED_SLOTS);
-    __type(key, __u32);
-    __type(value, struct issued_slot);
-} issued SEC(".maps");
-
 struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
     __uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
+/* Reference path (reference_accounting only; user space shrinks them to one
+ * entry otherwise). */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, INFLIGHT_SLOTS);
+    __type(key, __u64);
+    __type(value, struct iodiag_inflight);
+} ref_inflight SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+    __uint(max_entries, OVERFLOW_DISKS);
+    __type(key, __u32);
+    __type(value, struct iodiag_ref_sums);
+} ref_sums SEC(".maps");
+
 /* Reads that are direct loads under tp_btf and CO-RE probe reads under raw_tp.
  * `btf` is a literal at every call site, so the other branch is compiled out. */
 #define RD(btf, src, a) ((btf) ? (src)->a : BPF_CORE_READ(src, a))
 #define RD2(btf, src, a, b) ((btf) ? (src)->a->b : BPF_CORE_READ(src, a, b))
+
+static __always_inline void count_lost(int what)
+{
+    __sync_fetch_and_add(&lost[what], 1);
+}
 
 static __always_inline __u32 disk_dev(struct gendisk *disk, bool btf)
 {
@@ -106,12 +170,6 @@ static __always_inline __u32 disk_dev(struct gendisk *disk, bool btf)
     __u32 major = RD(btf, disk, major);
     __u32 minor = RD(btf, disk, first_minor);
     return major << 20 | minor;
-}
-
-static __always_inline __u32 rq_dev(struct request *rq, bool btf)
-{
-    struct gendisk *disk = RD2(btf, rq, q, disk);
-    return disk_dev(disk, btf);
 }
 
 static __always_inline bool dev_wanted(__u32 dev)
@@ -142,25 +200,70 @@ static __always_inline __u64 ns_to_us(__u64 ns)
     return x < (1ULL << 32) ? (x * 274877907ULL) >> 35 : ns / 1000;
 }
 
-static __always_inline struct iodiag_dev_stats *dev_stats(__u32 dev)
+/* The disk slot of a request queue: its id's slot, claimed by the first disk
+ * seen there (compare-and-swap, so every CPU agrees); -1 when another disk
+ * holds it (more queues than slots, or a slot whose disk went away): that
+ * disk's aggregates and depth counter then live in the overflow hashes. */
+static __always_inline int disk_slot(int qid, __u32 dev)
 {
-    struct iodiag_dev_key key = {.dev = dev, .buf = active_buf & 1};
-    struct iodiag_dev_stats *s = bpf_map_lookup_elem(&stats, &key);
+    __u32 slot = (__u32)qid & disk_slot_mask;
+    __u32 *owner = bpf_map_lookup_elem(&slot_dev, &slot);
+    if (!owner)
+        return -1;
+    __u32 o = *owner;
+    if (o == dev)
+        return (int)slot;
+    if (o == 0) {
+        o = __sync_val_compare_and_swap(owner, 0, dev);
+        if (o == 0 || o == dev)
+            return (int)slot;
+    }
+    return -1;
+}
+
+/* The aggregate entry of a disk on this CPU. */
+static __always_inline struct iodiag_dev_stats *disk_stats(int slot, __u32 dev)
+{
+    if (slot >= 0) {
+        __u32 k = (__u32)slot;
+        return bpf_map_lookup_elem(&stats, &k);
+    }
+    struct iodiag_dev_stats *s = bpf_map_lookup_elem(&overflow_stats, &dev);
     if (s)
         return s;
     __u32 zero = 0;
     struct iodiag_dev_stats *z = bpf_map_lookup_elem(&zero_stats, &zero);
     if (!z)
         return 0;
-    bpf_map_update_elem(&stats, &key, z, BPF_NOEXIST);
-    return bpf_map_lookup_elem(&stats, &key);
+    bpf_map_update_elem(&overflow_stats, &dev, z, BPF_NOEXIST);
+    s = bpf_map_lookup_elem(&overflow_stats, &dev);
+    if (s)
+        s->dev = dev;
+    else
+        count_lost(IODIAG_LOST_DISK_TABLE_FULL);
+    return s;
+}
+
+/* The in-flight counter of a disk: its slot's, or its overflow entry. */
+static __always_inline __s64 *issued_counter(int slot, __u32 dev)
+{
+    if (slot >= 0) {
+        __u32 k = (__u32)slot;
+        return bpf_map_lookup_elem(&issued, &k);
+    }
+    __s64 *n = bpf_map_lookup_elem(&overflow_issued, &dev);
+    if (n)
+        return n;
+    __s64 zero = 0;
+    bpf_map_update_elem(&overflow_issued, &dev, &zero, BPF_NOEXIST);
+    return bpf_map_lookup_elem(&overflow_issued, &dev);
 }
 
 /* An address as a plain number for the table. Under tp_btf the verifier types
  * it as a pointer and forbids hashing it; the difference of two pointers is a
  * number (allowed for root), and subtracting the same anchor every time keeps
  * keys unique. raw_tp arguments are numbers already. */
-#define KEY(btf, ptr) ((btf) ? (__u64)(ptr) - (__u64)&active_buf : (__u64)(ptr))
+#define KEY(btf, ptr) ((btf) ? (__u64)(ptr) - (__u64)&slow_threshold_ns : (__u64)(ptr))
 
 static __always_inline __u32 slot_of(__u64 key)
 {
@@ -168,15 +271,24 @@ static __always_inline __u32 slot_of(__u64 key)
     return ((__u32)(key >> 4) * 2654435761u) >> (32 - INFLIGHT_BITS);
 }
 
-static __always_inline struct iodiag_inflight *tbl_find(__u64 key)
+/* The entry stores: `ref` selects the reference hash map instead of the
+ * direct-mapped array. A literal at every call site. */
+static __always_inline struct iodiag_inflight *tbl_find(__u64 key, bool ref)
 {
+    if (ref)
+        return bpf_map_lookup_elem(&ref_inflight, &key);
     __u32 idx = slot_of(key);
     struct iodiag_inflight *e = bpf_map_lookup_elem(&inflight, &idx);
     return e && e->key == key ? e : 0;
 }
 
-static __always_inline void tbl_drop(struct iodiag_inflight *e)
+static __always_inline void tbl_drop(struct iodiag_inflight *e, bool ref)
 {
+    if (ref) {
+        __u64 key = e->key;
+        bpf_map_delete_elem(&ref_inflight, &key);
+        return;
+    }
     e->key = 0;
 }
 
@@ -189,42 +301,52 @@ static __always_inline __u64 last_touch(struct iodiag_inflight *e)
     return t;
 }
 
-/* A cleared slot for `key` (timestamps zero), or 0 if a live entry holds it. */
-static __always_inline struct iodiag_inflight *tbl_claim(__u64 key, __u64 now)
+/* A cleared entry for `key` (timestamps zero), or 0 if a live entry holds its slot. */
+static __always_inline struct iodiag_inflight *tbl_claim(__u64 key, __u64 now, bool ref)
 {
+    struct iodiag_inflight *e;
+    if (ref) {
+        struct iodiag_inflight zero = {};
+        bpf_map_update_elem(&ref_inflight, &key, &zero, BPF_ANY);
+        e = bpf_map_lookup_elem(&ref_inflight, &key);
+        if (e)
+            e->key = key;
+        return e;
+    }
     __u32 idx = slot_of(key);
-    struct iodiag_inflight *e = bpf_map_lookup_elem(&inflight, &idx);
+    e = bpf_map_lookup_elem(&inflight, &idx);
     if (!e)
         return 0;
     if (e->key && e->key != key) {
         if (now - last_touch(e) < STALE_NS) {
-            __sync_fetch_and_add(&tracking_failed, 1);
+            count_lost(IODIAG_LOST_INFLIGHT_SLOT_BUSY);
             return 0;
         }
-        __sync_fetch_and_add(&stale_dropped, 1);
+        count_lost(IODIAG_LOST_INFLIGHT_STALE);
     }
     e->key = key;
     e->q = e->g = e->i = e->d = 0;
     e->depth = 0;
+    e->slot = -2;
     e->front_merged = 0;
     return e;
 }
 
 /* The in-flight entry of a request: its head bio's, walking past bios that
  * were front-merged onto it; a bio-less request's own. */
-static __always_inline struct iodiag_inflight *rq_entry(struct request *rq, bool btf)
+static __always_inline struct iodiag_inflight *rq_entry(struct request *rq, bool btf, bool ref)
 {
     struct bio *bio = RD(btf, rq, bio);
     if (!bio)
-        return tbl_find(KEY(btf, rq));
+        return tbl_find(KEY(btf, rq), ref);
 #pragma unroll
     for (int n = 0; n < FRONT_MERGE_WALK; n++) {
-        struct iodiag_inflight *e = tbl_find(KEY(btf, bio));
+        struct iodiag_inflight *e = tbl_find(KEY(btf, bio), ref);
         if (!e)
             break;
         if (!e->front_merged)
             return e;
-        tbl_drop(e); /* merged bio: part of this request now */
+        tbl_drop(e, ref); /* merged bio: part of this request now */
         bio = RD(btf, bio, bi_next);
         if (!bio)
             break;
@@ -232,9 +354,19 @@ static __always_inline struct iodiag_inflight *rq_entry(struct request *rq, bool
     return 0;
 }
 
-static __always_inline void fill_submitter(struct iodiag_inflight *e)
+static __always_inline void fill_submitter(struct iodiag_inflight *e, bool btf)
 {
-    e->pid_tgid = bpf_get_current_pid_tgid();
+    if (btf) {
+        /* one helper and two loads from current instead of two helpers */
+        struct task_struct *t = bpf_get_current_task_btf();
+        e->tgid = t->tgid;
+        e->tid = t->pid;
+        e->task = (__u64)t;
+        return;
+    }
+    __u64 id = bpf_get_current_pid_tgid();
+    e->tgid = id >> 32;
+    e->tid = (__u32)id;
     e->task = bpf_get_current_task();
 }
 
@@ -245,7 +377,7 @@ static __always_inline void read_submitter(struct iodiag_inflight *e, struct iod
     struct task_struct *t = (struct task_struct *)e->task;
     ev->comm[0] = 0;
     ev->cgroup_id = 0;
-    if (!t || BPF_CORE_READ(t, pid) != (__s32)(__u32)e->pid_tgid)
+    if (!t || BPF_CORE_READ(t, pid) != (__s32)e->tid)
         return;
     BPF_CORE_READ_STR_INTO(&ev->comm, t, comm);
     ev->cgroup_id = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
@@ -254,16 +386,27 @@ static __always_inline void read_submitter(struct iodiag_inflight *e, struct iod
 /* Entry for a request seen first at I or D (no Q: a flush request, or one
  * queued before we attached). Not created under a pid filter, whose requests
  * are exactly those with a Q from that process. */
-static __always_inline struct iodiag_inflight *rq_entry_or_new(struct request *rq, bool btf, __u64 now)
+static __always_inline struct iodiag_inflight *rq_entry_or_new(struct request *rq, bool btf, __u64 now, bool ref)
 {
-    struct iodiag_inflight *e = rq_entry(rq, btf);
+    struct iodiag_inflight *e = rq_entry(rq, btf, ref);
     if (e || filter_pid)
         return e;
     struct bio *bio = RD(btf, rq, bio);
-    e = tbl_claim(bio ? KEY(btf, bio) : KEY(btf, rq), now);
+    e = tbl_claim(bio ? KEY(btf, bio) : KEY(btf, rq), now, ref);
     if (e)
-        fill_submitter(e);
+        fill_submitter(e, btf);
     return e;
+}
+
+/* ---- Q: a bio enters the block layer ---- */
+
+static __always_inline void bio_queue(struct bio *bio, bool btf, __u64 now, bool ref)
+{
+    struct iodiag_inflight *e = tbl_claim(KEY(btf, bio), now, ref);
+    if (!e)
+        return;
+    e->q = now;
+    fill_submitter(e, btf);
 }
 
 static __always_inline int on_bio_queue(struct bio *bio, bool btf)
@@ -274,78 +417,117 @@ static __always_inline int on_bio_queue(struct bio *bio, bool btf)
     /* bio-based disk: no request will ever close this entry */
     if (!RD2(btf, disk, queue, mq_ops))
         return 0;
-    if (!dev_wanted(disk_dev(disk, btf)))
+    if (filter_dev && disk_dev(disk, btf) != filter_dev)
         return 0;
     if (filter_pid && (bpf_get_current_pid_tgid() >> 32) != filter_pid)
         return 0;
     __u64 now = bpf_ktime_get_ns();
-    struct iodiag_inflight *e = tbl_claim(KEY(btf, bio), now);
-    if (!e)
-        return 0;
-    e->q = now;
-    fill_submitter(e);
+    bio_queue(bio, btf, now, false);
+    if (reference_accounting)
+        bio_queue(bio, btf, now, true);
     return 0;
 }
+
+/* ---- split: the front part of a bio becomes a bio of its own after Q ---- */
+
+static __always_inline void bio_split(struct bio *split, struct bio *parent, bool btf, bool ref)
+{
+    struct iodiag_inflight *p = tbl_find(KEY(btf, parent), ref);
+    if (!p)
+        return;
+    __u64 q = p->q, task = p->task;
+    __u32 tgid = p->tgid, tid = p->tid;
+    struct iodiag_inflight *e = tbl_claim(KEY(btf, split), q, ref);
+    if (!e)
+        return;
+    e->q = q;
+    e->task = task;
+    e->tgid = tgid;
+    e->tid = tid;
+}
+
+/* block_split(split, sector): bio_submit_split() chains the new front part
+ * to the original (split->bi_private = the original, which is resubmitted
+ * with its remaining sectors and keeps its own entry). */
+static __always_inline int on_bio_split(struct bio *split, bool btf)
+{
+    struct bio *parent;
+    if (btf)
+        parent = KCAST(split->bi_private, struct bio);
+    else
+        parent = (struct bio *)BPF_CORE_READ(split, bi_private);
+    if (!parent)
+        return 0;
+    bio_split(split, parent, btf, false);
+    if (reference_accounting)
+        bio_split(split, parent, btf, true);
+    return 0;
+}
+
+/* ---- G: the bio got a request (and its tag) ---- */
 
 static __always_inline int on_getrq(struct bio *bio, bool btf)
 {
-    struct iodiag_inflight *e = tbl_find(KEY(btf, bio));
+    struct iodiag_inflight *e = tbl_find(KEY(btf, bio), false);
+    if (!e && !reference_accounting)
+        return 0;
+    __u64 now = bpf_ktime_get_ns();
     if (e)
-        e->g = bpf_ktime_get_ns();
+        e->g = now;
+    if (reference_accounting) {
+        e = tbl_find(KEY(btf, bio), true);
+        if (e)
+            e->g = now;
+    }
     return 0;
 }
+
+/* ---- I: inserted into the scheduler ---- */
 
 static __always_inline int on_rq_insert(struct request *rq, bool btf)
 {
-    if (!dev_wanted(rq_dev(rq, btf)))
+    if (!dev_wanted(disk_dev(RD2(btf, rq, q, disk), btf)))
         return 0;
     __u64 now = bpf_ktime_get_ns();
-    struct iodiag_inflight *e = rq_entry_or_new(rq, btf, now);
+    struct iodiag_inflight *e = rq_entry_or_new(rq, btf, now, false);
     if (e)
         e->i = now;
+    if (reference_accounting) {
+        e = rq_entry_or_new(rq, btf, now, true);
+        if (e)
+            e->i = now;
+    }
     return 0;
 }
 
-static __always_inline struct issued_slot *issued_of(__u32 dev)
-{
-    __u32 idx = ((dev >> 20) * 31 + (dev & 0xfffff)) & (ISSUED_SLOTS - 1);
-    struct issued_slot *n = bpf_map_lookup_elem(&issued, &idx);
-    if (!n)
-        return 0;
-    if (n->dev != dev) {
-        if (n->dev)
-            return 0;
-        n->dev = dev;
-    }
-    return n;
-}
+/* ---- D: issued to the driver ---- */
 
 static __always_inline int on_rq_issue(struct request *rq, bool btf)
 {
-    __u32 dev = rq_dev(rq, btf);
+    struct request_queue *q = RD(btf, rq, q);
+    __u32 dev = disk_dev(RD(btf, q, disk), btf);
     if (!dev_wanted(dev))
         return 0;
     __u64 now = bpf_ktime_get_ns();
-    struct iodiag_inflight *e = rq_entry_or_new(rq, btf, now);
+    if (reference_accounting) {
+        struct iodiag_inflight *r = rq_entry_or_new(rq, btf, now, true);
+        if (r)
+            r->d = now;
+    }
+    struct iodiag_inflight *e = rq_entry_or_new(rq, btf, now, false);
     if (!e)
         return 0;
     e->d = now;
-    struct issued_slot *n = issued_of(dev);
-    if (!n)
-        return 0;
-    __sync_fetch_and_add(&n->n, 1);
-    /* read after the add: concurrent issues on other CPUs may be counted too,
-     * which is what "in flight at that moment" means anyway */
-    __s64 depth = n->n;
-    e->depth = depth > 0 ? depth : 1;
+    int slot = disk_slot(RD(btf, q, id), dev);
+    e->slot = (__s16)slot;
+    __s64 *n = issued_counter(slot, dev);
+    if (n) {
+        /* the value before this request's own increment: exact, whatever
+         * other CPUs issue at the same moment */
+        __s64 before = __sync_fetch_and_add(n, 1);
+        e->depth = before >= 0 ? (__u32)before + 1 : 1;
+    }
     return 0;
-}
-
-static __always_inline void issued_done(__u32 dev)
-{
-    struct issued_slot *n = issued_of(dev);
-    if (n)
-        __sync_fetch_and_add(&n->n, -1);
 }
 
 static __always_inline __u32 op_index(__u32 cmd_flags)
@@ -361,14 +543,12 @@ static __always_inline __u32 op_index(__u32 cmd_flags)
 
 struct stage_times { __u64 ns[IODIAG_NR_STAGES]; };
 
-/* Adds one completed request to its device's histograms and sums. A global
+/* Adds one completed request to its disk's histograms and sums. A global
  * function: the verifier checks it once, on its own, instead of once per path
- * through on_rq_complete (that made the completion program ~415k verified
- * instructions, most of the collector's start time). depth < 0: the
- * request was not seen at issue (no depth). */
-__noinline int account_completion(__u32 dev, struct stage_times *t, __u32 op_in, int depth)
+ * through on_rq_complete. depth 0: the request was not seen at issue.
+ * Bucket 0 is left to user space (block_events.h). */
+__noinline int account_completion(struct iodiag_dev_stats *s, struct stage_times *t, __u32 op_in, __u32 depth)
 {
-    struct iodiag_dev_stats *s = dev_stats(dev);
     if (!s || !t)
         return 0;
     /* the bound checked on the register that indexes (the verifier must see it) */
@@ -377,29 +557,29 @@ __noinline int account_completion(__u32 dev, struct stage_times *t, __u32 op_in,
     if (op >= IODIAG_NR_OPS)
         return 0;
     barrier_var(op);
+    struct iodiag_op_sums *o = &s->ops[op];
+    o->count++;
 #pragma unroll
     for (int k = 0; k < IODIAG_NR_STAGES; k++) {
-        s->hist[op][k][log2_bucket(ns_to_us(t->ns[k]))]++;
-        s->sum_ns[op][k] += t->ns[k];
+        o->sum_ns[k] += t->ns[k];
+        __u32 b = log2_bucket(ns_to_us(t->ns[k]));
+        if (b)
+            s->hist[op][k][b]++;
     }
-    s->count[op]++;
-    if (depth >= 0)
-        s->depth_hist[log2_bucket((__u32)depth)]++;
+    if (depth) {
+        o->with_depth++;
+        __u32 b = log2_bucket(depth);
+        if (b)
+            s->depth_hist[b]++;
+    }
     return 0;
 }
 
-static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_bytes, bool btf)
+/* Stage lengths of a completed entry: a stage not passed takes the next seen
+ * stage's time (zero length), and each stage is at least the previous one, so
+ * the four stages telescope to exactly C - Q. */
+static __always_inline void stages_of(struct iodiag_inflight *e, __u64 c, struct stage_times *st, __u64 *ts)
 {
-    __u32 dev = rq_dev(rq, btf);
-    if (!dev_wanted(dev))
-        return 0;
-    struct iodiag_inflight *e = rq_entry(rq, btf);
-    if (!e)
-        return 0;
-    __u64 c = bpf_ktime_get_ns();
-    /* A stage not passed takes the next seen stage's time (zero length), and
-     * each stage is at least the previous one, so the four stages telescope to
-     * exactly C - Q. */
     __u64 d = e->d ? e->d : c;
     __u64 i = e->i ? e->i : d;
     __u64 g = e->g ? e->g : i;
@@ -408,28 +588,80 @@ static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_by
     if (i < g) i = g;
     if (d < i) d = i;
     if (c < d) c = d;
-    struct stage_times st = {{g - q, i - g, d - i, c - d, c - q}};
+    st->ns[IODIAG_Q2G] = g - q;
+    st->ns[IODIAG_G2I] = i - g;
+    st->ns[IODIAG_I2D] = d - i;
+    st->ns[IODIAG_D2C] = c - d;
+    st->ns[IODIAG_Q2C] = c - q;
+    if (ts) {
+        ts[0] = q; ts[1] = g; ts[2] = i; ts[3] = d; ts[4] = c;
+    }
+}
+
+static __always_inline void ref_complete(struct request *rq, __u32 dev, __u64 c, bool btf)
+{
+    struct iodiag_inflight *e = rq_entry(rq, btf, true);
+    if (!e)
+        return;
+    struct stage_times st;
+    stages_of(e, c, &st, 0);
+    tbl_drop(e, true);
+    struct iodiag_ref_sums *r = bpf_map_lookup_elem(&ref_sums, &dev);
+    if (!r) {
+        struct iodiag_ref_sums zero = {};
+        bpf_map_update_elem(&ref_sums, &dev, &zero, BPF_NOEXIST);
+        r = bpf_map_lookup_elem(&ref_sums, &dev);
+        if (!r)
+            return;
+    }
+    r->count++;
+#pragma unroll
+    for (int k = 0; k < IODIAG_NR_STAGES; k++)
+        r->sum_ns[k] += st.ns[k];
+}
+
+static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_bytes, bool btf)
+{
+    struct request_queue *q = RD(btf, rq, q);
+    __u32 dev = disk_dev(RD(btf, q, disk), btf);
+    if (!dev_wanted(dev))
+        return 0;
+    struct iodiag_inflight *e = rq_entry(rq, btf, false);
+    if (!e && !reference_accounting)
+        return 0;
+    __u64 c = bpf_ktime_get_ns();
+    if (reference_accounting)
+        ref_complete(rq, dev, c, btf);
+    if (!e)
+        return 0;
+    struct stage_times st;
+    __u64 ts[5];
+    stages_of(e, c, &st, ts);
     __u32 op = op_index(RD(btf, rq, cmd_flags));
-    __u32 depth = e->depth;
-    if (e->d)
-        issued_done(dev);
-    account_completion(dev, &st, op, e->d ? (int)depth : -1);
+    int slot = e->slot >= -1 ? e->slot : disk_slot(RD(btf, q, id), dev);
+    struct iodiag_dev_stats *s = disk_stats(slot, dev);
+    if (e->d) {
+        __s64 *n = issued_counter(slot, dev);
+        if (n)
+            __sync_fetch_and_add(n, -1);
+    }
+    account_completion(s, &st, op, e->d ? e->depth : 0);
 
     if (st.ns[IODIAG_Q2C] >= slow_threshold_ns) {
         struct iodiag_block_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
         if (!ev) {
-            __sync_fetch_and_add(&exemplars_dropped, 1);
+            count_lost(IODIAG_LOST_EXEMPLAR_RINGBUF_FULL);
         } else {
-            ev->q_ns = q;
-            ev->g_ns = g;
-            ev->i_ns = i;
-            ev->d_ns = d;
-            ev->c_ns = c;
+            ev->q_ns = ts[0];
+            ev->g_ns = ts[1];
+            ev->i_ns = ts[2];
+            ev->d_ns = ts[3];
+            ev->c_ns = ts[4];
             ev->sector = RD(btf, rq, __sector);
             ev->bytes = nr_bytes;
             ev->dev = dev;
-            ev->pid = e->pid_tgid >> 32;
-            ev->depth = depth;
+            ev->pid = e->tgid;
+            ev->depth = e->d ? e->depth : 0;
             ev->op = op;
             ev->seen = (e->q ? IODIAG_SEEN_Q : 0) | (e->g ? IODIAG_SEEN_G : 0) |
                        (e->i ? IODIAG_SEEN_I : 0) | (e->d ? IODIAG_SEEN_D : 0);
@@ -437,53 +669,82 @@ static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_by
             bpf_ringbuf_submit(ev, 0);
         }
     }
-    tbl_drop(e);
+    tbl_drop(e, false);
     return 0;
 }
 
-static __always_inline void count_merge(__u32 dev)
+/* ---- merges and requeues: their own (rare) programs ---- */
+
+static __always_inline bool bio_merge(struct bio *bio, bool front, bool btf, bool ref)
 {
-    struct iodiag_dev_stats *s = dev_stats(dev);
-    if (s)
-        s->merges++;
+    struct iodiag_inflight *e = tbl_find(KEY(btf, bio), ref);
+    if (!e)
+        return false; /* not tracked (filtered out) */
+    if (front)
+        e->front_merged = 1; /* the request's head now; lookups walk past it */
+    else
+        tbl_drop(e, ref);
+    return true;
 }
 
 /* A bio joined an existing request: it never gets a G of its own. */
 static __always_inline int on_bio_merge(struct bio *bio, bool front, bool btf)
 {
-    struct iodiag_inflight *e = tbl_find(KEY(btf, bio));
-    if (!e)
-        return 0; /* not tracked (filtered out) */
-    if (front)
-        e->front_merged = 1; /* the request's head now; lookups walk past it */
-    else
-        tbl_drop(e);
-    count_merge(disk_dev(RD2(btf, bio, bi_bdev, bd_disk), btf));
+    if (reference_accounting)
+        bio_merge(bio, front, btf, true);
+    if (!bio_merge(bio, front, btf, false))
+        return 0;
+    struct gendisk *disk = RD2(btf, bio, bi_bdev, bd_disk);
+    struct request_queue *q = disk ? (struct request_queue *)RD(btf, disk, queue) : 0;
+    int qid = q ? RD(btf, q, id) : 0;
+    __u32 dev = disk_dev(disk, btf);
+    struct iodiag_dev_stats *s = disk_stats(disk_slot(qid, dev), dev);
+    if (s)
+        s->merges++;
     return 0;
 }
 
 /* A request merged into another one (its bios move over; it never completes). */
 static __always_inline int on_rq_merge(struct request *rq, bool btf)
 {
-    struct iodiag_inflight *e = rq_entry(rq, btf);
+    if (reference_accounting) {
+        struct iodiag_inflight *r = rq_entry(rq, btf, true);
+        if (r)
+            tbl_drop(r, true);
+    }
+    struct iodiag_inflight *e = rq_entry(rq, btf, false);
     if (!e)
         return 0;
-    tbl_drop(e);
-    count_merge(rq_dev(rq, btf));
+    tbl_drop(e, false);
+    struct request_queue *q = RD(btf, rq, q);
+    __u32 dev = disk_dev(RD(btf, q, disk), btf);
+    struct iodiag_dev_stats *s = disk_stats(disk_slot(RD(btf, q, id), dev), dev);
+    if (s)
+        s->merges++;
     return 0;
 }
 
 /* Put back for another dispatch: the next D counts, the wait goes to I2D. */
 static __always_inline int on_rq_requeue(struct request *rq, bool btf)
 {
-    struct iodiag_inflight *e = rq_entry(rq, btf);
+    if (reference_accounting) {
+        struct iodiag_inflight *r = rq_entry(rq, btf, true);
+        if (r)
+            r->d = 0;
+    }
+    struct iodiag_inflight *e = rq_entry(rq, btf, false);
     if (!e)
         return 0;
-    __u32 dev = rq_dev(rq, btf);
-    if (e->d)
-        issued_done(dev);
+    struct request_queue *q = RD(btf, rq, q);
+    __u32 dev = disk_dev(RD(btf, q, disk), btf);
+    int slot = disk_slot(RD(btf, q, id), dev);
+    struct iodiag_dev_stats *s = disk_stats(slot, dev);
+    if (e->d) {
+        __s64 *n = issued_counter(slot, dev);
+        if (n)
+            __sync_fetch_and_add(n, -1);
+    }
     e->d = 0;
-    struct iodiag_dev_stats *s = dev_stats(dev);
     if (s)
         s->requeues++;
     return 0;
@@ -492,6 +753,8 @@ static __always_inline int on_rq_requeue(struct request *rq, bool btf)
 /* ---- tp_btf variants ---- */
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(btf_bio_queue, struct bio *bio) { return on_bio_queue(bio, true); }
+SEC("tp_btf/block_split")
+int BPF_PROG(btf_split, struct bio *bio, unsigned int new_sector) { return on_bio_split(bio, true); }
 SEC("tp_btf/block_getrq")
 int BPF_PROG(btf_getrq, struct bio *bio) { return on_getrq(bio, true); }
 SEC("tp_btf/block_rq_insert")
@@ -513,6 +776,8 @@ int BPF_PROG(btf_rq_requeue, struct request *rq) { return on_rq_requeue(rq, true
 /* ---- raw_tp variants (CO-RE reads) ---- */
 SEC("raw_tp/block_bio_queue")
 int BPF_PROG(raw_bio_queue, struct bio *bio) { return on_bio_queue(bio, false); }
+SEC("raw_tp/block_split")
+int BPF_PROG(raw_split, struct bio *bio, unsigned int new_sector) { return on_bio_split(bio, false); }
 SEC("raw_tp/block_getrq")
 int BPF_PROG(raw_getrq, struct bio *bio) { return on_getrq(bio, false); }
 SEC("raw_tp/block_rq_insert")

@@ -29,35 +29,66 @@ enum iodiag_stage { IODIAG_Q2G, IODIAG_G2I, IODIAG_I2D, IODIAG_D2C, IODIAG_Q2C }
 #define IODIAG_SEEN_I (1u << 2)
 #define IODIAG_SEEN_D (1u << 3)
 
-/* Key of the per-CPU aggregate map: one entry per (disk, buffer). The BPF side
- * writes buffer `active_buf`; user space flips it and drains the other one, so
- * an interval's numbers are never read half-written. */
-struct iodiag_dev_key {
-    __u32 dev;  /* disk dev_t in kernel encoding: major << 20 | minor */
-    __u32 buf;  /* 0 or 1 */
+/* Per op: what every completion writes, in one cache line. */
+struct iodiag_op_sums {
+    __u64 count;                       /* completed requests */
+    __u64 sum_ns[IODIAG_NR_STAGES];    /* exact stage sums */
+    __u64 with_depth;                  /* of them, seen at issue (have a depth) */
+    __u64 pad;
 };
 
-/* Aggregates of completed requests on one disk, on one CPU. */
+/* Aggregates of completed requests on one disk, on one CPU, cumulative since
+ * the programs were attached: nothing is ever reset, so user space takes an
+ * interval's figures as the difference of two reads and loses nothing between
+ * them. One entry per disk slot (the request queue's id) in a per-CPU array.
+ *
+ * Histogram bucket 0 (0..1 us) is not written: most stages of a fast device
+ * fall there and skipping them saves a cache line per stage per request. User
+ * space derives it as count - (buckets 1..) (with_depth for the depth). */
 struct iodiag_dev_stats {
-    __u64 hist[IODIAG_NR_OPS][IODIAG_NR_STAGES][IODIAG_NR_BUCKETS]; /* us, log2 */
-    __u64 sum_ns[IODIAG_NR_OPS][IODIAG_NR_STAGES];                  /* exact sums */
-    __u64 count[IODIAG_NR_OPS];                                     /* completed requests */
-    __u64 depth_hist[IODIAG_NR_BUCKETS]; /* requests in flight at issue, this one included */
+    struct iodiag_op_sums ops[IODIAG_NR_OPS];
+    __u64 hist[IODIAG_NR_OPS][IODIAG_NR_STAGES][IODIAG_NR_BUCKETS]; /* us, log2; [0] unused */
+    __u64 depth_hist[IODIAG_NR_BUCKETS]; /* requests in flight at issue, this one included; [0] unused */
     __u64 merges;   /* bios merged into a request (back/front) + requests merged into another */
     __u64 requeues; /* requests put back for another dispatch */
+    __u32 dev;      /* disk dev_t in kernel encoding: major << 20 | minor */
+    __u32 pad;
 };
 
 /* In-flight state of one bio/request, keyed by its head bio's address (or the
  * request's, when it has no bio), in a direct-mapped table. Zero timestamps:
- * stage not (yet) seen. */
+ * stage not (yet) seen. One cache line. */
 struct iodiag_inflight {
     __u64 key; /* 0 = free slot */
     __u64 q, g, i, d;
     __u64 task;     /* submitter's task_struct address; comm and cgroup are read
                      * from it only for slow requests (cheaper than at every Q) */
-    __u64 pid_tgid; /* submitter, to check the task is still the same one */
-    __u32 depth;
-    __u32 front_merged;
+    __u32 tgid;     /* submitter */
+    __u32 tid;      /* to check at completion that the task is still the same one */
+    __u32 depth;    /* in flight at issue (0: not seen at issue) */
+    __s16 slot;     /* disk slot found at issue, -1 = overflow disk, -2 = not yet known */
+    __u8 front_merged;
+    __u8 pad;
+};
+
+/* Events the collector could not account, by cause (index into the `lost`
+ * array of the BPF program's .bss). Each is reported as collector.lost_events
+ * {collector: block_bpf, what: <name>}. */
+enum iodiag_block_lost {
+    IODIAG_LOST_EXEMPLAR_RINGBUF_FULL, /* slow request counted, its exemplar not sent */
+    IODIAG_LOST_INFLIGHT_SLOT_BUSY,    /* request not timed: its slot held a live request */
+    IODIAG_LOST_INFLIGHT_STALE,        /* entry idle past STALE_NS reclaimed (no completion seen) */
+    IODIAG_LOST_DISK_TABLE_FULL,       /* completion of a disk with no aggregate slot left */
+    IODIAG_LOST_COUNT
+};
+
+/* Per-request accounting of the reference path (rodata reference_accounting):
+ * the stage sums per disk kept from a plain hash map keyed by the same
+ * addresses, with the same timestamps, so a test can compare the direct-mapped
+ * fast path with it on one workload. */
+struct iodiag_ref_sums {
+    __u64 count;
+    __u64 sum_ns[IODIAG_NR_STAGES];
 };
 
 /* One slow request (Q2C >= slow_threshold_ns), through the ring buffer. The

@@ -1,5 +1,8 @@
 # BPF build pipeline: for every bpf/<name>.bpf.c
-#   clang -target bpf -g -O2  ->  <build>/bpf/<name>.bpf.o
+#   clang -target bpf -mcpu=v3 -g -O2  ->  <build>/bpf/<name>.bpf.o
+# -mcpu=v3 (Linux 5.12+ for its atomics) makes __sync_fetch_and_add return the
+# old value as one atomic instruction (BPF_FETCH): the block collector's
+# queue depth at issue is that value, exact under concurrent issues.
 #   bpftool gen skeleton      ->  <build>/bpf/<name>.skel.h   (#include "<name>.skel.h")
 # vmlinux.h comes from the build host's BTF (/sys/kernel/btf/vmlinux), or from
 # -DIODIAG_VMLINUX_H=/path/vmlinux.h. CO-RE relocates field offsets at load time,
@@ -47,7 +50,7 @@ if(_bpf_ok)
     set(_obj ${BPF_OUT}/${_name}.bpf.o)
     set(_skel ${BPF_OUT}/${_name}.skel.h)
     add_custom_command(OUTPUT ${_obj}
-      COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_${_bpf_arch}
+      COMMAND ${BPF_CLANG} -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_${_bpf_arch}
               -I${BPF_OUT} -I${PROJECT_SOURCE_DIR}/bpf -c ${src} -o ${_obj}
       DEPENDS ${src} ${BPF_OUT}/vmlinux.h
       IMPLICIT_DEPENDS C ${src}

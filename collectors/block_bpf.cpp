@@ -13,6 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "collectors/lost_events.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/layers.hpp"
 
@@ -56,6 +57,22 @@ uint64_t BlockDeviceStats::requests() const {
     return n;
 }
 
+BlockDeviceStats BlockDeviceStats::since(const BlockDeviceStats& earlier) const {
+    BlockDeviceStats d;
+    auto sub = [](uint64_t a, uint64_t b) { return a > b ? a - b : 0; };
+    for (int op = 0; op < kBlockOps; ++op) {
+        for (int s = 0; s < kBlockStages; ++s) {
+            d.hist[op][s] = histogram_delta(hist[op][s], earlier.hist[op][s]);
+            d.sum_ns[op][s] = sub(sum_ns[op][s], earlier.sum_ns[op][s]);
+        }
+        d.count[op] = sub(count[op], earlier.count[op]);
+    }
+    d.depth = histogram_delta(depth, earlier.depth);
+    d.merges = sub(merges, earlier.merges);
+    d.requeues = sub(requeues, earlier.requeues);
+    return d;
+}
+
 Log2Histogram BlockDeviceStats::stage_hist_all_ops(int stage) const {
     Log2Histogram h;
     for (int op = 0; op < kBlockOps; ++op) h.merge(hist[op][stage]);
@@ -94,17 +111,23 @@ std::optional<uint32_t> kernel_dev_of(const std::string& disk, std::string& why)
 
 struct BlockTracer::Impl {
     block_bpf* skel = nullptr;
+    std::vector<bpf_link*> links;
     ring_buffer* rb = nullptr;
     const std::function<void(const BlockIoExemplar&)>* sink = nullptr;
+    std::mutex names_mu;   // device_name() is called from the poller and the readers
     std::map<uint32_t, std::string> names;
+    std::map<std::string, BlockDeviceStats> drained;   // cumulative at the last drain()
     BlockTracer* owner = nullptr;
     int wake_fd = -1;   // eventfd, written by wake()
     int epoll_fd = -1;  // the ring buffer's epoll fd and wake_fd together
+    uint32_t slots = 0; // disk slots the maps were sized to
+    int ncpu = 0;
 
     ~Impl() {
         if (epoll_fd >= 0) close(epoll_fd);
         if (wake_fd >= 0) close(wake_fd);
         if (rb) ring_buffer__free(rb);
+        for (auto* l : links) bpf_link__destroy(l);
         if (skel) block_bpf__destroy(skel);
     }
 
@@ -138,57 +161,94 @@ BlockTracer::BlockTracer() : impl_(std::make_unique<Impl>()) { impl_->owner = th
 BlockTracer::~BlockTracer() = default;
 
 namespace {
-const std::vector<std::string> kTracepoints{
-    "block_bio_queue", "block_getrq",          "block_rq_insert",
-    "block_rq_issue",  "block_rq_complete",    "block_bio_backmerge",
-    "block_bio_frontmerge", "block_rq_merge",  "block_rq_requeue"};
+
+// Tracepoints every request passes (the collector is unavailable without them)
+// and those it can do without (then that part is not observed, said in the note).
+const std::vector<std::string> kRequiredTracepoints{
+    "block_bio_queue", "block_getrq", "block_rq_insert", "block_rq_issue", "block_rq_complete",
+    "block_bio_backmerge", "block_bio_frontmerge", "block_rq_merge", "block_rq_requeue"};
+
+// Aggregates per disk slot on every CPU: the number of slots, a power of two
+// from 4 to 64, is what fits in 16 MiB of per-CPU memory (more disks than
+// slots go to an on-demand hash).
+uint32_t disk_slots_for(int ncpu) {
+    const size_t budget = 16u << 20;
+    uint32_t slots = 64;
+    while (slots > 4 && size_t(slots) * sizeof(iodiag_dev_stats) * size_t(std::max(ncpu, 1)) > budget) slots /= 2;
+    return slots;
 }
 
-namespace {
+struct BlockProgram {
+    bpf_program* prog;
+    const char* tracepoint;
+};
+
+// The programs of one attach mode, with their tracepoints.
+std::vector<BlockProgram> programs_of(block_bpf* s, bool btf) {
+    auto& p = s->progs;
+    if (btf)
+        return {{p.btf_bio_queue, "block_bio_queue"},       {p.btf_split, "block_split"},
+                {p.btf_getrq, "block_getrq"},               {p.btf_rq_insert, "block_rq_insert"},
+                {p.btf_rq_issue, "block_rq_issue"},         {p.btf_rq_complete, "block_rq_complete"},
+                {p.btf_bio_backmerge, "block_bio_backmerge"}, {p.btf_bio_frontmerge, "block_bio_frontmerge"},
+                {p.btf_rq_merge, "block_rq_merge"},         {p.btf_rq_requeue, "block_rq_requeue"}};
+    return {{p.raw_bio_queue, "block_bio_queue"},       {p.raw_split, "block_split"},
+            {p.raw_getrq, "block_getrq"},               {p.raw_rq_insert, "block_rq_insert"},
+            {p.raw_rq_issue, "block_rq_issue"},         {p.raw_rq_complete, "block_rq_complete"},
+            {p.raw_bio_backmerge, "block_bio_backmerge"}, {p.raw_bio_frontmerge, "block_bio_frontmerge"},
+            {p.raw_rq_merge, "block_rq_merge"},         {p.raw_rq_requeue, "block_rq_requeue"}};
+}
 
 // Opens, loads and attaches block.bpf.o with one program variant per
-// tracepoint; "" on success, else why not (the skeleton is then destroyed).
-std::string load_block_bpf(block_bpf*& skel, AttachMode mode, uint32_t dev, uint32_t pid, uint64_t threshold_ns) {
-    skel = block_bpf__open();
-    if (!skel) return std::string("block.bpf.o: open failed: ") + std::strerror(errno);
-    auto* s = skel;
+// tracepoint; "" on success, else which step failed for which program and
+// why (then nothing stays attached). `split` = block_split exists.
+std::string load_block_bpf(BlockTracer::Impl& im, AttachMode mode, uint32_t dev, const BlockTracerOptions& o,
+                           bool split) {
+    const std::string what = "block.bpf.o (" + to_string(mode) + ")";
+    LibbpfLog log;
+    auto fail = [&](const std::string& step, int err) {
+        std::string why = what + ": " + step + ": " + std::strerror(err < 0 ? -err : err);
+        if (auto detail = log.failure(); !detail.empty()) why += " (" + detail + ")";
+        for (auto* l : im.links) bpf_link__destroy(l);
+        im.links.clear();
+        block_bpf__destroy(im.skel);
+        im.skel = nullptr;
+        return why;
+    };
+    im.skel = block_bpf__open();
+    if (!im.skel) return what + ": open: " + std::strerror(errno);
+    auto* s = im.skel;
     s->rodata->filter_dev = dev;
-    s->rodata->filter_pid = pid;
+    s->rodata->filter_pid = o.pid;
+    s->rodata->disk_slot_mask = im.slots - 1;
+    s->rodata->reference_accounting = o.reference_accounting;
+    for (bpf_map* m : {s->maps.stats, s->maps.slot_dev, s->maps.issued})
+        if (int err = bpf_map__set_max_entries(m, im.slots); err) return fail("sizing " + std::string(bpf_map__name(m)), err);
+    if (!o.reference_accounting)
+        for (bpf_map* m : {s->maps.ref_inflight, s->maps.ref_sums})
+            if (int err = bpf_map__set_max_entries(m, 1); err) return fail("sizing " + std::string(bpf_map__name(m)), err);
     const bool btf = mode == AttachMode::TpBtf;
-    bpf_program* btf_progs[] = {s->progs.btf_bio_queue,     s->progs.btf_getrq,
-                                s->progs.btf_rq_insert,     s->progs.btf_rq_issue,
-                                s->progs.btf_rq_complete,   s->progs.btf_bio_backmerge,
-                                s->progs.btf_bio_frontmerge, s->progs.btf_rq_merge,
-                                s->progs.btf_rq_requeue};
-    bpf_program* raw_progs[] = {s->progs.raw_bio_queue,     s->progs.raw_getrq,
-                                s->progs.raw_rq_insert,     s->progs.raw_rq_issue,
-                                s->progs.raw_rq_complete,   s->progs.raw_bio_backmerge,
-                                s->progs.raw_bio_frontmerge, s->progs.raw_rq_merge,
-                                s->progs.raw_rq_requeue};
-    for (auto* p : btf_progs) bpf_program__set_autoload(p, btf);
-    for (auto* p : raw_progs) bpf_program__set_autoload(p, !btf);
-    std::string why;
-    if (int err = block_bpf__load(s); err)
-        why = "block.bpf.o: load (" + to_string(mode) + "): " + std::strerror(-err);
-    if (why.empty()) {
-        s->data->slow_threshold_ns = threshold_ns;
-        if (int err = block_bpf__attach(s); err)
-            why = "block.bpf.o: attach (" + to_string(mode) + "): " + std::strerror(-err);
+    for (const auto& p : programs_of(s, btf)) bpf_program__set_autoload(p.prog, split || std::string(p.tracepoint) != "block_split");
+    for (const auto& p : programs_of(s, !btf)) bpf_program__set_autoload(p.prog, false);
+    if (int err = block_bpf__load(s); err) return fail("load", err);
+    s->data->slow_threshold_ns = o.threshold_ns;
+    for (const auto& p : programs_of(s, btf)) {
+        if (!bpf_program__autoload(p.prog)) continue;
+        bpf_link* l = bpf_program__attach(p.prog);
+        if (!l) return fail(std::string("attach ") + bpf_program__name(p.prog) + " to " + p.tracepoint, errno);
+        im.links.push_back(l);
     }
-    if (!why.empty()) {
-        block_bpf__destroy(skel);
-        skel = nullptr;
-    }
-    return why;
+    return "";
 }
 
 }  // namespace
 
 std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& probe, std::string& note) {
-    for (const auto& tp : kTracepoints)
+    for (const auto& tp : kRequiredTracepoints)
         if (!probe.tracepoint_exists("block", tp)) return probe.last_failure();
+    const bool split = probe.tracepoint_exists("block", "block_split");
     // One real load+attach decides the program form (each probe detaches with
-    // an RCU grace period, so probing all nine would cost a noticeable part of
+    // an RCU grace period, so probing all ten would cost a noticeable part of
     // a second); if the full object then fails in that form, raw_tp is tried.
     const auto t0 = std::chrono::steady_clock::now();
     auto ms_since = [](auto t) {
@@ -198,6 +258,7 @@ std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& pro
     spdlog::debug("block_bpf start: attach-mode probe took {:.1f} ms", ms_since(t0));
     if (plan.mode == AttachMode::None) return plan.reason;
     note = plan.reason;
+    if (!split) note += std::string(note.empty() ? "" : "; ") + "no block_split tracepoint: split bios have no Q";
 
     uint32_t dev = 0;
     if (!opts.device.empty()) {
@@ -206,13 +267,16 @@ std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& pro
         if (!d) return why;
         dev = *d;
     }
+    impl_->ncpu = libbpf_num_possible_cpus();
+    if (impl_->ncpu <= 0) return std::string("block.bpf.o: number of possible CPUs: ") + std::strerror(-impl_->ncpu);
+    impl_->slots = disk_slots_for(impl_->ncpu);
     AttachMode mode = plan.mode;
-    std::string why = load_block_bpf(impl_->skel, mode, dev, opts.pid, opts.threshold_ns);
+    std::string why = load_block_bpf(*impl_, mode, dev, opts, split);
     if (!why.empty() && mode == AttachMode::TpBtf) {
         mode = AttachMode::RawTp;
-        const std::string retry = load_block_bpf(impl_->skel, mode, dev, opts.pid, opts.threshold_ns);
+        const std::string retry = load_block_bpf(*impl_, mode, dev, opts, split);
         if (!retry.empty()) return why + "; " + retry;
-        note = why + "; using raw_tp with CO-RE reads";
+        note += std::string(note.empty() ? "" : "; ") + why + "; using raw_tp with CO-RE reads";
     }
     spdlog::debug("block_bpf start: load+attach took {:.1f} ms", ms_since(t0));
     if (!impl_->skel) return why;
@@ -258,62 +322,112 @@ void BlockTracer::wake() {
     (void)!write(impl_->wake_fd, &one, sizeof(one));
 }
 
-std::map<std::string, BlockDeviceStats> BlockTracer::drain() {
+namespace {
+
+// Sums one disk's per-CPU aggregates into `out`. The kernel leaves bucket 0
+// (0..1 us, depth 1) unwritten: it is what the count has beyond the others.
+void add_per_cpu(const std::vector<iodiag_dev_stats>& per_cpu, BlockDeviceStats& out) {
+    for (const auto& c : per_cpu) {
+        uint64_t with_depth = 0;
+        for (int op = 0; op < kBlockOps; ++op) {
+            const auto& o = c.ops[op];
+            for (int st = 0; st < kBlockStages; ++st) {
+                uint64_t above = 0;
+                for (int b = 1; b < IODIAG_NR_BUCKETS; ++b)
+                    if (c.hist[op][st][b]) {
+                        out.hist[op][st].add_bucket(b, c.hist[op][st][b]);
+                        above += c.hist[op][st][b];
+                    }
+                if (o.count > above) out.hist[op][st].add_bucket(0, o.count - above);
+                out.sum_ns[op][st] += o.sum_ns[st];
+            }
+            out.count[op] += o.count;
+            with_depth += o.with_depth;
+        }
+        uint64_t above = 0;
+        for (int b = 1; b < IODIAG_NR_BUCKETS; ++b)
+            if (c.depth_hist[b]) {
+                out.depth.add_bucket(b, c.depth_hist[b]);
+                above += c.depth_hist[b];
+            }
+        if (with_depth > above) out.depth.add_bucket(0, with_depth - above);
+        out.merges += c.merges;
+        out.requeues += c.requeues;
+    }
+}
+
+}  // namespace
+
+std::map<std::string, BlockDeviceStats> BlockTracer::read() {
     std::map<std::string, BlockDeviceStats> out;
     if (!impl_->skel) return out;
-    auto* bss = impl_->skel->bss;
-    const uint32_t old_buf = __atomic_load_n(&bss->active_buf, __ATOMIC_RELAXED) & 1;
-    __atomic_store_n(&bss->active_buf, old_buf ^ 1, __ATOMIC_SEQ_CST);
-    // A program that read the old index finishes within microseconds; 10 ms of
-    // grace means nothing still writes the buffer we read and clear.
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-
-    const int fd = bpf_map__fd(impl_->skel->maps.stats);
-    const int ncpu = libbpf_num_possible_cpus();
-    std::vector<iodiag_dev_key> keys;
-    iodiag_dev_key key{}, next{};
-    iodiag_dev_key* prev = nullptr;
-    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-        if (next.buf == old_buf) keys.push_back(next);
+    std::vector<iodiag_dev_stats> per_cpu(static_cast<size_t>(impl_->ncpu));
+    const int slot_fd = bpf_map__fd(impl_->skel->maps.slot_dev);
+    const int stats_fd = bpf_map__fd(impl_->skel->maps.stats);
+    for (uint32_t slot = 0; slot < impl_->slots; ++slot) {
+        uint32_t dev = 0;
+        if (bpf_map_lookup_elem(slot_fd, &slot, &dev) != 0 || dev == 0) continue;
+        if (bpf_map_lookup_elem(stats_fd, &slot, per_cpu.data()) != 0) continue;
+        add_per_cpu(per_cpu, out[device_name(dev)]);
+    }
+    const int over_fd = bpf_map__fd(impl_->skel->maps.overflow_stats);
+    uint32_t key = 0, next = 0;
+    uint32_t* prev = nullptr;
+    while (bpf_map_get_next_key(over_fd, prev, &next) == 0) {
+        if (bpf_map_lookup_elem(over_fd, &next, per_cpu.data()) == 0) add_per_cpu(per_cpu, out[device_name(next)]);
         key = next;
         prev = &key;
-    }
-    std::vector<iodiag_dev_stats> per_cpu(ncpu > 0 ? ncpu : 1);
-    for (const auto& k : keys) {
-        if (bpf_map_lookup_elem(fd, &k, per_cpu.data()) != 0) continue;
-        bpf_map_delete_elem(fd, &k);
-        BlockDeviceStats& d = out[device_name(k.dev)];
-        for (const auto& c : per_cpu) {
-            for (int op = 0; op < kBlockOps; ++op) {
-                for (int s = 0; s < kBlockStages; ++s) {
-                    for (int b = 0; b < IODIAG_NR_BUCKETS; ++b)
-                        if (c.hist[op][s][b]) d.hist[op][s].add_bucket(b, c.hist[op][s][b]);
-                    d.sum_ns[op][s] += c.sum_ns[op][s];
-                }
-                d.count[op] += c.count[op];
-            }
-            for (int b = 0; b < IODIAG_NR_BUCKETS; ++b)
-                if (c.depth_hist[b]) d.depth.add_bucket(b, c.depth_hist[b]);
-            d.merges += c.merges;
-            d.requeues += c.requeues;
-        }
     }
     return out;
 }
 
-uint64_t BlockTracer::exemplars_dropped() const {
-    return impl_->skel ? __atomic_load_n(&impl_->skel->bss->exemplars_dropped, __ATOMIC_RELAXED) : 0;
+std::map<std::string, BlockDeviceStats> BlockTracer::drain() {
+    auto now = read();
+    std::map<std::string, BlockDeviceStats> out;
+    for (const auto& [dev, s] : now) {
+        auto it = impl_->drained.find(dev);
+        out[dev] = it == impl_->drained.end() ? s : s.since(it->second);
+    }
+    impl_->drained = std::move(now);
+    return out;
 }
-uint64_t BlockTracer::stale_dropped() const {
-    return impl_->skel ? __atomic_load_n(&impl_->skel->bss->stale_dropped, __ATOMIC_RELAXED) : 0;
+
+std::map<std::string, BlockReferenceSums> BlockTracer::reference_sums() {
+    std::map<std::string, BlockReferenceSums> out;
+    if (!impl_->skel) return out;
+    const int fd = bpf_map__fd(impl_->skel->maps.ref_sums);
+    std::vector<iodiag_ref_sums> per_cpu(static_cast<size_t>(impl_->ncpu));
+    uint32_t key = 0, next = 0;
+    uint32_t* prev = nullptr;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+        if (bpf_map_lookup_elem(fd, &next, per_cpu.data()) == 0) {
+            auto& r = out[device_name(next)];
+            for (const auto& c : per_cpu) {
+                r.count += c.count;
+                for (int st = 0; st < kBlockStages; ++st) r.sum_ns[st] += c.sum_ns[st];
+            }
+        }
+        key = next;
+        prev = &key;
+    }
+    return out;
 }
-uint64_t BlockTracer::tracking_failures() const {
-    return impl_->skel ? __atomic_load_n(&impl_->skel->bss->tracking_failed, __ATOMIC_RELAXED) : 0;
+
+BlockLostCounts BlockTracer::lost() const {
+    BlockLostCounts l;
+    if (!impl_->skel) return l;
+    auto at = [&](int i) { return __atomic_load_n(&impl_->skel->bss->lost[i], __ATOMIC_RELAXED); };
+    l.exemplars_ringbuf_full = at(IODIAG_LOST_EXEMPLAR_RINGBUF_FULL);
+    l.inflight_slot_busy = at(IODIAG_LOST_INFLIGHT_SLOT_BUSY);
+    l.inflight_stale = at(IODIAG_LOST_INFLIGHT_STALE);
+    l.disk_table_full = at(IODIAG_LOST_DISK_TABLE_FULL);
+    return l;
 }
 
 #else  // !IODIAG_HAVE_BPF
 
 struct BlockTracer::Impl {
+    std::mutex names_mu;
     std::map<uint32_t, std::string> names;
 };
 BlockTracer::BlockTracer() : impl_(std::make_unique<Impl>()) {}
@@ -325,14 +439,15 @@ std::string BlockTracer::start(const BlockTracerOptions&, FeatureProbe&, std::st
 void BlockTracer::set_threshold_ns(uint64_t) {}
 void BlockTracer::poll(int, const std::function<void(const BlockIoExemplar&)>&) {}
 void BlockTracer::wake() {}
+std::map<std::string, BlockDeviceStats> BlockTracer::read() { return {}; }
 std::map<std::string, BlockDeviceStats> BlockTracer::drain() { return {}; }
-uint64_t BlockTracer::stale_dropped() const { return 0; }
-uint64_t BlockTracer::exemplars_dropped() const { return 0; }
-uint64_t BlockTracer::tracking_failures() const { return 0; }
+std::map<std::string, BlockReferenceSums> BlockTracer::reference_sums() { return {}; }
+BlockLostCounts BlockTracer::lost() const { return {}; }
 
 #endif
 
 std::string BlockTracer::device_name(uint32_t kernel_dev) {
+    std::lock_guard lock(impl_->names_mu);
     auto it = impl_->names.find(kernel_dev);
     if (it != impl_->names.end()) return it->second;
     const std::string majmin = std::to_string(kernel_dev >> 20) + ":" + std::to_string(kernel_dev & 0xfffff);
@@ -406,12 +521,7 @@ std::vector<MetricSpec> BlockBpfCollector::metric_specs() const {
                  "Share of the device's D2C time spent on flush requests"});
     v.push_back({"block.d2c_p99_us", K::Metric, "us", dev, "device", "p99 of D2C (from the log2 histogram)"});
     v.push_back({"block.q2c_p99_us", K::Metric, "us", dev, "device", "p99 of Q2C (from the log2 histogram)"});
-    v.push_back({"block.exemplars_dropped", K::Metric, "count", dev, "",
-                 "Slow-I/O exemplars lost because the ring buffer was full"});
-    v.push_back({"block.stale_entries_dropped", K::Metric, "count", dev, "",
-                 "In-flight entries idle over 60 s without a completion (error paths), reclaimed"});
-    v.push_back({"block.tracking_failures", K::Metric, "count", dev, "",
-                 "Requests not timed because their in-flight slot held another live request"});
+    for (const auto& spec : lost_events_specs(dev)) v.push_back(spec);
     return v;
 }
 
@@ -444,23 +554,29 @@ CollectorStatus BlockBpfCollector::start(const CollectOptions& opts) {
     return st;
 }
 
-void BlockBpfCollector::drain_once() {
-    auto got = tracer_->drain();
+std::map<std::string, BlockDeviceStats> BlockBpfCollector::read_wanted(bool update_threshold) {
+    auto got = tracer_->read();
+    if (devices_.size() > 1)
+        for (auto it = got.begin(); it != got.end();)
+            it = std::find(devices_.begin(), devices_.end(), it->first) == devices_.end() ? got.erase(it) : std::next(it);
     std::lock_guard lock(mu_);
-    Log2Histogram q2c_all;
-    for (auto& [dev, s] : got) {
-        if (devices_.size() > 1 && std::find(devices_.begin(), devices_.end(), dev) == devices_.end())
-            continue;
-        q2c_all.merge(s.stage_hist_all_ops(4));
-        totals_[dev].merge(s);
+    // Default threshold: the p99 of Q2C over what completed since the last
+    // read (about one second), applied from now on.
+    Log2Histogram q2c;
+    for (const auto& [dev, s] : got) {
+        if (!update_threshold) break;
+        auto it = last_read_.find(dev);
+        q2c.merge((it == last_read_.end() ? s : s.since(it->second)).stage_hist_all_ops(4));
     }
-    // Default threshold: this interval's p99 of Q2C, applied to the next one.
-    if (!window_threshold_ns_ && !q2c_all.empty())
-        tracer_->set_threshold_ns(uint64_t(q2c_all.percentile(99).value * 1000.0));
+    if (!update_threshold) return got;
+    last_read_ = got;
+    if (!window_threshold_ns_ && !q2c.empty())
+        tracer_->set_threshold_ns(uint64_t(q2c.percentile(99).value * 1000.0));
+    return got;
 }
 
 void BlockBpfCollector::loop() {
-    auto next_drain = std::chrono::steady_clock::now() + std::chrono::milliseconds(kIntervalMs);
+    auto next_read = std::chrono::steady_clock::now() + std::chrono::milliseconds(kIntervalMs);
     const std::function<void(const BlockIoExemplar&)> sink = [this](const BlockIoExemplar& x) {
         if (devices_.size() > 1 && std::find(devices_.begin(), devices_.end(), x.device) == devices_.end())
             return;
@@ -475,11 +591,35 @@ void BlockBpfCollector::loop() {
     };
     while (!stop_) {
         tracer_->poll(100, sink);
-        if (std::chrono::steady_clock::now() >= next_drain) {
-            drain_once();
-            next_drain += std::chrono::milliseconds(kIntervalMs);
+        if (std::chrono::steady_clock::now() >= next_read) {
+            read_wanted(true);
+            next_read += std::chrono::milliseconds(kIntervalMs);
         }
     }
+}
+
+// The series are differences of cumulative readings: the kernel never resets
+// its aggregates, so nothing completed between two samples is lost.
+void BlockBpfCollector::sample(size_t /*interval*/) {
+    if (!tracer_) return;
+    auto got = read_wanted(false);
+    std::map<std::pair<std::string, Labels>, Log2Histogram> h;
+    for (const auto& [dev, s] : got) {
+        h[{"block.d2c_us", {{"device", dev}}}] = s.stage_hist_all_ops(3);
+        h[{"block.q2c_us", {{"device", dev}}}] = s.stage_hist_all_ops(4);
+    }
+    std::lock_guard lock(mu_);
+    for (const auto& [dev, s] : got) {
+        series_.describe("block.d2c_us", {{"device", dev}},
+                         {"us", {"tracepoint", std::string(kStageProvenance[3]) + provenance_suffix_ +
+                                                   ", per interval (difference of cumulative in-kernel histograms)"}});
+        series_.describe("block.q2c_us", {{"device", dev}},
+                         {"us", {"tracepoint", std::string(kStageProvenance[4]) + provenance_suffix_ +
+                                                   ", per interval (difference of cumulative in-kernel histograms)"}});
+    }
+    series_.record(std::move(h), {});
+    last_sample_ = std::move(got);
+    sampled_ = true;
 }
 
 void BlockBpfCollector::finish(Evidence& ev) {
@@ -492,13 +632,15 @@ void BlockBpfCollector::finish(Evidence& ev) {
         exemplars_.push_back(x);
     };
     tracer_->poll(0, sink);
-    drain_once();
+    // With series, the window's figures are the last sample's (taken right
+    // before finish), so the intervals add up to them exactly.
+    std::map<std::string, BlockDeviceStats> totals = sampled_ ? last_sample_ : read_wanted(false);
     std::lock_guard lock(mu_);
 
     auto prov = [&](const std::string& src) { return Provenance{"tracepoint", src + provenance_suffix_}; };
     const auto& stages = block_stage_names();
     const auto& ops = block_op_names();
-    for (const auto& [dev, s] : totals_) {
+    for (const auto& [dev, s] : totals) {
         const Labels dl{{"device", dev}};
         const uint64_t requests = s.requests();
         for (int st = 0; st < kBlockStages; ++st) {
@@ -561,17 +703,27 @@ void BlockBpfCollector::finish(Evidence& ev) {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator("/sys/block", ec)) {
         const std::string dev = entry.path().filename().string();
-        if (totals_.count(dev)) continue;
+        if (totals.count(dev)) continue;
         if (!devices_.empty() && std::find(devices_.begin(), devices_.end(), dev) == devices_.end()) continue;
         ev.add_metric("block.requests", {{"device", dev}}, 0, "count",
                       prov("tracepoint:block:block_rq_complete (none in the window)"));
     }
-    ev.add_metric("block.exemplars_dropped", {}, double(tracer_->exemplars_dropped()), "count",
-                  {"tracepoint", "BPF ring buffer reservations that failed at block_rq_complete"});
-    ev.add_metric("block.stale_entries_dropped", {}, double(tracer_->stale_dropped()), "count",
-                  {"tracepoint", "in-flight entries idle over 60 s (no block_rq_complete) reclaimed"});
-    ev.add_metric("block.tracking_failures", {}, double(tracer_->tracking_failures()), "count",
-                  {"tracepoint", "requests not timed: their in-flight slot held a live request"});
+    const BlockLostCounts lost = tracer_->lost();
+    const std::string src = "bpf/block.bpf.c lost[] counters";
+    add_lost_events(ev, name(),
+                    {{"exemplars_ringbuf_full", lost.exemplars_ringbuf_full,
+                      "block stage histograms, sums and shares are complete (in-kernel); only those slow-I/O "
+                      "exemplars are missing", src + " (ring buffer reservation failed at block_rq_complete)"},
+                     {"inflight_slot_busy", lost.inflight_slot_busy,
+                      "those requests are missing from the stage histograms and sums; all others are complete",
+                      src + " (in-flight slot held by a live request)"},
+                     {"inflight_stale", lost.inflight_stale,
+                      "requests whose completion was never seen (error paths) were dropped after 60 s; no completed "
+                      "request is missing", src + " (in-flight entry idle over 60 s reclaimed)"},
+                     {"disk_table_full", lost.disk_table_full,
+                      "completions of disks beyond the aggregate table are missing; the other disks are complete",
+                      src + " (no aggregate slot for the disk)"}});
+    series_.emit(ev.series);
 
     std::sort(exemplars_.begin(), exemplars_.end(),
               [](const auto& a, const auto& b) { return a.stage_ns[4] > b.stage_ns[4]; });

@@ -2,8 +2,9 @@
 // histograms of btt's Q2G, G2I, I2D, D2C and Q2C, exact stage sums, queue depth
 // at issue, merges, requeues, and slow-request exemplars with every stage.
 //
-// BlockTracer owns the BPF programs (load, attach, drain, exemplars); the
-// collector ("block_bpf") and `iodiag slow` both use it.
+// BlockTracer owns the BPF programs (load, attach, read, exemplars); the
+// collector ("block_bpf") and `iodiag slow` both use it. The kernel keeps the
+// aggregates cumulative (nothing is reset): a reader takes differences.
 #pragma once
 
 #include <array>
@@ -20,6 +21,7 @@
 
 #include "collectors/bpf_features.hpp"
 #include "collectors/collector.hpp"
+#include "collectors/interval_series.hpp"
 #include "engine/evidence/histogram.hpp"
 
 namespace iodiag {
@@ -55,14 +57,32 @@ struct BlockDeviceStats {
     uint64_t requeues = 0;
     void merge(const BlockDeviceStats& o);
     uint64_t requests() const;
+    // What was added between `earlier` and this (both cumulative readings).
+    BlockDeviceStats since(const BlockDeviceStats& earlier) const;
     Log2Histogram stage_hist_all_ops(int stage) const;
     uint64_t stage_sum_all_ops(int stage) const;
+};
+
+// Per-disk stage sums of the reference path (tests: the accounting kept in
+// plain hash maps beside the direct-mapped fast path, same timestamps).
+struct BlockReferenceSums {
+    uint64_t count = 0;
+    std::array<uint64_t, kBlockStages> sum_ns{};
+};
+
+// Events the tracer could not account, by cause (bpf/block_events.h).
+struct BlockLostCounts {
+    uint64_t exemplars_ringbuf_full = 0;
+    uint64_t inflight_slot_busy = 0;
+    uint64_t inflight_stale = 0;
+    uint64_t disk_table_full = 0;
 };
 
 struct BlockTracerOptions {
     std::string device;              // "" = all disks; else a disk name ("loop0")
     uint32_t pid = 0;                // 0 = all
     uint64_t threshold_ns = UINT64_MAX;   // exemplars at Q2C >= this; UINT64_MAX = none
+    bool reference_accounting = false;    // also keep the reference sums (tests)
 };
 
 class BlockTracer {
@@ -84,24 +104,29 @@ public:
     // Ends a poll() waiting in another thread now (thread-safe), so that a
     // window's end does not wait out the poll timeout.
     void wake();
-    // Switches the kernel to the other buffer and returns everything the old one
-    // holds, by disk name; the old buffer is emptied.
+    // Everything since attach, by disk name (the kernel's cumulative aggregates).
+    std::map<std::string, BlockDeviceStats> read();
+    // What completed since the previous drain() (or since attach), by disk name.
     std::map<std::string, BlockDeviceStats> drain();
-    uint64_t exemplars_dropped() const;
-    // In-flight entries idle past 60 s (no completion seen) that were reclaimed.
-    uint64_t stale_dropped() const;
-    uint64_t tracking_failures() const;
+    // The reference path's sums (empty unless reference_accounting).
+    std::map<std::string, BlockReferenceSums> reference_sums();
+    BlockLostCounts lost() const;
+    uint64_t exemplars_dropped() const { return lost().exemplars_ringbuf_full; }
+    uint64_t tracking_failures() const { return lost().inflight_slot_busy; }
     std::string device_name(uint32_t kernel_dev);
 
+    struct Impl;   // BPF objects (opaque)
+
 private:
-    struct Impl;
     std::unique_ptr<Impl> impl_;
     AttachMode mode_ = AttachMode::None;
 };
 
 // The collector. Threshold for exemplars: CollectOptions::slow_threshold_us
 // when > 0, else the constructor's when given, otherwise the p99 of Q2C (all
-// disks) over the previous one-second interval.
+// disks) over the previous one-second interval. Series (sample()): the
+// per-interval block.d2c_us and block.q2c_us {device}, from the cumulative
+// in-kernel histograms (no per-I/O work beyond the window's own histograms).
 class BlockBpfCollector : public Collector {
 public:
     bool slow_to_start() const override { return true; }
@@ -111,13 +136,17 @@ public:
     std::string name() const override { return "block_bpf"; }
     std::vector<MetricSpec> metric_specs() const override;
     CollectorStatus start(const CollectOptions& opts) override;
+    void sample(size_t interval) override;
     void finish(Evidence& ev) override;
 
     static constexpr size_t kMaxExemplars = 64;   // slowest kept per window
 
 private:
     void loop();
-    void drain_once();
+    // Reads the cumulative aggregates (the wanted devices only); with
+    // update_threshold, sets the p99 threshold from what completed since the
+    // previous such read (about one second).
+    std::map<std::string, BlockDeviceStats> read_wanted(bool update_threshold);
 
     std::optional<uint64_t> fixed_threshold_ns_;   // from the constructor
     std::optional<uint64_t> window_threshold_ns_;  // this window's fixed threshold, if any
@@ -128,7 +157,10 @@ private:
     std::thread thread_;
     std::atomic<bool> stop_{false};
     std::mutex mu_;
-    std::map<std::string, BlockDeviceStats> totals_;
+    std::map<std::string, BlockDeviceStats> last_read_;   // cumulative, for the threshold
+    std::map<std::string, BlockDeviceStats> last_sample_; // cumulative at the last sample()
+    bool sampled_ = false;
+    CumulativeSeries series_;
     std::vector<BlockIoExemplar> exemplars_;
     std::string provenance_suffix_;
 };

@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 
 namespace iodiag {
 
@@ -175,6 +178,60 @@ bool KernelFeatureProbe::try_raw_tp(const std::string& tracepoint, std::string& 
     }
     close(link);
     return true;
+}
+
+namespace {
+
+thread_local LibbpfLog* t_capture = nullptr;
+
+int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
+    if (level == LIBBPF_DEBUG) return 0;
+    if (LibbpfLog* log = t_capture) {
+        char buf[1024];
+        vsnprintf(buf, sizeof buf, fmt, args);
+        std::string line(buf);
+        while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+        if (!line.empty()) log->add(std::move(line));
+        return 0;
+    }
+    return vfprintf(stderr, fmt, args);
+}
+
+}  // namespace
+
+LibbpfLog::LibbpfLog() : outer_(t_capture) {
+    static std::once_flag once;
+    std::call_once(once, [] { libbpf_set_print(libbpf_print); });
+    t_capture = this;
+}
+
+LibbpfLog::~LibbpfLog() { t_capture = outer_; }
+
+void LibbpfLog::add(std::string line) {
+    if (lines_.size() < 4096) lines_.push_back(std::move(line));
+}
+
+std::string LibbpfLog::failure() const {
+    // The program libbpf names, and the verifier's last complaint before its
+    // statistics lines ("processed N insns", "verification time").
+    std::string prog, verifier, last;
+    bool in_log = false;
+    for (const auto& l : lines_) {
+        if (l.find("BEGIN PROG LOAD LOG") != std::string::npos) { in_log = true; continue; }
+        if (l.find("END PROG LOAD LOG") != std::string::npos) { in_log = false; continue; }
+        if (in_log) {
+            if (l.rfind("processed ", 0) != 0 && l.rfind("verification time", 0) != 0 &&
+                l.rfind("stack depth", 0) != 0 && l.find("insns (limit") == std::string::npos)
+                verifier = l;
+            continue;
+        }
+        if (l.find("prog '") != std::string::npos && prog.empty()) prog = l;
+        last = l;
+    }
+    std::string out = prog.empty() ? last : prog;
+    if (auto p = out.find("libbpf: "); p == 0) out = out.substr(8);
+    if (!verifier.empty()) out += (out.empty() ? "" : "; ") + std::string("verifier: ") + verifier;
+    return out;
 }
 
 std::string to_string(AttachMode m) {

@@ -75,6 +75,25 @@ struct AttachPlan {
     std::string reason;   // why None, or a note on why the fallback was taken
 };
 
+// Collects libbpf's warnings on this thread while alive, so that a failed
+// load or attach can name the program and the verifier's complaint, not only
+// an errno (libbpf prints them; without a capture they go to stderr as usual).
+class LibbpfLog {
+public:
+    LibbpfLog();
+    ~LibbpfLog();
+    LibbpfLog(const LibbpfLog&) = delete;
+    LibbpfLog& operator=(const LibbpfLog&) = delete;
+    // "prog 'btf_rq_issue': failed to load: -13; verifier: R1 invalid mem access 'scalar'",
+    // or "" when libbpf said nothing useful.
+    std::string failure() const;
+    void add(std::string line);
+
+private:
+    std::vector<std::string> lines_;
+    LibbpfLog* outer_;
+};
+
 // tp_btf when every tracepoint's tp_btf probe loads, else raw_tp when every one
 // attaches as raw_tp, else None naming the first tracepoint that failed and why.
 // Tracepoints are given without category ("block_rq_issue").

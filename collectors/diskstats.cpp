@@ -140,6 +140,75 @@ bool add_disk_metrics(const DiskStatsRecord& a, const DiskStatsRecord& b, double
     return true;
 }
 
+DiskTotals disk_totals(const DiskStatsRecord& r) {
+    DiskTotals t;
+    t.major = r.major, t.minor = r.minor;
+    t.ios = r.reads + r.writes + (r.has_discard ? r.discards : 0) + (r.has_flush ? r.flushes : 0);
+    t.ticks_ms = r.read_ticks_ms + r.write_ticks_ms + (r.has_discard ? r.discard_ticks_ms : 0) +
+                 (r.has_flush ? r.flush_ticks_ms : 0);
+    t.io_ticks_ms = r.io_ticks_ms;
+    return t;
+}
+
+DiskSeriesSnapshot disk_series_snapshot(const std::map<std::string, DiskStatsRecord>& records,
+                                        const std::vector<std::string>& devices) {
+    DiskSeriesSnapshot out;
+    for (const auto& dev : devices)
+        if (auto it = records.find(dev); it != records.end()) out.emplace(dev, disk_totals(it->second));
+    return out;
+}
+
+void add_disk_series(const IntervalSnapshots<DiskSeriesSnapshot>& snapshots, const std::vector<std::string>& devices,
+                     Evidence& ev) {
+    if (!snapshots.complete() || snapshots.intervals() == 0) return;
+    const std::string where = " of the device in /proc/diskstats per interval";
+    for (const auto& dev : devices) {
+        const Labels labels{{"device", dev}};
+        ValueSeries iops{"disk.iops", labels, "1/s", {},
+                         {"derived", "(Δreads + Δwrites + Δdiscards + Δflushes) / the interval's measured length" + where}};
+        ValueSeries await{"disk.await_ms", labels, "ms", {},
+                          {"derived", "(Δread_ticks + Δwrite_ticks + Δdiscard_ticks + Δflush_ticks) / (Δreads + "
+                                      "Δwrites + Δdiscards + Δflushes)" + where +
+                                      "; 0 in an interval where no I/O completed (disk.iops 0 there)"}};
+        ValueSeries util{"disk.util_pct", labels, "pct", {},
+                         {"derived", "Δio_ticks / the interval's measured length × 100 (capped at 100)" + where}};
+        std::string problem;
+        bool busy = false;
+        snapshots.for_each_interval([&](const DiskSeriesSnapshot& a, const DiskSeriesSnapshot& b, double seconds,
+                                        size_t i) {
+            const auto x = a.find(dev), y = b.find(dev);
+            if (!problem.empty()) return;
+            if (x == a.end() || y == b.end())
+                problem = "not in /proc/diskstats at every sample";
+            else if (x->second.major != y->second.major || x->second.minor != y->second.minor)
+                problem = "device number changed in interval " + std::to_string(i);
+            else if (y->second.ios < x->second.ios || y->second.ticks_ms < x->second.ticks_ms ||
+                     y->second.io_ticks_ms < x->second.io_ticks_ms)
+                problem = "a counter went backwards in interval " + std::to_string(i) + " (wrapped or replaced)";
+            else if (seconds <= 0)
+                problem = "interval " + std::to_string(i) + " has no length";
+            if (!problem.empty()) return;
+            const double ios = static_cast<double>(y->second.ios - x->second.ios);
+            const double ticks = static_cast<double>(y->second.ticks_ms - x->second.ticks_ms);
+            const double io_ticks = static_cast<double>(y->second.io_ticks_ms - x->second.io_ticks_ms);
+            busy = busy || ios > 0 || io_ticks > 0;
+            iops.intervals.push_back(ios / seconds);
+            await.intervals.push_back(ios > 0 ? ticks / ios : 0);
+            util.intervals.push_back(std::min(100.0, io_ticks / (seconds * 1000.0) * 100.0));
+        });
+        if (!problem.empty()) {
+            spdlog::warn("diskstats: no per-interval series of {}: {}", dev, problem);
+            continue;
+        }
+        // A disk idle for the whole window adds nothing to look at; its
+        // window metrics (disk.ios_per_s 0) say it was observed and idle.
+        if (!busy) continue;
+        ev.series.values.push_back(std::move(iops));
+        ev.series.values.push_back(std::move(await));
+        ev.series.values.push_back(std::move(util));
+    }
+}
+
 std::vector<MetricSpec> DiskstatsCollector::metric_specs() const {
     auto m = [](std::string n, std::string unit, std::string d) {
         return MetricSpec{std::move(n), MetricSpec::Kind::Metric, std::move(unit), layer::kDevice, "device",
@@ -195,8 +264,17 @@ CollectorStatus DiskstatsCollector::start(const CollectOptions& opts) {
     if (!missing.empty())
         st.reason = "not whole disks listed in " + path_ + " and /sys/block, not reported: " + join(missing);
     window_.start();
+    series_.begin(disk_series_snapshot(before_, disks_));
     st.available = true;
     return st;
+}
+
+void DiskstatsCollector::sample(size_t) {
+    try {
+        series_.take(disk_series_snapshot(parse_diskstats(read_text_file(path_), path_), disks_));
+    } catch (const SourceError& e) {
+        series_.take(std::nullopt, e.what());
+    }
 }
 
 void DiskstatsCollector::finish(Evidence& ev) {
@@ -217,6 +295,9 @@ void DiskstatsCollector::finish(Evidence& ev) {
         }
         add_disk_metrics(before_.at(dev), it->second, window_s, ev);
     }
+    if (series_.intervals() > 0 && !series_.complete())
+        spdlog::warn("diskstats: no per-interval series: {}", series_.failure());
+    add_disk_series(series_, disks_, ev);
 }
 
 }  // namespace iodiag

@@ -63,28 +63,64 @@ std::string read_pressure_file(const std::string& path) {
     return text;
 }
 
+std::optional<double> psi_stall_pct(const std::optional<std::uint64_t>& before,
+                                    const std::optional<std::uint64_t>& after, double seconds,
+                                    const std::string& what) {
+    if (!before || !after || seconds <= 0) return std::nullopt;
+    if (*after < *before) {
+        spdlog::warn("psi: {} total went backwards ({} -> {}); not reported", what, *before, *after);
+        return std::nullopt;
+    }
+    // The kernel aggregates at read time; the two reads and our clock
+    // readings are not simultaneous, so a fully stalled span can come out a
+    // hair above 100 %.
+    return std::min(100.0, static_cast<double>(*after - *before) / (seconds * 1e6) * 100.0);
+}
+
+namespace {
+
+const char* const kPsiKinds[] = {"some", "full"};
+
+const std::optional<std::uint64_t>& psi_total(const PsiTotals& t, const std::string& kind) {
+    return kind == "some" ? t.some_us : t.full_us;
+}
+
+std::string psi_metric(const std::string& resource, const std::string& kind) {
+    return "psi." + resource + "_" + kind + "_pct";
+}
+
+}  // namespace
+
 void add_psi_metrics(const std::string& resource, const PsiTotals& before, const PsiTotals& after,
                      double window_s, const std::string& source_path, Evidence& ev) {
-    if (window_s <= 0) return;
-    auto add = [&](const char* kind, const std::optional<std::uint64_t>& a,
-                   const std::optional<std::uint64_t>& b) {
-        if (!a || !b) return;
-        const std::string metric = "psi." + resource + "_" + kind + "_pct";
-        if (*b < *a) {
-            spdlog::warn("psi: {} total went backwards ({} -> {}); {} not reported", source_path, *a, *b,
-                         metric);
-            return;
-        }
-        // The kernel aggregates at read time; the two reads and our clock
-        // readings are not simultaneous, so a fully stalled window can come
-        // out a hair above 100 %.
-        const double pct = std::min(100.0, static_cast<double>(*b - *a) / (window_s * 1e6) * 100.0);
-        ev.add_metric(metric, {}, pct, "pct",
-                      {"derived", std::string("Δ") + kind + " total (us) in " + source_path +
-                                      " / window × 100"});
-    };
-    add("some", before.some_us, after.some_us);
-    add("full", before.full_us, after.full_us);
+    for (const std::string kind : kPsiKinds) {
+        const std::string metric = psi_metric(resource, kind);
+        if (const auto pct = psi_stall_pct(psi_total(before, kind), psi_total(after, kind), window_s,
+                                           source_path + " " + kind + " (" + metric + ")"))
+            ev.add_metric(metric, {}, *pct, "pct",
+                          {"derived", "Δ" + kind + " total (us) in " + source_path + " / window × 100"});
+    }
+}
+
+void add_psi_series(const std::string& resource, const IntervalSnapshots<PsiTotals>& snapshots,
+                    const std::string& source_path, Evidence& ev) {
+    if (!snapshots.complete() || snapshots.intervals() == 0) return;
+    for (const std::string kind : kPsiKinds) {
+        const std::string metric = psi_metric(resource, kind);
+        ValueSeries vs{metric, {}, "pct", {},
+                       {"derived", "Δ" + kind + " total (us) in " + source_path + " per interval / the interval's "
+                                   "measured length × 100"}};
+        bool whole = true;
+        snapshots.for_each_interval([&](const PsiTotals& a, const PsiTotals& b, double seconds, size_t i) {
+            const auto pct = psi_stall_pct(psi_total(a, kind), psi_total(b, kind), seconds,
+                                           source_path + " " + kind + " in interval " + std::to_string(i));
+            if (!pct) whole = false;
+            vs.intervals.push_back(pct.value_or(0));
+        });
+        // A kernel without the "full" line has no series for it; one interval
+        // that went backwards leaves a series without a value there: dropped.
+        if (whole) ev.series.values.push_back(std::move(vs));
+    }
 }
 
 std::vector<MetricSpec> PsiCollector::metric_specs() const {
@@ -109,9 +145,10 @@ CollectorStatus PsiCollector::start(const CollectOptions& opts) {
     sources_.clear();
     std::vector<std::string> problems;
     for (const std::string resource : {"io", "memory"}) {
-        Source s{resource, under_root(opts.root, "/proc/pressure/" + resource), std::nullopt};
+        Source s{resource, under_root(opts.root, "/proc/pressure/" + resource), std::nullopt, {}};
         try {
             s.before = parse_psi(read_pressure_file(s.path), s.path);
+            s.series.begin(*s.before);
         } catch (const SourceError& e) {
             problems.push_back(e.what());
         }
@@ -121,6 +158,17 @@ CollectorStatus PsiCollector::start(const CollectOptions& opts) {
     st.available = std::any_of(sources_.begin(), sources_.end(), [](const Source& s) { return s.before; });
     window_.start();
     return st;
+}
+
+void PsiCollector::sample(size_t) {
+    for (auto& s : sources_) {
+        if (!s.before) continue;
+        try {
+            s.series.take(parse_psi(read_pressure_file(s.path), s.path));
+        } catch (const SourceError& e) {
+            s.series.take(std::nullopt, e.what());
+        }
+    }
 }
 
 void PsiCollector::finish(Evidence& ev) {
@@ -137,6 +185,13 @@ void PsiCollector::finish(Evidence& ev) {
             spdlog::warn("psi: {}", e.what());
             problems.push_back(e.what());
         }
+    }
+    for (const auto& s : sources_) {
+        if (!s.before || s.series.intervals() == 0) continue;
+        if (s.series.complete())
+            add_psi_series(s.resource, s.series, "/proc/pressure/" + s.resource, ev);
+        else
+            spdlog::warn("psi: no per-interval series of {}: {}", s.path, s.series.failure());
     }
     if (!any && !problems.empty()) {
         std::string reason;

@@ -1,7 +1,8 @@
 // Pressure stall information (/proc/pressure/io, /proc/pressure/memory): the
 // share of the window in which some / all non-idle tasks were stalled on I/O
 // or on memory, computed from the cumulative `total=` (microseconds) over our
-// own window rather than the kernel's avg10 (which covers a different span).
+// own window rather than the kernel's avg10 (which covers a different span);
+// and the same share per interval of the window (series).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "collectors/collector.hpp"
+#include "collectors/interval_snapshots.hpp"
 #include "collectors/snapshot_support.hpp"
 
 namespace iodiag {
@@ -30,16 +32,30 @@ std::string read_pressure_file(const std::string& path);
 // The message of that error for an errno value.
 std::string pressure_read_error(const std::string& path, int err);
 
+// Share of `seconds` (pct, capped at 100) stalled between two cumulative
+// totals; nullopt when either is absent, or the total went backwards (warned,
+// naming `what`).
+std::optional<double> psi_stall_pct(const std::optional<std::uint64_t>& before,
+                                    const std::optional<std::uint64_t>& after, double seconds,
+                                    const std::string& what);
+
 // Appends psi.<resource>_some_pct / _full_pct for the window; a total that
 // went backwards is skipped with a warning.
 void add_psi_metrics(const std::string& resource, const PsiTotals& before, const PsiTotals& after,
                      double window_s, const std::string& source_path, Evidence& ev);
+
+// Appends the per-interval series psi.<resource>_some_pct / _full_pct (share
+// of each interval's measured length). A kind the kernel lacks, or one with an
+// interval whose total went backwards, gets no series.
+void add_psi_series(const std::string& resource, const IntervalSnapshots<PsiTotals>& snapshots,
+                    const std::string& source_path, Evidence& ev);
 
 class PsiCollector : public Collector {
 public:
     std::string name() const override { return "psi"; }
     std::vector<MetricSpec> metric_specs() const override;
     CollectorStatus start(const CollectOptions& opts) override;
+    void sample(size_t interval) override;
     void finish(Evidence& ev) override;
 
 private:
@@ -47,6 +63,7 @@ private:
         std::string resource;  // "io", "memory"
         std::string path;
         std::optional<PsiTotals> before;  // nullopt: unreadable at start
+        IntervalSnapshots<PsiTotals> series;
     };
     std::vector<Source> sources_;
     MonotonicStopwatch window_;

@@ -85,6 +85,90 @@ const std::vector<VmstatValue>& vmstat_gauge_values() {
     return v;
 }
 
+const std::vector<VmstatValue>& vmstat_series_only_deltas() {
+    static const std::vector<VmstatValue> v{
+        {"vm.nr_dirtied", "nr_dirtied", [](const VmstatCounters& c) { return get(c, "nr_dirtied"); }},
+        {"vm.nr_written", "nr_written", [](const VmstatCounters& c) { return get(c, "nr_written"); }},
+        {"vm.pgscan_direct_throttle", "pgscan_direct_throttle",
+         [](const VmstatCounters& c) { return get(c, "pgscan_direct_throttle"); }},
+        {"vm.nr_vmscan_write", "nr_vmscan_write", [](const VmstatCounters& c) { return get(c, "nr_vmscan_write"); }},
+        {"vm.nr_vmscan_immediate_reclaim", "nr_vmscan_immediate_reclaim",
+         [](const VmstatCounters& c) { return get(c, "nr_vmscan_immediate_reclaim"); }},
+    };
+    return v;
+}
+
+const std::vector<VmstatValue>& vmstat_series_only_gauges() {
+    static const std::vector<VmstatValue> v{
+        {"vm.nr_dirty_threshold", "nr_dirty_threshold",
+         [](const VmstatCounters& c) { return get(c, "nr_dirty_threshold"); }},
+        {"vm.nr_dirty_background_threshold", "nr_dirty_background_threshold",
+         [](const VmstatCounters& c) { return get(c, "nr_dirty_background_threshold"); }},
+    };
+    return v;
+}
+
+std::string vmstat_series_name(const std::string& metric) {
+    return "vmstat." + (metric.rfind("vm.", 0) == 0 ? metric.substr(3) : metric);
+}
+
+namespace {
+
+struct SeriesValue {
+    const VmstatValue* value;
+    bool delta;
+};
+
+// Every value kept per interval, in the order of VmstatSeriesSnapshot.
+const std::vector<SeriesValue>& series_values() {
+    static const std::vector<SeriesValue> v = [] {
+        std::vector<SeriesValue> out;
+        for (const auto* table : {&vmstat_delta_values(), &vmstat_series_only_deltas()})
+            for (const auto& val : *table) out.push_back({&val, true});
+        for (const auto* table : {&vmstat_gauge_values(), &vmstat_series_only_gauges()})
+            for (const auto& val : *table) out.push_back({&val, false});
+        return out;
+    }();
+    return v;
+}
+
+}  // namespace
+
+VmstatSeriesSnapshot vmstat_series_snapshot(const VmstatCounters& c) {
+    VmstatSeriesSnapshot out;
+    for (const auto& sv : series_values()) out.push_back(sv.value->extract(c));
+    return out;
+}
+
+void add_vmstat_series(const IntervalSnapshots<VmstatSeriesSnapshot>& snapshots, Evidence& ev) {
+    if (!snapshots.complete() || snapshots.intervals() == 0) return;
+    const auto& values = series_values();
+    for (size_t k = 0; k < values.size(); ++k) {
+        const VmstatValue& val = *values[k].value;
+        const bool delta = values[k].delta;
+        ValueSeries vs{vmstat_series_name(val.metric), {}, delta ? "count" : "pages", {},
+                       delta ? Provenance{"derived", "delta per interval of " + val.formula + " in " + kVmstat}
+                             : Provenance{"file", std::string(kVmstat) + " " + val.formula +
+                                                      " at the end of each interval"}};
+        bool whole = true;
+        snapshots.for_each_interval([&](const VmstatSeriesSnapshot& a, const VmstatSeriesSnapshot& b, double,
+                                        size_t i) {
+            const auto& x = a.at(k);
+            const auto& y = b.at(k);
+            if (!y || (delta && !x)) {
+                whole = false;   // this kernel does not have it
+            } else if (delta && *y < *x) {
+                if (whole)
+                    spdlog::warn("vmstat: {} went backwards in interval {} ({} -> {}); no series", val.metric, i,
+                                 *x, *y);
+                whole = false;
+            }
+            vs.intervals.push_back(!whole ? 0 : delta ? static_cast<double>(*y - *x) : static_cast<double>(*y));
+        });
+        if (whole) ev.series.values.push_back(std::move(vs));
+    }
+}
+
 void add_vmstat_metrics(const VmstatCounters& before, const VmstatCounters& after, Evidence& ev) {
     for (const auto& val : vmstat_delta_values()) {
         const auto a = val.extract(before);
@@ -128,12 +212,21 @@ CollectorStatus VmstatCollector::start(const CollectOptions& opts) {
     path_ = under_root(opts.root, kVmstat);
     try {
         before_ = parse_vmstat(read_text_file(path_), path_);
+        series_.begin(vmstat_series_snapshot(before_));
     } catch (const SourceError& e) {
         st.reason = e.what();
         return st;
     }
     st.available = true;
     return st;
+}
+
+void VmstatCollector::sample(size_t) {
+    try {
+        series_.take(vmstat_series_snapshot(parse_vmstat(read_text_file(path_), path_)));
+    } catch (const SourceError& e) {
+        series_.take(std::nullopt, e.what());
+    }
 }
 
 void VmstatCollector::finish(Evidence& ev) {
@@ -144,6 +237,9 @@ void VmstatCollector::finish(Evidence& ev) {
         spdlog::warn("vmstat: {}", e.what());
         mark_unavailable_at_finish(ev, name(), {}, e.what());
     }
+    if (series_.intervals() > 0 && !series_.complete())
+        spdlog::warn("vmstat: no per-interval series: {}", series_.failure());
+    add_vmstat_series(series_, ev);
 }
 
 }  // namespace iodiag

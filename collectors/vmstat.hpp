@@ -1,5 +1,7 @@
 // /proc/vmstat: reclaim, fault and refault counters as deltas over the window,
-// dirty/writeback page gauges at its end.
+// dirty/writeback page gauges at its end; per interval of the window (series
+// vmstat.<counter>) the same deltas and gauges plus the writeback and
+// throttling counters and the dirty limits.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "collectors/collector.hpp"
+#include "collectors/interval_snapshots.hpp"
 #include "collectors/snapshot_support.hpp"
 
 namespace iodiag {
@@ -32,6 +35,27 @@ struct VmstatValue {
 const std::vector<VmstatValue>& vmstat_delta_values();  // counters: delta over the window
 const std::vector<VmstatValue>& vmstat_gauge_values();  // gauges: value at the end
 
+// Kept per interval only: pages dirtied and written (writeback), direct
+// reclaimers throttled, reclaim writing pages itself; gauges: the dirty
+// limits in pages (what the kernel throttles against, which a sysctl change
+// moves mid-window).
+const std::vector<VmstatValue>& vmstat_series_only_deltas();
+const std::vector<VmstatValue>& vmstat_series_only_gauges();
+
+// "vm.allocstall" -> "vmstat.allocstall": the series name of a value.
+std::string vmstat_series_name(const std::string& metric);
+
+// What a sample keeps of /proc/vmstat: the values of every delta and gauge
+// above (window ones and series-only ones, in that order), not the whole file
+// (an hour at 1 s intervals would be ~600,000 counters).
+using VmstatSeriesSnapshot = std::vector<std::optional<std::uint64_t>>;
+VmstatSeriesSnapshot vmstat_series_snapshot(const VmstatCounters& counters);
+
+// Appends the series: every delta value (unit count, per interval) and every
+// gauge (unit pages, at each interval's end) this kernel has. A counter that
+// went backwards in an interval gets no series (warned).
+void add_vmstat_series(const IntervalSnapshots<VmstatSeriesSnapshot>& snapshots, Evidence& ev);
+
 // Appends the deltas between two snapshots and the gauges of `after`.
 // A counter that went backwards (reset, wrap) is skipped with a warning.
 void add_vmstat_metrics(const VmstatCounters& before, const VmstatCounters& after, Evidence& ev);
@@ -41,11 +65,13 @@ public:
     std::string name() const override { return "vmstat"; }
     std::vector<MetricSpec> metric_specs() const override;
     CollectorStatus start(const CollectOptions& opts) override;
+    void sample(size_t interval) override;
     void finish(Evidence& ev) override;
 
 private:
     std::string path_;
     VmstatCounters before_;
+    IntervalSnapshots<VmstatSeriesSnapshot> series_;
 };
 
 }  // namespace iodiag

@@ -1,5 +1,6 @@
-// Renderers of a Verdict: text for a terminal (readable at 2 a.m.) and JSON
-// (schema "iodiag-verdict", versioned; documented in README "JSON verdict").
+// Renderers of a Verdict: text for a terminal (readable at 2 a.m.), JSON
+// (schema "iodiag-verdict", versioned; documented in README "JSON verdict")
+// and Markdown (a ticket body, render_markdown.cpp).
 #pragma once
 
 #include <string>
@@ -10,7 +11,14 @@
 
 namespace iodiag {
 
-std::string render_text(const Verdict& v);
+struct TextOptions {
+    // Every evidence line with its full provenance, every finding's whole
+    // mechanism (-v). Without it each distinct provenance is printed once, in
+    // a legend, and evidence lines point at it.
+    bool verbose = false;
+};
+std::string render_text(const Verdict& v, const TextOptions& options = {});
 nlohmann::json render_json(const Verdict& v);
+std::string render_markdown(const Verdict& v);
 
 }  // namespace iodiag

@@ -24,15 +24,6 @@ std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
 bool confirmed(const FindingChange& c) { return c.other_side == Tri::False || c.other_side == Tri::True; }
 
-std::string verify_result(Tri t) {
-    switch (t) {
-        case Tri::True: return "holds";
-        case Tri::False: return "fails";
-        case Tri::Unknown: return "not evaluated";
-    }
-    return "?";
-}
-
 std::string joined(const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -108,6 +99,15 @@ void section(std::ostringstream& out, const char* name, const std::vector<Findin
 }
 
 }  // namespace
+
+std::string verify_result(Tri t) {
+    switch (t) {
+        case Tri::True: return "holds";
+        case Tri::False: return "fails";
+        case Tri::Unknown: return "not evaluated";
+    }
+    return "?";
+}
 
 std::string render_diff_text(const VerdictDiff& d) {
     std::ostringstream out;

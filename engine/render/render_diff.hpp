@@ -33,6 +33,8 @@
 namespace iodiag {
 
 std::string render_diff_text(const VerdictDiff& d);
+// A verify check's outcome on AFTER: "holds", "fails", "not evaluated".
+std::string verify_result(Tri t);
 nlohmann::json render_diff_json(const VerdictDiff& d);
 
 }  // namespace iodiag

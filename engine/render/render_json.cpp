@@ -21,6 +21,7 @@ json finding_json(const Finding& f) {
            {"confidence", f.confidence},
            {"score", f.score},
            {"source", f.source},
+           {"folded", f.folded},
            {"verify", f.verify}};
     j["evidence"] = json::array();
     for (const auto& c : f.evidence)

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "engine/evidence/format.hpp"
+#include "engine/render/exemplar_parts.hpp"
 #include "engine/render/render.hpp"
 
 namespace iodiag {
@@ -33,20 +34,7 @@ std::string labels_text(const Labels& l) {
 // "syscall{comm=fio,...}: total 26.8 ms = dirty 21.5 ms + cpu 4 ms [bytes 4096, offset 0]"
 // The parts are the exemplar's measured intervals (keys ending in _us), largest first.
 std::string exemplar_line(const Exemplar& e) {
-    double total = 0;
-    std::vector<std::pair<double, std::string>> parts;
-    std::string other;
-    for (const auto& [k, val] : e.values) {
-        const bool is_total = k == "total_us" || k == "q2c_us";
-        const bool is_part = k.size() > 3 && k.compare(k.size() - 3, 3, "_us") == 0;
-        if (is_total)
-            total = val;
-        else if (is_part && val > 0)
-            parts.push_back({val, k.substr(0, k.size() - 3)});
-        else if (!is_part)
-            other += (other.empty() ? "" : ", ") + k + " " + format_number(val);
-    }
-    std::sort(parts.rbegin(), parts.rend());
+    const auto [total, parts, other] = split_exemplar(e);
     std::string line = e.kind + labels_text(e.labels) + ": total " + format_value(total, e.unit);
     for (size_t i = 0; i < parts.size(); ++i)
         line += std::string(i ? " + " : " = ") + parts[i].second + " " + format_value(parts[i].first, e.unit);
@@ -75,7 +63,82 @@ void render_distribution(std::ostringstream& out, const HistogramMetric& h) {
     }
 }
 
-void render_finding(std::ostringstream& out, size_t n, const Finding& f) {
+// Each distinct provenance once: evidence lines cite "[n]", the legend says
+// what n is (a tracepoint, a file, a formula...).
+struct SourceLegend {
+    std::vector<std::string> sources;
+    std::map<std::string, size_t> index;
+    size_t ref(const Provenance& p) {
+        const std::string text = p.kind + ": " + p.source;
+        auto [it, fresh] = index.try_emplace(text, sources.size() + 1);
+        if (fresh) sources.push_back(text);
+        return it->second;
+    }
+};
+
+// The first sentence of a text (up to ". "), for the opening lines.
+std::string first_sentence(const std::string& text) {
+    const size_t end = text.find(". ");
+    return end == std::string::npos ? text : text.substr(0, end + 1);
+}
+
+const CitedValue* cited(const Finding& f, const std::string& name) {
+    for (const auto& c : f.evidence)
+        if (c.name == name) return &c;
+    return nullptr;
+}
+
+// What a person on call reads first: what is slow, for whom, why (the chain),
+// what to do first. Everything it says is in the findings below.
+void render_glance(std::ostringstream& out, const Verdict& v) {
+    const Finding* top = !v.findings.empty() ? &v.findings.front() : (!v.notes.empty() ? &v.notes.front() : nullptr);
+    out << "AT A GLANCE\n";
+    if (!top) {
+        out << "  Nothing the applications waited for was abnormal in the observed layers.\n";
+        return;
+    }
+    const std::string share = top->share_pct ? " (" + format_number(*top->share_pct) + " % of " +
+                                                   (top->share_metric.rfind("attr.slow", 0) == 0 ||
+                                                            top->share_metric.find("slow_share") != std::string::npos
+                                                        ? std::string("the slow operations' time")
+                                                        : top->share_metric) +
+                                                   ")"
+                                             : std::string("");
+    // A title that states its share already needs no second one.
+    out << "  What:    " << top->title << (top->title.find('%') == std::string::npos ? share : "") << "\n";
+    // Who suffered most is worth a line only when something was wrong: in a
+    // healthy window the "slowest" operations are merely the window's p99.
+    if (!v.who_suffered.empty() && !v.findings.empty()) {
+        out << "  Who:    ";
+        for (const auto& [what, value] : v.who_suffered) out << " " << what << " " << value << ";";
+        out << "\n";
+    }
+    std::string why;
+    if (const CitedValue* c = cited(*top, "device.stack_chain")) why = "stack " + c->text + ". ";
+    if (const CitedValue* c = cited(*top, "device.upper_devices"))
+        why = "the time of " + c->text + " (stacked on " + top->instance + ") is spent here. " + why;
+    why += first_sentence(top->mechanism);
+    out << "  Why:     " << why << "\n";
+    for (const auto& fx : v.fixes)
+        if (fx.rule_id == top->rule_id && fx.instance == top->instance) {
+            out << "  Do first: " << to_string(fx.priority) << " " << fx.action
+                << (fx.playbook.empty() ? "" : " (iodiag playbook " + fx.playbook + ")") << "\n";
+            break;
+        }
+    if (v.findings.empty()) {
+        for (const auto& f : top->fixes) {
+            out << "  Do first: " << to_string(f.priority) << " " << f.action
+                << (f.playbook.empty() ? "" : " (iodiag playbook " + f.playbook + ")") << "\n";
+            break;
+        }
+    }
+    const auto& rest = v.findings.empty() ? v.notes : v.findings;
+    for (size_t i = 1; i < rest.size() && i < 3; ++i)
+        out << "  Also:    " << rest[i].title
+            << (rest[i].share_pct ? " (" + format_number(*rest[i].share_pct) + " %)" : std::string("")) << "\n";
+}
+
+void render_finding(std::ostringstream& out, size_t n, const Finding& f, SourceLegend* legend) {
     out << " " << n << ". [" << upper(to_string(f.severity)) << "] " << f.title << "\n";
     out << "    layer " << f.layer << " · rule " << f.rule_id << " (" << f.source << ")"
         << " · share " << (f.share_pct ? format_number(*f.share_pct) + " % (measured: " + f.share_metric + ")" : std::string("not measured"))
@@ -86,14 +149,24 @@ void render_finding(std::ostringstream& out, size_t n, const Finding& f) {
         out << "      " << c.name << labels_text(c.labels) << " = "
             << (!c.formatted.empty() ? c.formatted : format_value(c.value, c.unit));
         if (!c.comparison.empty()) out << "  (" << c.comparison << ")";
-        out << "  [" << c.provenance.source << "]\n";
+        if (legend)
+            out << "  [" << legend->ref(c.provenance) << "]\n";
+        else
+            out << "  [" << c.provenance.source << "]\n";
+    }
+    if (!f.folded.empty()) {
+        out << "    same cause, folded in:";
+        for (const auto& g : f.folded) out << " " << g;
+        out << "\n";
     }
     for (const auto& vfy : f.verify) out << "    verify after the fix: " << vfy << "\n";
 }
 
 }  // namespace
 
-std::string render_text(const Verdict& v) {
+std::string render_text(const Verdict& v, const TextOptions& options) {
+    SourceLegend legend_store;
+    SourceLegend* legend = options.verbose ? nullptr : &legend_store;
     std::ostringstream out;
     out << "iodiag verdict — host " << v.host << ", kernel " << v.kernel << ", window "
         << format_number(v.window.duration_s) << " s from " << format_utc(v.window.start_unix) << "\n";
@@ -104,13 +177,7 @@ std::string render_text(const Verdict& v) {
         << observed << " of " << v.layers.size() << " layers";
     if (observed < v.layers.size()) out << " (unobserved layers are unknown, not healthy)";
     out << "\n";
-    // Who suffered most is worth a line only when something was wrong: in a
-    // healthy window the "slowest" operations are merely the window's p99.
-    if (!v.who_suffered.empty() && !v.findings.empty()) {
-        out << "WHO SUFFERED MOST:";
-        for (const auto& [what, value] : v.who_suffered) out << " " << what << " " << value << ";";
-        out << "\n";
-    }
+    render_glance(out, v);
     out << "\n";
 
     out << "WHERE THE TIME GOES (bottom-up)\n";
@@ -137,7 +204,7 @@ std::string render_text(const Verdict& v) {
         out << "FINDINGS: none in the observed layers.\n\n";
     } else {
         out << "FINDINGS (ranked by latency share x confidence)\n";
-        for (size_t i = 0; i < v.findings.size(); ++i) render_finding(out, i + 1, v.findings[i]);
+        for (size_t i = 0; i < v.findings.size(); ++i) render_finding(out, i + 1, v.findings[i], legend);
         out << "\n";
         out << "FIXES, in order (share of latency first, then P0..P5)\n";
         for (size_t i = 0; i < v.fixes.size(); ++i) {
@@ -151,7 +218,12 @@ std::string render_text(const Verdict& v) {
     }
     if (!v.notes.empty()) {
         out << "NOTES\n";
-        for (size_t i = 0; i < v.notes.size(); ++i) render_finding(out, i + 1, v.notes[i]);
+        for (size_t i = 0; i < v.notes.size(); ++i) render_finding(out, i + 1, v.notes[i], legend);
+        out << "\n";
+    }
+    if (legend && !legend->sources.empty()) {
+        out << "SOURCES of the evidence above ([n]; -v prints them on every line)\n";
+        for (size_t i = 0; i < legend->sources.size(); ++i) out << "  [" << i + 1 << "] " << legend->sources[i] << "\n";
         out << "\n";
     }
 

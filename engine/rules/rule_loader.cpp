@@ -21,7 +21,8 @@ using Kind = MetricSpec::Kind;
 const std::set<std::string> kTopKeys{"macros", "rules"};
 const std::set<std::string> kRuleKeys{"id",           "layer",     "severity", "confidence",
                                       "for_each",     "title",     "when",     "share_metric",
-                                      "mechanism",    "evidence",  "fixes",    "verify"};
+                                      "mechanism",    "evidence",  "fixes",    "verify",
+                                      "supersedes"};
 const std::set<std::string> kLeafKeys{"metric", "percentile", "ratio_of", "fact", "op", "value", "in"};
 const std::set<std::string> kFixKeys{"priority", "action", "playbook"};
 const std::vector<std::string> kCombinators{"all", "any", "not", "macro"};
@@ -30,18 +31,6 @@ std::string joined(const std::vector<std::string>& v, const std::string& sep = "
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
     return s;
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j)
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
-        std::swap(prev, cur);
-    }
-    return prev[b.size()];
 }
 
 std::string kind_word(Kind k) {
@@ -111,16 +100,9 @@ private:
 
 std::string Checker::suggestion(const std::string& name) const {
     if (!ctx_.catalog) return "";
-    std::string best;
-    size_t best_d = std::max<size_t>(2, name.size() / 4) + 1;
-    for (const auto& [n, spec] : ctx_.catalog->all()) {
-        const size_t d = edit_distance(name, n);
-        if (d < best_d) {
-            best_d = d;
-            best = n;
-        }
-    }
-    return best.empty() ? "" : " (did you mean '" + best + "'?)";
+    std::vector<std::string> names;
+    for (const auto& [n, spec] : ctx_.catalog->all()) names.push_back(n);
+    return yamlr::did_you_mean(name, names);
 }
 
 bool Checker::instance_key_known(const std::string& key) const {
@@ -398,6 +380,13 @@ void Checker::rule(const YAML::Node& n, Reporter& rep, std::vector<Rule>& rules)
         }
         if (check_name(e.Scalar(), {Kind::Metric, Kind::Fact, Kind::Histogram}, e, rep, &scope))
             r.evidence.push_back(e.Scalar());
+    }
+    for (const auto& e : rep.sequence(n, "supersedes")) {
+        if (!e.IsScalar()) {
+            rep.error("E009", e, "supersedes entries must be rule ids");
+            continue;
+        }
+        r.supersedes.push_back(e.Scalar());
     }
     for (const auto& f : rep.sequence(n, "fixes")) {
         if (!rep.expect_map(f, "a fix", kFixKeys)) continue;

@@ -106,6 +106,11 @@ struct Rule {
     std::vector<std::string> evidence;
     std::vector<Fix> fixes;
     std::vector<Comparison> verify;
+    // Rules whose findings describe the same cause as this one: when this rule
+    // fires, their findings on the same instance (or on an instance this
+    // finding cites) are folded into it, evidence included (one cause, one
+    // finding).
+    std::vector<std::string> supersedes;
     SourcePos pos;
     // Filled by the loader from the catalog: name -> instance label key ("" =
     // global) for every metric, fact and histogram the rule uses. The evaluator

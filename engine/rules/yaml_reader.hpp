@@ -55,6 +55,10 @@ private:
     std::vector<Diagnostic>& out_;
 };
 
+// " (did you mean 'X'?)" for the closest of `known` to a misspelt `name`
+// (edit distance), or "" when none is close.
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& known);
+
 // Removes repeated diagnostics (same text), keeping the first occurrence.
 void deduplicate(std::vector<Diagnostic>& diags);
 

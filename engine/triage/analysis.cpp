@@ -1,6 +1,7 @@
 #include "engine/triage/analysis.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -185,6 +186,65 @@ std::vector<std::string> summarize_unknown(const std::vector<const RuleResult*>&
     return lines;
 }
 
+// One cause, one finding: a finding whose rule supersedes others absorbs their
+// findings on the same instance, or on an instance it cites (a joined finding
+// names the cgroup and the device it joins). Their evidence is kept (cited
+// once), their share taken when this one has none.
+void fold_same_causes(std::vector<Finding>& fired, const std::vector<const Rule*>& rules) {
+    std::vector<bool> gone(fired.size(), false);
+    // The instance as a whole token of a cited text ("vda (254:0)", "blkio:/g,memory:/h").
+    auto names = [](const std::string& text, const std::string& instance) {
+        for (size_t at = text.find(instance); at != std::string::npos; at = text.find(instance, at + 1)) {
+            const size_t end = at + instance.size();
+            const bool starts = at == 0 || std::string(" ,:(").find(text[at - 1]) != std::string::npos;
+            const bool ends = end == text.size() || std::string(" ,)").find(text[end]) != std::string::npos;
+            if (starts && ends) return true;
+        }
+        return false;
+    };
+    auto cites = [&](const Finding& f, const std::string& instance) {
+        if (instance.empty()) return false;
+        for (const auto& c : f.evidence) {
+            if (names(c.text, instance)) return true;
+            for (const auto& [k, v] : c.labels)
+                if (v == instance) return true;
+        }
+        return false;
+    };
+    for (size_t i = 0; i < fired.size(); ++i) {
+        if (gone[i] || rules[i]->supersedes.empty()) continue;
+        Finding& f = fired[i];
+        for (size_t j = 0; j < fired.size(); ++j) {
+            if (j == i || gone[j]) continue;
+            const Finding& g = fired[j];
+            const auto& sup = rules[i]->supersedes;
+            if (std::find(sup.begin(), sup.end(), g.rule_id) == sup.end()) continue;
+            if (g.instance != f.instance && !cites(f, g.instance)) continue;
+            gone[j] = true;
+            f.folded.push_back(g.rule_id + "@" + g.instance);
+            for (const auto& c : g.evidence) {
+                const bool dup = std::any_of(f.evidence.begin(), f.evidence.end(), [&](const CitedValue& e) {
+                    return e.name == c.name && e.labels == c.labels;
+                });
+                if (!dup) f.evidence.push_back(c);
+            }
+            if (!f.share_pct && g.share_pct) {
+                f.share_pct = g.share_pct;
+                f.share_metric = g.share_metric;
+                f.score = *f.share_pct / 100.0 * f.confidence;
+            }
+            while (!f.mechanism.empty() && std::isspace(static_cast<unsigned char>(f.mechanism.back())))
+                f.mechanism.pop_back();
+            f.mechanism += " (Same cause as " + g.rule_id + (g.instance.empty() ? "" : " on " + g.instance) +
+                           ", folded into this finding with its evidence.)";
+        }
+    }
+    std::vector<Finding> kept;
+    for (size_t i = 0; i < fired.size(); ++i)
+        if (!gone[i]) kept.push_back(std::move(fired[i]));
+    fired = std::move(kept);
+}
+
 }  // namespace
 
 Verdict analyze(const Evidence& collected, const RuleSet& rules) {
@@ -198,14 +258,19 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     v.collectors = ev.collectors;
 
     std::vector<Finding> fired;
+    std::vector<const Rule*> fired_rules;
     std::vector<const RuleResult*> unknown;
     const std::vector<RuleResult> results = evaluate_rules(rules, ev);
     const std::vector<std::string> layers = layers_in_play(ev);
     for (const auto& r : results) {
-        if (r.outcome == Tri::True) fired.push_back(make_finding(r, ev));
+        if (r.outcome == Tri::True) {
+            fired.push_back(make_finding(r, ev));
+            fired_rules.push_back(r.rule);
+        }
         if (r.outcome == Tri::Unknown && !ceph_rule_out_of_play(r.rule->layer, r.rule->for_each, layers))
             unknown.push_back(&r);
     }
+    fold_same_causes(fired, fired_rules);
     v.not_evaluated = summarize_unknown(unknown);
 
     std::map<std::string, LayerState> state;

@@ -12,6 +12,12 @@
 namespace iodiag {
 
 std::vector<MetricSpec> derived_metric_specs();
+// A device reference already in the evidence (the site configuration's, kind
+// "config") is kept: it wins over the class table and the backing disk.
 void add_derived_metrics(Evidence& ev);
+// Device classes the reference table has a nominal latency for.
+std::vector<std::string> reference_classes();
+// The reference latencies alone (part of add_derived_metrics).
+void add_nominal_latencies(Evidence& ev);
 
 }  // namespace iodiag

@@ -33,6 +33,8 @@ struct Finding {
     std::vector<Fix> fixes;
     std::vector<std::string> verify;
     std::string source;                // rules file:line
+    // Findings of other rules folded into this one (same cause): "rule@instance".
+    std::vector<std::string> folded;
 };
 
 // A fix, in the order to apply it: by its finding's share (Amdahl), then P0..P5.

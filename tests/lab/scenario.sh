@@ -6,7 +6,12 @@
 #   tests/lab/scenario.sh NAME OUT.json [SECONDS]
 #
 # NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
-#       tiny_nr_requests | memcg_reader | blkio_throttle
+#       tiny_nr_requests | memcg_reader | blkio_throttle | busy_healthy | qd1_fast |
+#       classless_slow | stacked_slow | loop_cgroup_limit | cpu_starved | lock_contention |
+#       pgbench_writer | two_causes | hdd_seek | bfq_fast
+# IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
+# (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
+# processes the scenario marks as its victims; used by accuracy_matrix.py.
 # IODIAG_LAB_FS=ext4|xfs|btrfs (default ext4): the filesystem of the scenarios
 # that make one (cached_reads, dirty_throttle, fsync_storm, memcg_reader).
 # Needs root, fio, losetup, mkfs.$IODIAG_LAB_FS. Every change (sysctl, queue
@@ -33,6 +38,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM   # a signal ends the script through the EXIT trap: nothing is left behind
 
 loop_on() {   # loop_on DIR SIZE_MB -> sets $dev to /dev/loopN
   # Sets a variable instead of printing: called as $(loop_on ...) it would run
@@ -45,6 +51,16 @@ loop_on() {   # loop_on DIR SIZE_MB -> sets $dev to /dev/loopN
   local sys=/sys/block/$(basename "$dev")
   echo none > "$sys/queue/scheduler"; cat "$sys/mq/0/nr_tags" > "$sys/queue/nr_requests"
 }
+slow_loop_on() {   # slow_loop_on MODEL SIZE_MB -> $dev: a loop device over a file on tests/lab/slowfs.py
+  mkdir -p "$work/slowback" "$work/slowfs"; truncate -s "${2}M" "$work/slowback/disk.img"
+  setsid /usr/bin/python3 "$here/tests/lab/slowfs.py" "$work/slowback" "$work/slowfs" "$1" >/dev/null 2>&1 &
+  local pid=$!; undo+=("umount -l $work/slowfs; kill $pid")
+  for _ in $(seq 100); do mountpoint -q "$work/slowfs" && break; sleep 0.1; done
+  dev=$(losetup -f --show --direct-io=on "$work/slowfs/disk.img")
+  undo+=("losetup -d $dev")
+  local sys=/sys/block/$(basename "$dev")
+  echo none > "$sys/queue/scheduler"; cat "$sys/mq/0/nr_tags" > "$sys/queue/nr_requests"
+}
 fs_on() {     # fs_on DEV DIR: makes $fs on DEV (quiet, over any old signature) and mounts it on DIR
   case $fs in
     ext4)  mkfs.ext4 -q -F "$1" ;;
@@ -53,12 +69,76 @@ fs_on() {     # fs_on DEV DIR: makes $fs on DEV (quiet, over any old signature) 
   esac
   mkdir "$2"; mount "$1" "$2"; undo+=("umount $2 || umount -l $2")
 }
+tiny_dirty_limits() {   # vm.dirty_bytes 2 MiB, background 1 MiB; the previous limits come back on exit
+  local old_b old_r old_bb old_br
+  old_b=$(cat /proc/sys/vm/dirty_bytes) old_r=$(cat /proc/sys/vm/dirty_ratio)
+  old_bb=$(cat /proc/sys/vm/dirty_background_bytes) old_br=$(cat /proc/sys/vm/dirty_background_ratio)
+  # Writing one of a (bytes, ratio) pair zeroes the other: put back whichever was in force.
+  if [[ $old_b -ne 0 ]]; then undo+=("echo $old_b > /proc/sys/vm/dirty_bytes"); else undo+=("echo $old_r > /proc/sys/vm/dirty_ratio"); fi
+  if [[ $old_bb -ne 0 ]]; then undo+=("echo $old_bb > /proc/sys/vm/dirty_background_bytes"); else undo+=("echo $old_br > /proc/sys/vm/dirty_background_ratio"); fi
+  echo $((2*1024*1024)) > /proc/sys/vm/dirty_bytes
+  echo $((1024*1024)) > /proc/sys/vm/dirty_background_bytes
+}
 bg() { setsid "$@" >/dev/null 2>&1 & local pid=$!; undo+=("kill -TERM -$pid; sleep 0.5; kill -KILL -$pid"); }
-record() { sleep 1; "$iodiag" record --duration "$secs" -o "$out" >/dev/null; }
+# The victims: the processes whose latency the injected cause hurts. They run in
+# one cgroup v2 directory so the ground truth can follow them (and only them).
+victim_cg=/sys/fs/cgroup/unified/iodiag-victim-$$
+victim_dir() { [[ -d $victim_cg ]] || { mkdir "$victim_cg"; undo+=("rmdir $victim_cg"); }; }
+# victim [CGROUP_PROCS_FILE...] -- CMD...: CMD in the victim cgroup (and in the given v1 groups)
+victim() {
+  victim_dir; local files=("$victim_cg/cgroup.procs")
+  while [[ $1 != -- ]]; do files+=("$1"); shift; done; shift
+  local f enter=""; for f in "${files[@]}"; do enter+="echo \$\$ > $f; "; done
+  bg sh -c "$enter exec \"\$@\"" victim "$@"
+}
+record() {
+  sleep 1
+  local gt_pid=""
+  if [[ -n ${IODIAG_LAB_GT:-} ]]; then
+    victim_dir
+    local id; id=$(stat -c %i "$victim_cg")
+    # The same window as the recording: iodiag starts right after the probes
+    # attach and takes about a second to attach its own.
+    bpftrace -f json "$here/tests/lab/ground_truth.bt" "$id" $((secs + 1)) > "$work/gt.json" 2>"$work/gt.err" & gt_pid=$!
+    undo+=("kill -KILL $gt_pid")
+    # bpftrace ignores SIGINT until its probes are attached: wait for that
+    # (a loaded machine compiles slowly), and give up rather than record
+    # without ground truth.
+    for _ in $(seq 600); do grep -q attached_probes "$work/gt.json" 2>/dev/null && break; sleep 0.1; done
+    grep -q attached_probes "$work/gt.json" || { echo "ground truth: bpftrace did not attach" >&2; exit 1; }
+  fi
+  "$iodiag" record --duration "$secs" -o "$out" >/dev/null
+  if [[ -n $gt_pid ]]; then
+    for _ in $(seq 300); do kill -0 "$gt_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$gt_pid" 2>/dev/null || true
+    wait "$gt_pid" || true
+    grep -q '"@sys_ops"' "$work/gt.json" || echo "ground truth: bpftrace printed no totals" >&2
+    cp "$work/gt.json" "$IODIAG_LAB_GT"
+  fi
+}
 
 case $name in
   idle)
     record ;;
+  dirty_midwindow)    # a buffered writer on ext4; vm.dirty_bytes cut to 2 MiB halfway through the
+                      # window (a fault that starts mid-recording, for the per-interval series);
+                      # prints "fault_unix T", when the limit was cut
+    loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
+    bg fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
+       --time_based --runtime=120
+    sleep 1
+    "$iodiag" -v record --duration "$secs" -o "$out" >/dev/null 2>"$work/record.log" & rec=$!
+    undo+=("kill $rec")
+    for ((i = 0; i < 600; i++)); do   # BPF load and attach come before the window
+      grep -q "window starts" "$work/record.log" && break
+      kill -0 $rec 2>/dev/null || break
+      sleep 0.1
+    done
+    grep -q "window starts" "$work/record.log" || { cat "$work/record.log" >&2; echo "the recording did not start" >&2; exit 1; }
+    sleep "$(awk -v s="$secs" 'BEGIN { print s / 2 }')"
+    tiny_dirty_limits
+    echo "fault_unix $(date +%s.%N)"
+    wait $rec || { cat "$work/record.log" >&2; exit 1; } ;;
   cached_reads)       # a read loop over a file that fits in the page cache: healthy
     loop_on /tmp 512; fs_on "$dev" "$work/mnt"   # 512: mkfs.xfs refuses under 300 MB
     dd if=/dev/urandom of="$work/mnt/hot" bs=1M count=32 status=none; cat "$work/mnt/hot" >/dev/null
@@ -79,7 +159,7 @@ case $name in
     losetup --direct-io=on "$dev" 2>/dev/null || true   # backing reads reach the disk, not the page cache
     cg=/sys/fs/cgroup/blkio/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
     echo "$majmin 200" > "$cg/blkio.throttle.read_iops_device"
-    bg sh -c "echo \$\$ > $cg/cgroup.procs; exec fio --name=r --filename=$dev --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=4 --time_based --runtime=120"
+    victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=4 --time_based --runtime=120
     record ;;
   dirty_throttle)     # a buffered writer under a tiny vm.dirty_bytes
     loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
@@ -89,7 +169,7 @@ case $name in
     if [[ $old_bb -ne 0 ]]; then undo+=("echo $old_bb > /proc/sys/vm/dirty_background_bytes"); else undo+=("echo $old_br > /proc/sys/vm/dirty_background_ratio"); fi
     echo $((2*1024*1024)) > /proc/sys/vm/dirty_bytes
     echo $((1024*1024)) > /proc/sys/vm/dirty_background_bytes
-    bg fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
+    victim -- fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
        --time_based --runtime=120
     record ;;
   fsync_storm)        # small write+fsync threads beside a big buffered writer: journal/log
@@ -99,7 +179,7 @@ case $name in
     loop_on /tmp $size; fs_on "$dev" "$work/mnt"
     bg fio --name=big --directory="$work/mnt" --rw=write --bs=1m --size=512m --ioengine=psync \
        --time_based --runtime=120
-    bg fio --name=small --directory="$work/mnt" --rw=randwrite --bs=4k --size=8m --ioengine=psync \
+    victim -- fio --name=small --directory="$work/mnt" --rw=randwrite --bs=4k --size=8m --ioengine=psync \
        --fsync=1 --numjobs=4 --time_based --runtime=120
     record ;;
   tiny_nr_requests)   # many threads at depth 1 against nr_requests=4 (tag waits in Q2G)
@@ -114,7 +194,7 @@ case $name in
     loop_on /dev/shm 256; majmin=$(lsblk -ndo MAJ:MIN "$dev" | tr -d ' ')
     cg=/sys/fs/cgroup/blkio/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
     echo "$majmin 100" > "$cg/blkio.throttle.read_iops_device"
-    bg sh -c "echo \$\$ > $cg/cgroup.procs; exec fio --name=r --filename=$dev --rw=randread --bs=4k --direct=1 --ioengine=psync --numjobs=2 --time_based --runtime=120"
+    victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync --numjobs=2 --time_based --runtime=120
     record ;;
   memcg_reader)       # a buffered reader in a v1 memory cgroup much smaller than its file
     loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
@@ -122,7 +202,101 @@ case $name in
     echo 3 > /proc/sys/vm/drop_caches
     cg=/sys/fs/cgroup/memory/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
     echo $((64*1024*1024)) > "$cg/memory.limit_in_bytes"
-    bg sh -c "echo \$\$ > $cg/cgroup.procs; exec fio --name=r --filename=$work/mnt/data --rw=randread --bs=4k --ioengine=psync --time_based --runtime=120"
+    victim "$cg/cgroup.procs" -- fio --name=r --filename="$work/mnt/data" --rw=randread --bs=4k --ioengine=psync --time_based --runtime=120
+    record ;;
+  busy_healthy)       # high IOPS on a fast device and a buffered writer under normal dirty limits: healthy
+    loop_on /dev/shm 512
+    bg fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=32 \
+       --time_based --runtime=120
+    dev_r=$dev; loop_on /dev/shm 512; fs_on "$dev" "$work/mnt"
+    victim -- fio --name=w --directory="$work/mnt" --rw=write --bs=1m --size=64m --ioengine=psync \
+       --rate=64m --time_based --runtime=120
+    record ;;
+  qd1_fast)           # one thread of synchronous direct 4 KiB reads on a fast device (depth 1)
+    loop_on /dev/shm 512
+    victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+       --time_based --runtime=120
+    record ;;
+  classless_slow)     # a loop device over slow storage the kernel cannot see into (FUSE, 4 ms a request)
+    slow_loop_on fixed:4 256
+    victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+       --numjobs=4 --time_based --runtime=120
+    record ;;
+  stacked_slow)       # loop1 over a file on ext4 on loop0, loop0 over slow storage (FUSE, 3 ms)
+    slow_loop_on fixed:3 512; lower=$dev; fs_on "$lower" "$work/mnt"
+    loop_on "$work/mnt" 256
+    dd if=/dev/zero of="$dev" bs=1M count=64 oflag=direct status=none
+    losetup --direct-io=on "$dev" 2>/dev/null || true
+    victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+       --size=64m --numjobs=2 --time_based --runtime=120
+    record ;;
+  loop_cgroup_limit)  # synchronous readers of a loop device whose backing reads on the disk are
+                      # capped by their v1 blkio group (the loop worker issues them on their behalf)
+    loop_on /tmp 256; back=$(df --output=source /tmp | tail -1)
+    dd if=/dev/zero of="$dev" bs=1M count=256 oflag=direct status=none
+    majmin=$(lsblk -ndo MAJ:MIN "$back" | tr -d ' ')
+    losetup --direct-io=on "$dev" 2>/dev/null || true
+    cg=/sys/fs/cgroup/blkio/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
+    echo "$majmin 150" > "$cg/blkio.throttle.read_iops_device"
+    victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 \
+       --ioengine=psync --numjobs=2 --time_based --runtime=120
+    record ;;
+  cpu_starved)        # a reader of a cached file among CPU hogs: run-queue delay, not storage
+    loop_on /dev/shm 512; fs_on "$dev" "$work/mnt"
+    dd if=/dev/urandom of="$work/mnt/hot" bs=1M count=16 status=none; cat "$work/mnt/hot" >/dev/null
+    bg stress-ng --cpu $(( 4 * $(nproc) )) --timeout 120
+    victim -- fio --name=r --filename="$work/mnt/hot" --rw=randread --bs=4k --ioengine=psync \
+       --invalidate=0 --time_based --runtime=120
+    record ;;
+  lock_contention)    # six writers into one file: they serialise on its inode lock (i_rwsem)
+    loop_on /dev/shm 1024; fs_on "$dev" "$work/mnt"
+    victim -- fio --name=w --filename="$work/mnt/shared" --rw=write --bs=256k --size=128m \
+       --ioengine=psync --numjobs=6 --time_based --runtime=120
+    record ;;
+  pgbench_writer)     # PostgreSQL committing small transactions beside a big buffered writer
+    size=2048; [[ $fs == btrfs ]] && size=4096
+    loop_on /tmp $size; fs_on "$dev" "$work/mnt"
+    pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+    pgdata=$work/mnt/pgdata; mkdir "$pgdata"; chown postgres "$pgdata" "$work/mnt"; chmod 755 "$work"
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    runuser -u postgres -- "$pgbin/initdb" -D "$pgdata" -A trust >/dev/null
+    victim_dir
+    undo+=("runuser -u postgres -- $pgbin/pg_ctl -D $pgdata -m immediate stop")
+    sh -c "echo \$\$ > $victim_cg/cgroup.procs; exec runuser -u postgres -- $pgbin/pg_ctl -D $pgdata -w -l $work/pg.log \
+       -o '-p $port -k $work/mnt -c listen_addresses=' start" >/dev/null
+    runuser -u postgres -- "$pgbin/pgbench" -h "$work/mnt" -p "$port" -i -s 4 -q postgres >/dev/null 2>&1
+    bg runuser -u postgres -- "$pgbin/pgbench" -h "$work/mnt" -p "$port" -c 4 -j 2 -T 120 -N postgres
+    sleep 1
+    bg fio --name=big --directory="$work/mnt" --rw=write --bs=1m --size=768m --ioengine=psync \
+       --time_based --runtime=120
+    record ;;
+  two_causes)         # a writer under a tiny vm.dirty_bytes and a reader capped by its blkio group
+    loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
+    old_b=$(cat /proc/sys/vm/dirty_bytes) old_r=$(cat /proc/sys/vm/dirty_ratio)
+    old_bb=$(cat /proc/sys/vm/dirty_background_bytes) old_br=$(cat /proc/sys/vm/dirty_background_ratio)
+    if [[ $old_b -ne 0 ]]; then undo+=("echo $old_b > /proc/sys/vm/dirty_bytes"); else undo+=("echo $old_r > /proc/sys/vm/dirty_ratio"); fi
+    if [[ $old_bb -ne 0 ]]; then undo+=("echo $old_bb > /proc/sys/vm/dirty_background_bytes"); else undo+=("echo $old_br > /proc/sys/vm/dirty_background_ratio"); fi
+    echo $((2*1024*1024)) > /proc/sys/vm/dirty_bytes
+    echo $((1024*1024)) > /proc/sys/vm/dirty_background_bytes
+    victim -- fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
+       --time_based --runtime=120
+    loop_on /dev/shm 256; majmin=$(lsblk -ndo MAJ:MIN "$dev" | tr -d ' ')
+    cg=/sys/fs/cgroup/blkio/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
+    echo "$majmin 50" > "$cg/blkio.throttle.read_iops_device"
+    victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 \
+       --ioengine=psync --numjobs=2 --time_based --runtime=120
+    record ;;
+  hdd_seek)           # random reads 8 deep on a device that serves one request at a time and
+                      # seeks (FUSE model of a 7200 rpm disk, tests/lab/slowfs.py), mq-deadline
+    slow_loop_on hdd 1024; echo mq-deadline > /sys/block/$(basename "$dev")/queue/scheduler
+    victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+       --numjobs=8 --time_based --runtime=120
+    record ;;
+  bfq_fast)           # bfq on a fast device shared by several synchronous readers: bfq idles
+                      # for each process's next request instead of serving the others
+    loop_on /dev/shm 512; echo bfq > /sys/block/$(basename "$dev")/queue/scheduler
+    victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+       --numjobs=6 --time_based --runtime=120
     record ;;
   *) echo "unknown scenario $name" >&2; exit 2 ;;
 esac

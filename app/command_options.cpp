@@ -1,0 +1,48 @@
+#include "app/command_options.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "engine/evidence/bundle.hpp"
+#include "engine/render/render.hpp"
+
+namespace iodiag::cli {
+
+void add_window_options(CLI::App* cmd, CollectOptions& o, double default_duration_s) {
+    cmd->add_option("-d,--duration", o.duration_s, "Observation window in seconds (Ctrl-C ends it early)")
+        ->default_val(default_duration_s)
+        ->check(CLI::Range(0.1, 3600.0));
+    cmd->add_option("--device", o.devices, "Only these block devices (kernel names, e.g. nvme0n1); repeatable");
+    cmd->add_option("--pid", o.pid, "Only this process (where a collector can filter)");
+    cmd->add_option("--cgroup", o.cgroup, "Only this cgroup path (where a collector can filter)");
+    cmd->add_option("--threshold", o.slow_threshold_us,
+                    "What counts as a slow operation, in microseconds (slow syscalls for the attribution, "
+                    "slow block I/Os for the exemplars); default: the window's own p99")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--interval", o.interval_s,
+                    "Length of one interval of the per-interval series kept in the bundle, in seconds "
+                    "(heatmaps, share over time); 0 = no series")
+        ->default_val(1.0)
+        ->check(CLI::Range(0.0, 3600.0));
+}
+
+void add_verdict_options(CLI::App* cmd, VerdictOptions& o) {
+    cmd->add_option("--format", o.format,
+                    "Verdict format: text (a terminal), json (schema iodiag-verdict), markdown (a ticket body)")
+        ->check(CLI::IsMember({"text", "json", "markdown"}))
+        ->default_val("text");
+    cmd->add_option("--rules-dir", o.rules_dir, "Directory of rule files (default: the installed or source rules/)");
+    cmd->add_option("--config", o.config,
+                    "Site configuration: rule overrides (disable, severity, thresholds), device classes and "
+                    "reference latencies (default: $IODIAG_CONFIG, else /etc/iodiag/iodiag.yaml if it exists; "
+                    "an error in it exits 3 before anything is observed)");
+}
+
+std::string render_verdict(const Verdict& v, const std::string& format) {
+    if (format == "json") return render_json(v).dump(2) + "\n";
+    if (format == "markdown") return render_markdown(v);
+    return render_text(v, {.verbose = spdlog::get_level() <= spdlog::level::debug});   // -v: every provenance in full
+}
+
+Evidence as_recorded(const Evidence& ev) { return evidence_from_json(evidence_to_json(ev)); }
+
+}  // namespace iodiag::cli

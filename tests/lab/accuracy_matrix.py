@@ -1,0 +1,289 @@
+#!/usr/bin/python3
+"""Accuracy matrix: iodiag's verdict against independently measured ground truth.
+
+    sudo tests/lab/accuracy_matrix.py [--runs N] [--control-runs M] [--only NAME,...]
+                                      [--secs S] [--keep DIR] [--json OUT]
+
+Runs every scenario of tests/lab/scenario.sh N times (controls M times, default
+10). Each run injects the fault for real, records iodiag's bundle and, over the
+same window, the ground truth with tests/lab/ground_truth.bt (bpftrace on
+tracepoints: the victim processes' syscall time and how much of it was spent in
+the injected mechanism; nothing of iodiag's collectors). The verdict is the
+bundle's replay (`iodiag replay --format json`), so it is the one a live run
+prints. Prints one line per run and a summary:
+
+    scenario  fs  injected cause  iodiag top-1 (rule@instance)  its share  ground-truth share  top-1 ok  share ok
+
+A run's top-1 is the first finding, or when there is none the first note (an
+info-level cause, such as depth-1 synchronous I/O on a fast device, is a note).
+Top-1 is right when its rule is one the scenario's cause is named by; its share
+is right when within 15 points of the ground truth. A control is right when
+nothing above info was found. The scenario script takes the machine lock per
+run, so others get the machine in between. Needs root, fio, bpftrace, mkfs.*,
+python3-fusepy, PostgreSQL; a scenario whose tool is missing is reported as
+skipped.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SHARE_TOLERANCE = 15.0
+
+# syscall numbers (x86-64) in ground_truth.bt's @nr_ns
+NR_PREAD64, NR_PWRITE64 = "17", "18"
+
+
+def total(m):
+    return float(sum(m.values())) if isinstance(m, dict) else float(m or 0)
+
+
+def gt_sys(gt):
+    return float(gt.get("@sys_ns", 0) or 0)
+
+
+def share(part, gt):
+    s = gt_sys(gt)
+    return None if s <= 0 else max(0.0, min(100.0, 100.0 * part / s))
+
+
+def gt_device(gt):        # the victims' own requests' device time (D2C), all devices
+    return share(total(gt.get("@v_d2c_ns", {})), gt)
+
+
+def gt_throttled(gt):     # time outside the block layer for direct-I/O readers: held above it
+    return share(gt_sys(gt) - total(gt.get("@v_q2c_ns", {})), gt)
+
+
+def gt_reader_throttled(gt):   # as above, the pread64 callers only (a writer beside them)
+    reads = float(gt.get("@nr_ns", {}).get(NR_PREAD64, 0))
+    return share(reads - total(gt.get("@v_q2c_ns", {})), gt)
+
+
+def gt_of(key):
+    return lambda gt: share(float(gt.get(key, 0) or 0), gt)
+
+
+# name, filesystem, injected cause, rules that name it (any), ground-truth share, control
+SCENARIOS = [
+    ("idle", "ext4", "nothing (healthy, idle)", None, None, True),
+    ("busy_healthy", "ext4", "nothing (QD 32 reads on a fast device, buffered writer, normal dirty limits)", None, None, True),
+    ("classless_slow", "ext4", "slow storage behind a device with no reference latency (FUSE 4 ms)",
+     {"device.dominant_no_reference"}, gt_device, False),
+    ("stacked_slow", "ext4", "loop over ext4 over a loop over slow storage (3 ms)",
+     {"device.dominant_no_reference"}, gt_device, False),
+    ("loop_cgroup_limit", "ext4", "blkio limit on the disk under a loop device (reader's group)",
+     {"cgroup.limit_below_stacked_device", "cgroup.io_limit_reached", "syscall.cgroup_io_control"}, gt_device, False),
+    ("blkio_throttle", "ext4", "blkio read IOPS limit on the readers' device",
+     {"cgroup.io_limit_reached", "syscall.cgroup_io_control"}, gt_throttled, False),
+    ("dirty_throttle", "ext4", "tiny vm.dirty_bytes: writer paused in balance_dirty_pages",
+     {"syscall.dirty_throttling_dominant", "dirty.writers_throttled"}, gt_of("@dirty_ns"), False),
+    ("dirty_throttle", "xfs", "tiny vm.dirty_bytes (XFS)",
+     {"syscall.dirty_throttling_dominant", "dirty.writers_throttled"}, gt_of("@dirty_ns"), False),
+    ("fsync_storm", "ext4", "fsync chain beside a big writer (jbd2 commits carry its data)",
+     {"syscall.journal_dominant"}, gt_of("@sync_ns"), False),
+    ("fsync_storm", "xfs", "fsync chain beside a big writer (XFS log forces)",
+     {"syscall.xfs_log_force_dominant"}, gt_of("@sync_ns"), False),
+    ("fsync_storm", "btrfs", "fsync chain beside a big writer (btrfs log tree)",
+     {"syscall.btrfs_log_sync_dominant"}, gt_of("@sync_ns"), False),
+    ("pgbench_writer", "ext4", "PostgreSQL commits beside a big writer (fsync chain)",
+     {"syscall.journal_dominant"}, gt_of("@sync_ns"), False),
+    ("qd1_fast", "ext4", "synchronous reads at depth 1 on a fast device",
+     {"device.sync_depth1_bound"}, gt_device, False),
+    ("hdd_seek", "ext4", "random reads 8 deep on a seek-bound single-head device",
+     {"device.serial_queue_bound"}, gt_device, False),
+    ("bfq_fast", "ext4", "bfq idling on a fast device shared by sync readers",
+     {"block.scheduler_queueing_dominant"}, gt_device, False),
+    ("cpu_starved", "ext4", "CPU hogs: run-queue delay, not storage",
+     {"syscall.runqueue_delay"}, gt_of("@rq_ns"), False),
+    ("lock_contention", "ext4", "six writers on one file: inode rwsem",
+     {"syscall.lock_contention"}, gt_of("@lock_ns"), False),
+    ("two_causes", "ext4", "dirty throttling (writer) + blkio limit (reader)",
+     {"syscall.dirty_throttling_dominant", "syscall.cgroup_io_control", "cgroup.io_limit_reached"},
+     None, False),
+]
+
+
+def two_causes_truth(gt):
+    """Both causes' ground-truth shares; the top-1 must be the larger one."""
+    return {"dirty": share(float(gt.get("@dirty_ns", 0) or 0), gt), "cgroup": gt_reader_throttled(gt)}
+
+
+TWO_CAUSES_RULES = {"dirty": {"syscall.dirty_throttling_dominant", "dirty.writers_throttled"},
+                    "cgroup": {"syscall.cgroup_io_control", "cgroup.io_limit_reached"}}
+
+
+def parse_bpftrace_json(path):
+    maps = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if rec.get("type") == "map":
+                maps.update(rec["data"])
+    return maps
+
+
+def run_one(iodiag, name, fs, secs, keep_dir, run_idx):
+    out_dir = keep_dir or tempfile.mkdtemp(prefix="iodiag-matrix-")
+    tag = f"{name}_{fs}_{run_idx}"
+    bundle = os.path.join(out_dir, tag + ".json")
+    gt_path = os.path.join(out_dir, tag + ".gt.json")
+    env = dict(os.environ, IODIAG_LAB_FS=fs, IODIAG_LAB_GT=gt_path, IODIAG=iodiag)
+    env.pop("IODIAG_LIVE_LOCK_HELD", None)   # scenario.sh takes the lock for this run only
+    # No hard kill: a scenario waiting for the machine lock may wait long, and a
+    # killed scenario could not undo its changes. SIGTERM runs its cleanup.
+    p = subprocess.Popen([os.path.join(HERE, "scenario.sh"), name, bundle, str(secs)], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        p.terminate()
+        out, err = p.communicate()
+        return {"error": ["timed out (machine lock held elsewhere?)"]}
+    if p.returncode != 0:
+        return {"error": (err or out).strip().splitlines()[-1:] or ["scenario failed"]}
+    v = subprocess.run([iodiag, "replay", bundle, "--format", "json"], capture_output=True, text=True)
+    if v.returncode != 0:
+        return {"error": [v.stderr.strip()]}
+    verdict = json.loads(v.stdout)
+    gt = parse_bpftrace_json(gt_path) if os.path.exists(gt_path) else {}
+    if not keep_dir:
+        shutil.rmtree(out_dir, ignore_errors=True)
+    return {"verdict": verdict, "gt": gt, "bundle": bundle if keep_dir else None}
+
+
+def top1(verdict):
+    for key in ("findings", "notes"):
+        if verdict.get(key):
+            return verdict[key][0]
+    return None
+
+
+def judge(scn, res):
+    name, fs, cause, rules, gt_fn, control = scn
+    v = res["verdict"]
+    t = top1(v)
+    row = {"scenario": name, "fs": fs, "cause": cause, "status": v.get("status"),
+           "top1": f"{t['rule_id']}@{t['instance']}" if t else "-",
+           "share": t.get("share_pct") if t else None, "gt": None}
+    if control:
+        row["top_ok"] = v.get("status") in ("ok", "info")
+        row["share_ok"] = None
+        return row
+    if name == "two_causes":
+        truth = two_causes_truth(res["gt"])
+        bigger = max((k for k in truth if truth[k] is not None), key=lambda k: truth[k], default=None)
+        rules = TWO_CAUSES_RULES.get(bigger, set())
+        row["gt"] = truth.get(bigger)
+        row["cause"] += f" (larger: {bigger})"
+    else:
+        row["gt"] = gt_fn(res["gt"]) if gt_fn else None
+    row["top_ok"] = bool(t) and t["rule_id"] in rules
+    row["share_ok"] = (row["top_ok"] and row["share"] is not None and row["gt"] is not None
+                       and abs(row["share"] - row["gt"]) <= SHARE_TOLERANCE)
+    return row
+
+
+def fmt(x):
+    return "-" if x is None else f"{x:.1f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=3, help="runs per fault scenario (default 3)")
+    ap.add_argument("--control-runs", type=int, default=10, help="runs per control (default 10)")
+    ap.add_argument("--only", default="", help="comma-separated scenario names (NAME or NAME:FS)")
+    ap.add_argument("--secs", type=int, default=4, help="observation window per run (default 4)")
+    ap.add_argument("--keep", default="", help="keep bundles and ground truth in this directory")
+    ap.add_argument("--json", default="", help="also write the rows as JSON here")
+    ap.add_argument("--iodiag", default=os.path.join(ROOT, "build", "iodiag"))
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        print("accuracy_matrix: needs root (loop devices, cgroups, BPF)", file=sys.stderr)
+        return 3
+    for tool in ("fio", "bpftrace", "losetup"):
+        if not shutil.which(tool):
+            print(f"accuracy_matrix: {tool} not found", file=sys.stderr)
+            return 3
+    if not os.access(a.iodiag, os.X_OK):
+        print(f"accuracy_matrix: {a.iodiag} not built", file=sys.stderr)
+        return 3
+    if a.keep:
+        os.makedirs(a.keep, exist_ok=True)
+    # A snapshot of the binary with its rules and playbooks beside it (found as
+    # BIN/../rules): rebuilding or editing rules during a matrix cannot mix versions.
+    snap = tempfile.mkdtemp(prefix="iodiag-matrix-bin-")
+    os.makedirs(os.path.join(snap, "bin"))
+    shutil.copy2(a.iodiag, os.path.join(snap, "bin", "iodiag"))
+    for d in ("rules", "playbooks"):
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(snap, d))
+    a.iodiag = os.path.join(snap, "bin", "iodiag")
+    try:
+        return run_matrix(a)
+    finally:
+        shutil.rmtree(snap, ignore_errors=True)
+
+
+def run_matrix(a):
+    only = {s for s in a.only.split(",") if s}
+    rows = []
+    start = time.time()
+    print(f"{'scenario':<18} {'fs':<5} {'iodiag top-1':<52} {'share':>6} {'truth':>6}  top share  status")
+    for scn in SCENARIOS:
+        name, fs = scn[0], scn[1]
+        if only and name not in only and f"{name}:{fs}" not in only:
+            continue
+        runs = a.control_runs if scn[5] else a.runs
+        for i in range(runs):
+            try:
+                res = run_one(a.iodiag, name, fs, a.secs, a.keep, i)
+            except KeyboardInterrupt:
+                raise
+            if "error" in res:
+                row = {"scenario": name, "fs": fs, "cause": scn[2], "error": " ".join(res["error"]),
+                       "top_ok": False, "share_ok": None if scn[5] else False}
+                print(f"{name:<18} {fs:<5} ERROR {row['error']}")
+            else:
+                row = judge(scn, res)
+                ok = lambda b: "-" if b is None else ("yes" if b else "NO")
+                print(f"{name:<18} {fs:<5} {row['top1'][:52]:<52} {fmt(row['share']):>6} {fmt(row['gt']):>6}  "
+                      f"{ok(row['top_ok']):<4} {ok(row['share_ok']):<5} {row['status']}")
+            row["control"] = scn[5]
+            rows.append(row)
+            sys.stdout.flush()
+    faults = [r for r in rows if not r["control"]]
+    controls = [r for r in rows if r["control"]]
+    n = len(faults)
+    top_right = sum(1 for r in faults if r["top_ok"])
+    share_right = sum(1 for r in faults if r["share_ok"])
+    quiet = sum(1 for r in controls if r["top_ok"])
+    print()
+    print("causes injected (scenario, fs): " + "; ".join(f"{s[0]}/{s[1]}: {s[2]}" for s in SCENARIOS
+                                                         if not only or s[0] in only or f"{s[0]}:{s[1]}" in only))
+    if n:
+        print(f"fault runs: {n}; top-1 right {top_right}/{n} ({100.0 * top_right / n:.0f} %, goal >= 95 %); "
+              f"share within {SHARE_TOLERANCE:.0f} points {share_right}/{n} ({100.0 * share_right / n:.0f} %, goal >= 90 %)")
+    if controls:
+        print(f"control runs: {len(controls)}; quiet (nothing above info) {quiet}/{len(controls)}")
+    print(f"elapsed {time.time() - start:.0f} s")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    ok = (not n or (top_right >= 0.95 * n and share_right >= 0.9 * n)) and quiet == len(controls)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

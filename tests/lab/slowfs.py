@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+# A FUSE filesystem that passes reads and writes through to files in a backing
+# directory and delays them with a device model, so a loop device over one of
+# its files behaves like a storage device the kernel cannot see into (a
+# virtual disk over slow host storage, or a disk that seeks). Lab use only.
+#
+#   slowfs.py BACKDIR MOUNTPOINT MODEL
+#
+# MODEL:
+#   fixed:MS      every request takes MS milliseconds, requests served in
+#                 parallel (a slow or capped backend behind a virtual disk)
+#   hdd           one request at a time (one head); each pays a seek that grows
+#                 with the distance from the previous request (~0.5 ms
+#                 track-to-track up to ~8 ms full stroke over the file) plus
+#                 half a rotation at 7200 rpm (4.2 ms): a 4 KiB random request
+#                 takes ~8-12 ms at QD 1, and a deeper queue raises latency, not
+#                 throughput (seed 004 §2)
+#
+# Files are opened with FUSE's direct_io, so the kernel's page cache of the
+# FUSE file never answers a request: every loop-device request reaches the model.
+import errno
+import os
+import sys
+import threading
+import time
+
+import fusepy
+from fusepy import FUSE, FuseOSError, Operations
+
+
+class SlowFs(Operations):
+    def __init__(self, root, model):
+        self.root = root
+        self.head_lock = threading.Lock()
+        self.head = 0
+        self.model = model
+        if model.startswith("fixed:"):
+            self.fixed_s = float(model.split(":", 1)[1]) / 1000.0
+        elif model != "hdd":
+            raise SystemExit(f"unknown model {model}")
+
+    def _path(self, path):
+        return os.path.join(self.root, path.lstrip("/"))
+
+    def _delay(self, fh, offset, size):
+        if self.model == "hdd":
+            span = max(os.fstat(fh).st_size, 1)
+            with self.head_lock:   # one head: requests are served one at a time
+                distance = abs(offset - self.head) / span
+                seek = 0.0 if distance == 0 else 0.0005 + 0.0075 * distance ** 0.5
+                time.sleep(seek + 0.0042 + size / 150e6)
+                self.head = offset + size
+        else:
+            time.sleep(self.fixed_s)
+
+    def getattr(self, path, fh=None):
+        st = os.lstat(self._path(path))
+        return {k: getattr(st, k) for k in ("st_atime", "st_ctime", "st_gid", "st_mode", "st_mtime",
+                                            "st_nlink", "st_size", "st_uid")}
+
+    def readdir(self, path, fh):
+        return [".", ".."] + os.listdir(self._path(path))
+
+    def statfs(self, path):
+        st = os.statvfs(self._path(path))
+        return {k: getattr(st, k) for k in ("f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail",
+                                            "f_ffree", "f_files", "f_flag", "f_frsize", "f_namemax")}
+
+    def open(self, path, fi):
+        fi.fh = os.open(self._path(path), fi.flags & ~(os.O_DIRECT if hasattr(os, "O_DIRECT") else 0))
+        fi.direct_io = True
+        return 0
+
+    def read(self, path, size, offset, fi):
+        self._delay(fi.fh, offset, size)
+        return os.pread(fi.fh, size, offset)
+
+    def write(self, path, data, offset, fi):
+        self._delay(fi.fh, offset, len(data))
+        return os.pwrite(fi.fh, data, offset)
+
+    def truncate(self, path, length, fh=None):
+        os.truncate(self._path(path), length)
+
+    def fsync(self, path, datasync, fi):
+        os.fsync(fi.fh)
+        return 0
+
+    def flush(self, path, fi):
+        return 0
+
+    def release(self, path, fi):
+        os.close(fi.fh)
+        return 0
+
+
+def main():
+    if len(sys.argv) != 4:
+        raise SystemExit(__doc__ if __doc__ else "slowfs.py BACKDIR MOUNTPOINT MODEL")
+    root, mnt, model = sys.argv[1:]
+    FUSE(SlowFs(root, model), mnt, foreground=True, raw_fi=True, allow_other=True,
+         nothreads=False, fsname="iodiag-slowfs")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except FuseOSError as e:
+        sys.exit(e.errno or errno.EIO)
