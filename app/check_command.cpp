@@ -8,6 +8,7 @@
 // The mapping itself is engine/render/plugin_output.hpp; the state directory
 // app/history_store.hpp; what the past adds to the evidence
 // engine/triage/history_metrics.hpp.
+#include <chrono>
 #include <iostream>
 #include <sstream>
 
@@ -15,11 +16,13 @@
 #include "app/collect.hpp"
 #include "app/command_options.hpp"
 #include "app/commands.hpp"
+#include "app/fleet_outputs.hpp"
 #include "app/history_store.hpp"
 #include "app/site_config_loading.hpp"
 #include "engine/render/plugin_output.hpp"
 #include "engine/render/render.hpp"
 #include "engine/triage/analysis.hpp"
+#include "engine/evidence/json_text.hpp"
 
 namespace iodiag::cli {
 
@@ -110,8 +113,18 @@ std::string history_markdown(const CheckReport& r) {
     return out.str();
 }
 
+std::string config_markdown(const CheckReport& r) {
+    if (r.config_file.empty()) return "";
+    std::ostringstream out;
+    out << "\n## Site configuration\n\n`" << r.config_file << "`" << (r.config_changes.empty() ? ": nothing applied." : ":")
+        << "\n";
+    for (const auto& c : r.config_changes) out << "\n- " << c;
+    out << "\n";
+    return out.str();
+}
+
 nlohmann::json report_json(const CheckReport& r) {
-    nlohmann::json j;
+    nlohmann::json j = nlohmann::json::object();   // merged into "check": never null
     if (r.history) {
         nlohmann::json skipped = nlohmann::json::array();
         for (const auto& s : r.skipped) skipped.push_back({{"file", s.name}, {"why", s.why}});
@@ -132,20 +145,22 @@ nlohmann::json report_json(const CheckReport& r) {
 // status line and perfdata in its "check" object), and the exit code is the
 // same in every format.
 void print_result(const Verdict& v, const PluginResult& pr, const CheckReport& r, const std::string& format) {
-    if (format == "json") {
+    if (format == "json" || format == "jsonl") {
         nlohmann::json j = render_json(v);
         j["check"] = plugin_json(pr);
         j["check"].update(report_json(r));
-        std::cout << j.dump(2) << "\n";
+        std::cout << json_text(j, format == "json" ? 2 : -1) << "\n";
     } else if (format == "text") {
         std::cout << pr.status_line() << "\n"
                   << plugin_long_output(render_text(v) + (r.history ? history_text(r) : "") + config_text(r));
     } else {
-        std::cout << render_verdict(v, format) << (r.history ? history_markdown(r) : "");
+        std::cout << render_verdict(v, format) << (r.history ? history_markdown(r) : "") << config_markdown(r);
     }
 }
 
 void run_check(const CheckOptions& o) {
+    const auto started = std::chrono::steady_clock::now();
+    if (const std::string problem = fleet_outputs_problem(o.verdict.fleet); !problem.empty()) unknown(problem);
     SiteSetup site;
     try {
         std::string why;
@@ -168,7 +183,7 @@ void run_check(const CheckOptions& o) {
 
     Evidence ev;
     try {
-        ev = collect_evidence(o.collect);
+        ev = collect_evidence(o.collect, o.verdict.format == "text");
         for (auto& line : apply_site_devices(site.config, ev)) report.config_changes.push_back(std::move(line));
         if (report.history) {
             HistoryLoad past = store.load(ev.host);
@@ -198,6 +213,7 @@ void run_check(const CheckOptions& o) {
         if (!report.problems.empty() || !report.skipped.empty()) pr.summary += " (history: " + history_line(report) + ")";
     }
     print_result(v, pr, report, o.verdict.format);
+    write_fleet_outputs(o.verdict.fleet, v, ev, "check", started);
     throw ExitCode{static_cast<int>(pr.state)};
 }
 

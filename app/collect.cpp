@@ -9,6 +9,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "app/progress.hpp"
+#include "collectors/bpf_features.hpp"
 #include "collectors/registry.hpp"
 
 namespace iodiag::cli {
@@ -20,7 +22,7 @@ void on_sigint(int) { g_interrupted = 1; }
 
 }  // namespace
 
-Evidence collect_evidence(const CollectOptions& opts) {
+Evidence collect_evidence(const CollectOptions& opts, bool show_progress) {
     Evidence ev;
     utsname u{};
     if (uname(&u) == 0) {
@@ -36,11 +38,24 @@ Evidence collect_evidence(const CollectOptions& opts) {
     std::stable_partition(collectors.begin(), collectors.end(),
                           [](const std::unique_ptr<Collector>& c) { return c->slow_to_start(); });
     std::vector<bool> running(collectors.size(), false);
-    for (size_t i = 0; i < collectors.size(); ++i) {
+    std::vector<CollectorStatus> status(collectors.size());
+    auto start_one = [&](size_t i) {
         const auto t0 = std::chrono::steady_clock::now();
-        CollectorStatus st = collectors[i]->start(opts);
+        status[i] = collectors[i]->start(opts);
         spdlog::debug("{}: start took {:.1f} ms", collectors[i]->name(),
                       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    };
+    // The slow starters load independent BPF objects: the kernel verifies
+    // them in parallel, so the start costs the slowest one, not their sum.
+    std::vector<std::thread> starters;
+    for (size_t i = 0; i < collectors.size(); ++i)
+        if (collectors[i]->slow_to_start()) starters.emplace_back(start_one, i);
+    for (auto& t : starters) t.join();
+    // Every BPF program is loaded: the probes' parsed kernel BTF can go.
+    release_vmlinux_btf();
+    for (size_t i = 0; i < collectors.size(); ++i) {
+        if (!collectors[i]->slow_to_start()) start_one(i);
+        CollectorStatus& st = status[i];
         if (st.name.empty()) st.name = collectors[i]->name();
         running[i] = st.available;
         if (!st.available && !collectors[i]->applicable()) {
@@ -74,7 +89,10 @@ Evidence collect_evidence(const CollectOptions& opts) {
         ++intervals;
     };
     auto next_sample = series ? start + interval : clock::time_point::max();
+    std::optional<WindowProgress> progress;
+    progress.emplace(opts.duration_s, show_progress, opts.root);
     while (!g_interrupted && clock::now() < deadline) {
+        progress->update(std::chrono::duration<double>(clock::now() - start).count());
         const auto wake = std::min(deadline, next_sample);
         const clock::duration left = wake - clock::now();
         std::this_thread::sleep_for(std::clamp<clock::duration>(left, clock::duration::zero(), std::chrono::milliseconds(50)));
@@ -83,6 +101,7 @@ Evidence collect_evidence(const CollectOptions& opts) {
             next_sample += interval;
         }
     }
+    progress.reset();   // erases the progress line before anything else is printed
     // The last (possibly shorter) interval ends with the window.
     if (series) sample_all();
     std::signal(SIGINT, previous);

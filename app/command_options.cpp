@@ -2,8 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/data_dirs.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "engine/render/render.hpp"
+#include "engine/evidence/json_text.hpp"
 
 namespace iodiag::cli {
 
@@ -27,22 +29,28 @@ void add_window_options(CLI::App* cmd, CollectOptions& o, double default_duratio
 
 void add_verdict_options(CLI::App* cmd, VerdictOptions& o) {
     cmd->add_option("--format", o.format,
-                    "Verdict format: text (a terminal), json (schema iodiag-verdict), markdown (a ticket body)")
-        ->check(CLI::IsMember({"text", "json", "markdown"}))
+                    "Verdict format: text (a terminal), json (schema iodiag-verdict), jsonl (the same JSON on one "
+                    "line, for log pipelines), markdown (a ticket body)")
+        ->check(CLI::IsMember({"text", "json", "jsonl", "markdown"}))
         ->default_val("text");
-    cmd->add_option("--rules-dir", o.rules_dir, "Directory of rule files (default: the installed or source rules/)");
+    cmd->add_option("--rules-dir", o.rules_dir,
+                    "Directory of rule files (default, first found: " + data_dir_search_order("rules") + ")");
     cmd->add_option("--config", o.config,
                     "Site configuration: rule overrides (disable, severity, thresholds), device classes and "
                     "reference latencies (default: $IODIAG_CONFIG, else /etc/iodiag/iodiag.yaml if it exists; "
                     "an error in it exits 3 before anything is observed)");
+    add_fleet_output_options(cmd, o.fleet);
 }
 
 std::string render_verdict(const Verdict& v, const std::string& format) {
-    if (format == "json") return render_json(v).dump(2) + "\n";
+    if (format == "json") return json_text(render_json(v), 2) + "\n";
+    if (format == "jsonl") return json_text(render_json(v)) + "\n";   // one verdict per line
     if (format == "markdown") return render_markdown(v);
     return render_text(v, {.verbose = spdlog::get_level() <= spdlog::level::debug});   // -v: every provenance in full
 }
 
-Evidence as_recorded(const Evidence& ev) { return evidence_from_json(evidence_to_json(ev)); }
+// The very text a bundle holds, read back: the live path analyses what a
+// replay reads, so record + replay can never disagree.
+Evidence as_recorded(const Evidence& ev) { return parse_bundle(bundle_text(ev)); }
 
 }  // namespace iodiag::cli

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/fleet_outputs.hpp"
 #include "collectors/collector.hpp"
 #include "engine/evidence/evidence.hpp"
 #include "engine/triage/verdict.hpp"
@@ -15,15 +16,16 @@
 namespace iodiag::cli {
 
 struct VerdictOptions {
-    std::string format = "text";   // text | json | markdown
+    std::string format = "text";   // text | json | jsonl | markdown
     std::string rules_dir;
-    std::string config;   // site configuration file ("" = $IODIAG_CONFIG or the default)
+    std::string config;            // site configuration file ("" = $IODIAG_CONFIG or the default)
+    FleetOutputs fleet;            // --prometheus, --journal
 };
 
 // --duration (default `default_duration_s`), --device, --pid, --cgroup,
 // --threshold, --interval.
 void add_window_options(CLI::App* cmd, CollectOptions& o, double default_duration_s);
-// --format, --rules-dir, --config.
+// --format, --rules-dir, --config, --prometheus, --journal.
 void add_verdict_options(CLI::App* cmd, VerdictOptions& o);
 
 // The verdict in one of the formats --format accepts.

@@ -13,5 +13,7 @@ struct ExitCode {
 
 // diagnose (default), record, replay — app/diagnose_command.cpp
 void add_diagnose_commands(CLI::App& app);
+// watch, the flight recorder — app/watch_command.cpp
+void add_watch_command(CLI::App& app);
 
 }  // namespace iodiag::cli

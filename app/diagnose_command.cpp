@@ -1,4 +1,5 @@
 // diagnose (the default), record and replay: collect -> bundle -> analyze -> render.
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "app/collect.hpp"
 #include "app/command_options.hpp"
 #include "app/commands.hpp"
+#include "app/fleet_outputs.hpp"
 #include "app/site_config_loading.hpp"
 
 namespace iodiag::cli {
@@ -30,18 +32,25 @@ void add_output_options(CLI::App* cmd, Options& o) { add_verdict_options(cmd, o.
 // The live evidence with the site configuration's device references, as its
 // bundle holds it.
 Evidence observe(const Options& o, const SiteSetup& site) {
-    Evidence ev = collect_evidence(o.collect);
+    Evidence ev = collect_evidence(o.collect, o.verdict.format == "text");
     apply_site_devices(site.config, ev);
     return as_recorded(ev);
 }
 
 void run_diagnose(const Options& o) {
+    const auto started = std::chrono::steady_clock::now();
+    check_fleet_outputs(o.verdict.fleet, "diagnose");
     const SiteSetup site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config);
-    print_verdict(analyze(observe(o, site), site.rules), o);
+    const Evidence ev = observe(o, site);
+    const Verdict v = analyze(ev, site.rules);
+    print_verdict(v, o);
+    write_fleet_outputs(o.verdict.fleet, v, ev, "diagnose", started);
 }
 
 // Writes the bundle and prints the verdict, which a replay of the bundle reproduces.
 void run_record(const Options& o) {
+    const auto started = std::chrono::steady_clock::now();
+    check_fleet_outputs(o.verdict.fleet, "record");
     const SiteSetup site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config);
     const Evidence ev = observe(o, site);
     try {
@@ -52,12 +61,16 @@ void run_record(const Options& o) {
     }
     std::cerr << "iodiag: evidence of a " << ev.window.duration_s << " s window written to " << o.output
               << " (replay with: iodiag replay " << o.output << ")\n";
-    print_verdict(analyze(ev, site.rules), o);
+    const Verdict v = analyze(ev, site.rules);
+    print_verdict(v, o);
+    write_fleet_outputs(o.verdict.fleet, v, ev, "record", started);
 }
 
 // The bundle carries the device references the recording used; the rule
 // overrides come from this host's site configuration.
 void run_replay(const Options& o) {
+    const auto started = std::chrono::steady_clock::now();
+    check_fleet_outputs(o.verdict.fleet, "replay");
     const SiteSetup site = load_rules_and_site_config_or_exit(o.verdict.rules_dir, o.verdict.config);
     Evidence ev;
     try {
@@ -66,7 +79,9 @@ void run_replay(const Options& o) {
         std::cerr << "iodiag replay: " << e.what() << "\n";
         throw ExitCode{3};
     }
-    print_verdict(analyze(ev, site.rules), o);
+    const Verdict v = analyze(ev, site.rules);
+    print_verdict(v, o);
+    write_fleet_outputs(o.verdict.fleet, v, ev, "replay", started);
 }
 
 }  // namespace

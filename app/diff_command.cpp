@@ -8,6 +8,7 @@
 #include "app/site_config_loading.hpp"
 #include "engine/render/render_diff.hpp"
 #include "engine/triage/verdict_diff.hpp"
+#include "engine/evidence/json_text.hpp"
 
 namespace iodiag::cli {
 
@@ -54,7 +55,7 @@ void run_diff(const DiffOptions& o) {
     VerdictDiff d = diff_evidence(before, after, rules);
     d.smart = smart_growth(before, after);
     if (o.format == "json")
-        std::cout << render_diff_json(d).dump(2) << "\n";
+        std::cout << json_text(render_diff_json(d), 2) << "\n";
     else
         std::cout << render_diff_text(d);
     if (d.got_worse()) throw ExitCode{1};

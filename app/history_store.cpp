@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <regex>
 
@@ -10,21 +9,13 @@
 #include <unistd.h>
 
 #include "engine/evidence/bundle.hpp"
+#include "engine/evidence/format.hpp"
 
 namespace iodiag::cli {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string utc_stamp(double unix_s) {
-    const std::time_t t = static_cast<std::time_t>(unix_s);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-    return buf;
-}
 
 std::string size_text(uint64_t bytes) { return std::to_string(bytes) + " bytes"; }
 
@@ -100,7 +91,7 @@ std::optional<std::string> HistoryStore::save(const Evidence& ev, std::string* e
         *error = "the state directory " + dir_ + " is not writable: " + std::strerror(errno);
         return std::nullopt;
     }
-    const std::string content = evidence_to_json(ev).dump(1) + "\n";
+    const std::string content = bundle_text(ev);
     struct statvfs vfs {};
     if (::statvfs(dir_.c_str(), &vfs) == 0) {
         const uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
@@ -110,7 +101,7 @@ std::optional<std::string> HistoryStore::save(const Evidence& ev, std::string* e
             return std::nullopt;
         }
     }
-    const std::string stamp = utc_stamp(ev.window.start_unix);
+    const std::string stamp = format_utc_stamp(ev.window.start_unix);
     std::string path = (fs::path(dir_) / ("iodiag-check-" + stamp + ".json")).string();
     for (int i = 2; fs::exists(path, ec); ++i)
         path = (fs::path(dir_) / ("iodiag-check-" + stamp + "-" + std::to_string(i) + ".json")).string();

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
     iodiag::cli::add_check_command(app);
     iodiag::cli::add_heatmap_command(app);
     iodiag::cli::add_report_command(app);
+    iodiag::cli::add_watch_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -51,6 +52,11 @@ int main(int argc, char** argv) {
         return rc == 0 ? 0 : 3;
     } catch (const iodiag::cli::ExitCode& e) {
         return e.code;
+    } catch (const std::exception& e) {
+        // A bug, not bad input (that has its own messages and exit 3): say what
+        // it was rather than abort with a core dump.
+        std::cerr << "iodiag: internal error: " << e.what() << "\n";
+        return 1;
     }
     return 0;
 }

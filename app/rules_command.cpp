@@ -12,6 +12,7 @@
 #include "engine/triage/derived_metrics.hpp"
 #include "engine/rules/playbooks.hpp"
 #include "engine/rules/rules.hpp"
+#include "engine/evidence/json_text.hpp"
 
 namespace iodiag::cli {
 
@@ -27,9 +28,9 @@ struct DataOptions {
 
 void add_dir_options(CLI::App* cmd, DataOptions& o) {
     cmd->add_option("--rules-dir", o.rules_dir,
-                    "Rules directory (default: $IODIAG_RULES_DIR, <exe>/../rules, the source tree's rules/)");
+                    "Rules directory (default, first found: " + data_dir_search_order("rules") + ")");
     cmd->add_option("--playbooks-dir", o.playbooks_dir,
-                    "Playbooks directory (default: $IODIAG_PLAYBOOKS_DIR, <exe>/../playbooks, the source tree's playbooks/)");
+                    "Playbooks directory (default, first found: " + data_dir_search_order("playbooks") + ")");
 }
 
 struct Loaded {
@@ -98,7 +99,7 @@ void run_lint(const DataOptions& o) {
         j["errors"] = errors;
         j["warnings"] = warnings;
         j["ok"] = errors == 0;
-        std::cout << j.dump(2) << "\n";
+        std::cout << json_text(j, 2) << "\n";
     } else {
         for (const auto& d : l.diagnostics) std::cout << d.to_string() << "\n";
         std::cout << l.rules.rules.size() << " rules and " << l.playbooks.playbooks.size() << " playbooks loaded"
@@ -122,7 +123,7 @@ void run_list(const DataOptions& o) {
                          {"for_each", r.for_each}, {"title", r.title}, {"confidence", r.confidence},
                          {"file", r.pos.file}, {"line", r.pos.line}, {"fixes", fixes}});
         }
-        std::cout << j.dump(2) << "\n";
+        std::cout << json_text(j, 2) << "\n";
     } else {
         size_t w_id = 2, w_layer = 5;
         for (const auto& r : l.rules.rules) {
@@ -187,7 +188,7 @@ void add_playbook_command(CLI::App& app) {
     auto* cmd = app.add_subcommand("playbook", "Print a remediation playbook: steps, commands, verification, rollback");
     cmd->add_option("id", *id, "Playbook id (as a finding's fix names it)")->required();
     cmd->add_option("--playbooks-dir", opts->playbooks_dir,
-                    "Playbooks directory (default: $IODIAG_PLAYBOOKS_DIR, <exe>/../playbooks, the source tree's playbooks/)");
+                    "Playbooks directory (default, first found: " + data_dir_search_order("playbooks") + ")");
     cmd->callback([opts, id, root] {
         inherit_dirs(root, *opts);
         const PlaybookSet set = load_playbooks({find_data_dir("playbooks", opts->playbooks_dir)});

@@ -12,6 +12,7 @@
 
 #include "collectors/block_bpf.hpp"
 #include "app/commands.hpp"
+#include "engine/evidence/json_text.hpp"
 
 namespace iodiag::cli {
 
@@ -73,7 +74,7 @@ void print_json(const BlockIoExemplar& x, double t) {
         j[stages[s] + "_ns"] = x.stage_ns[s];
         j[stages[s] + "_us"] = x.stage_ns[s] / 1000.0;
     }
-    std::cout << j.dump() << '\n' << std::flush;
+    std::cout << json_text(j) << '\n' << std::flush;
 }
 
 struct SlowArgs {

@@ -7,9 +7,17 @@
  * submitting context (e.g. a buffered write on ext4), so an io-wq worker thread
  * performs it as an ordinary blocking call.
  *
+ * Cost discipline (two program runs per request: submit, complete): no hash
+ * map and no atomic on that path. In-flight requests live in a direct-mapped
+ * table (an array indexed by a hash of the request's address); per-ring
+ * aggregates in a per-CPU array slot found by a hash of (process, ring).
+ *
  * Two program variants per io_uring tracepoint: tp_btf (typed args) and raw_tp
  * (same args untyped); user space enables one set, chosen by real probes.
- * Fields are read with CO-RE in both.
+ * The CQ wait ends at the exit of io_uring_enter, seen on the raw
+ * raw_syscalls:sys_exit tracepoint filtered by syscall number first: a
+ * perf-event syscall tracepoint (syscalls:sys_exit_io_uring_enter) would cost
+ * an RCU synchronisation (60-80 ms here) when detached.
  */
 #include "vmlinux.h"
 
@@ -20,15 +28,14 @@
 #include "iouring_events.h"
 
 const volatile __u32 filter_tgid = 0; /* 0 = every process */
+const volatile __u32 ring_slot_mask = 255; /* ring slots - 1, as user space sized the map */
+const volatile long io_uring_enter_nr = 426; /* __NR_io_uring_enter, from user space */
 
-__u64 inflight_busy = 0; /* submits not timed: their slot held by a live request */
+/* Lost events by cause (enum iouring_lost); rare, so atomics are fine. */
+__u64 lost[IOURING_LOST_COUNT] = {};
 
-/* In-flight requests live in a direct-mapped table (an array indexed by a hash
- * of the request's address), not a hash map: a slot costs a few loads and
- * stores where a hash-map update and delete cost hundreds of ns per request.
- * A slot held by a live request is not taken over (the newcomer is counted in
- * inflight_busy, not timed); one idle past STALE_NS is (its completion was
- * never seen). */
+/* A slot held by a live request is not taken over (the newcomer is counted,
+ * not timed); one idle past STALE_NS is (its completion was never seen). */
 #define INFLIGHT_BITS 15
 #define INFLIGHT_SLOTS (1u << INFLIGHT_BITS)
 #define CQWAIT_BITS 12
@@ -49,25 +56,28 @@ struct {
     __type(value, struct inflight);
 } inflight SEC(".maps");
 
-static __always_inline __u32 slot_of(__u64 v, __u32 bits)
-{
-    /* Fibonacci hashing of the address (low bits are alignment zeros). */
-    return (__u32)((v * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
-}
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 256);
+    __type(key, __u32);
+    __type(value, struct iouring_stats);
+} ring_stats SEC(".maps");
 
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
     __uint(max_entries, 4096);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, struct iouring_key);
     __type(value, struct iouring_stats);
-} stats SEC(".maps");
+} ring_overflow SEC(".maps");
 
+/* Zeroes for a new overflow entry (too big for the BPF stack). */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, 1);
     __type(key, __u32);
     __type(value, struct iouring_stats);
-} stats_template SEC(".maps");
+} stats_zero SEC(".maps");
 
 struct cqwait_start {
     __u64 ts;
@@ -76,13 +86,19 @@ struct cqwait_start {
     __u32 pad;
 };
 
-/* Threads waiting for completions, direct-mapped by thread id (see above). */
+/* Threads waiting for completions, direct-mapped by thread id. */
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __uint(max_entries, CQWAIT_SLOTS);
     __type(key, __u32);
     __type(value, struct cqwait_start);
 } cqwaiting SEC(".maps");
+
+static __always_inline __u32 slot_of(__u64 v, __u32 bits)
+{
+    /* Fibonacci hashing of the address (low bits are alignment zeros). */
+    return (__u32)((v * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
 
 static __always_inline int op_class(__u8 opcode)
 {
@@ -113,99 +129,125 @@ static __always_inline __u32 log2_slot(__u64 v)
     return r < IOURING_HIST_SLOTS ? r : IOURING_HIST_SLOTS - 1;
 }
 
-static __always_inline struct iouring_stats *stats_for(__u32 tgid, __u64 ring)
+/* A ring first seen on this CPU: its slot if free (with the submitter's comm),
+ * else its overflow entry. Out of line: off the common path. */
+static __noinline struct iouring_stats *claim_ring(__u32 tgid, __u64 ring, struct iouring_stats *slot)
 {
+    if (slot && !slot->key.ring) {
+        slot->key.tgid = tgid;
+        slot->key.ring = ring;
+        bpf_get_current_comm(slot->comm, sizeof(slot->comm));
+        return slot;
+    }
     struct iouring_key key = {.tgid = tgid, .ring = ring};
-    struct iouring_stats *s = bpf_map_lookup_elem(&stats, &key);
+    struct iouring_stats *s = bpf_map_lookup_elem(&ring_overflow, &key);
     if (s)
         return s;
-    /* The value is too big for the BPF stack: start from a zeroed per-CPU
-     * template whose only written field is comm. */
-    __u32 zero_key = 0;
-    struct iouring_stats *tmpl = bpf_map_lookup_elem(&stats_template, &zero_key);
-    if (!tmpl)
+    __u32 zero = 0;
+    struct iouring_stats *z = bpf_map_lookup_elem(&stats_zero, &zero);
+    if (!z)
         return 0;
-    bpf_get_current_comm(tmpl->comm, sizeof(tmpl->comm));
-    bpf_map_update_elem(&stats, &key, tmpl, BPF_NOEXIST);
-    return bpf_map_lookup_elem(&stats, &key);
+    bpf_map_update_elem(&ring_overflow, &key, z, BPF_NOEXIST);
+    s = bpf_map_lookup_elem(&ring_overflow, &key);
+    if (s) {
+        s->key = key;
+        bpf_get_current_comm(s->comm, sizeof(s->comm));
+    } else {
+        __sync_fetch_and_add(&lost[IOURING_LOST_RING_TABLE_FULL], 1);
+    }
+    return s;
 }
 
-/* An argument as a plain number. Under tp_btf the verifier types a struct
- * pointer argument as a trusted pointer and forbids hashing it; copying the
- * argument slot gives its value as a number. (void * arguments, and every raw_tp
- * argument, are numbers already.) */
-static __always_inline __u64 arg_as_number(unsigned long long *ctx, int i)
+static __always_inline struct iouring_stats *stats_for(__u32 tgid, __u64 ring)
 {
-    __u64 v = 0;
-    bpf_probe_read_kernel(&v, sizeof(v), &ctx[i]);
-    return v;
+    __u32 idx = slot_of(ring ^ tgid, 32) & ring_slot_mask;
+    struct iouring_stats *s = bpf_map_lookup_elem(&ring_stats, &idx);
+    if (s && s->key.ring == ring && s->key.tgid == tgid)
+        return s;
+    return claim_ring(tgid, ring, s);
 }
 
-static __always_inline int on_submit(struct io_kiocb *req, __u64 req_addr)
+/* A number (a void * argument) as a BTF pointer. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#define KCAST(ptr, type) ((type *)bpf_rdonly_cast((ptr), bpf_core_type_id_kernel(type)))
+
+/* An address as a plain number for the tables. Under tp_btf the verifier
+ * types pointers and forbids hashing them; the difference to a fixed anchor
+ * is a number (allowed for root), the same one for the same address. A
+ * void * argument (a number there) is made a pointer first, so that every
+ * key of a run is made the same way. raw_tp arguments are numbers already. */
+#define NUM(btf, ptr) ((btf) ? (__u64)(ptr) - (__u64)&lost : (__u64)(ptr))
+
+static __always_inline int on_submit(struct io_kiocb *req, __u64 req_key, bool btf)
 {
     __u32 tgid = bpf_get_current_pid_tgid() >> 32;
     if (filter_tgid && tgid != filter_tgid)
         return 0;
-    __u64 ring = (__u64)BPF_CORE_READ(req, ctx);
-    __u8 opcode = BPF_CORE_READ(req, opcode);
+    __u64 ring = btf ? NUM(true, req->ctx) : (__u64)BPF_CORE_READ(req, ctx);
+    __u8 opcode = btf ? req->opcode : BPF_CORE_READ(req, opcode);
     struct iouring_stats *s = stats_for(tgid, ring);
-    if (s)
-        __sync_fetch_and_add(&s->submitted[op_class(opcode)], 1);
-    __u32 slot = slot_of(req_addr, INFLIGHT_BITS);
+    if (s) {
+        int op = op_class(opcode);
+        if (op >= 0 && op < IOURING_OP_CLASSES)
+            s->submitted[op]++;
+    }
+    __u32 slot = slot_of(req_key, INFLIGHT_BITS);
     struct inflight *f = bpf_map_lookup_elem(&inflight, &slot);
     if (!f)
         return 0;
     __u64 now = bpf_ktime_get_ns();
-    if (f->req && f->req != req_addr && now - f->ts < STALE_NS) {
-        __sync_fetch_and_add(&inflight_busy, 1);
+    if (f->req && f->req != req_key && now - f->ts < STALE_NS) {
+        __sync_fetch_and_add(&lost[IOURING_LOST_INFLIGHT_SLOT_BUSY], 1);
         return 0;
     }
-    f->req = req_addr;
+    f->req = req_key;
     f->ts = now;
     f->tgid = tgid;
     return 0;
 }
 
-static __always_inline int on_punt(struct io_kiocb *req, __u64 req_addr)
+static __always_inline int on_punt(struct io_kiocb *req, __u64 req_key, bool btf)
 {
-    __u32 slot = slot_of(req_addr, INFLIGHT_BITS);
+    __u32 slot = slot_of(req_key, INFLIGHT_BITS);
     struct inflight *f = bpf_map_lookup_elem(&inflight, &slot);
-    __u32 tgid = (f && f->req == req_addr) ? f->tgid : (__u32)(bpf_get_current_pid_tgid() >> 32);
+    __u32 tgid = (f && f->req == req_key) ? f->tgid : (__u32)(bpf_get_current_pid_tgid() >> 32);
     if (filter_tgid && tgid != filter_tgid)
         return 0;
-    __u64 ring = (__u64)BPF_CORE_READ(req, ctx);
-    __u8 opcode = BPF_CORE_READ(req, opcode);
+    __u64 ring = btf ? NUM(true, req->ctx) : (__u64)BPF_CORE_READ(req, ctx);
+    __u8 opcode = btf ? req->opcode : BPF_CORE_READ(req, opcode);
     struct iouring_stats *s = stats_for(tgid, ring);
-    if (s)
-        __sync_fetch_and_add(&s->punted[op_class(opcode)], 1);
+    if (s) {
+        int op = op_class(opcode);
+        if (op >= 0 && op < IOURING_OP_CLASSES)
+            s->punted[op]++;
+    }
     return 0;
 }
 
-static __always_inline int on_complete(__u64 ring, __u64 req_addr)
+static __always_inline int on_complete(__u64 ring, __u64 req_key)
 {
-    __u32 slot = slot_of(req_addr, INFLIGHT_BITS);
+    __u32 slot = slot_of(req_key, INFLIGHT_BITS);
     struct inflight *f = bpf_map_lookup_elem(&inflight, &slot);
-    if (!f || f->req != req_addr) {
+    if (!f || f->req != req_key) {
         __u32 tgid = bpf_get_current_pid_tgid() >> 32;
         if (filter_tgid && tgid != filter_tgid)
             return 0;
         struct iouring_stats *s = stats_for(tgid, ring);
         if (s)
-            __sync_fetch_and_add(&s->untracked, 1);
+            s->untracked++;
         return 0;
     }
     __u64 delta = bpf_ktime_get_ns() - f->ts;
     __u32 tgid = f->tgid;
     f->req = 0; /* free the slot */
-    struct iouring_key k = {.tgid = tgid, .ring = ring};
-    struct iouring_stats *s = bpf_map_lookup_elem(&stats, &k);
+    struct iouring_stats *s = stats_for(tgid, ring);
     if (!s)
         return 0;
-    __sync_fetch_and_add(&s->completed, 1);
-    __sync_fetch_and_add(&s->lat_sum_ns, delta);
+    s->completed++;
+    s->lat_sum_ns += delta;
     __u32 bucket = log2_slot(delta / 1000);
     if (bucket < IOURING_HIST_SLOTS)
-        __sync_fetch_and_add(&s->lat_hist[bucket], 1);
+        s->lat_hist[bucket]++;
     return 0;
 }
 
@@ -225,39 +267,7 @@ static __always_inline int on_cqring_wait(__u64 ring)
     return 0;
 }
 
-/* ---- tp_btf variants ---- */
-SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(btf_submit_req, struct io_kiocb *req) { return on_submit(req, arg_as_number(ctx, 0)); }
-
-SEC("tp_btf/io_uring_queue_async_work")
-int BPF_PROG(btf_queue_async_work, struct io_kiocb *req, int rw) { return on_punt(req, arg_as_number(ctx, 0)); }
-
-SEC("tp_btf/io_uring_complete")
-int BPF_PROG(btf_complete, struct io_ring_ctx *ring, void *req, struct io_uring_cqe *cqe)
-{
-    return on_complete(arg_as_number(ctx, 0), (__u64)req);
-}
-
-SEC("tp_btf/io_uring_cqring_wait")
-int BPF_PROG(btf_cqring_wait, void *ring, int min_events) { return on_cqring_wait((__u64)ring); }
-
-/* ---- raw_tp variants: every argument is a number ---- */
-SEC("raw_tp/io_uring_submit_req")
-int BPF_PROG(raw_submit_req, struct io_kiocb *req) { return on_submit(req, (__u64)req); }
-
-SEC("raw_tp/io_uring_queue_async_work")
-int BPF_PROG(raw_queue_async_work, struct io_kiocb *req, int rw) { return on_punt(req, (__u64)req); }
-
-SEC("raw_tp/io_uring_complete")
-int BPF_PROG(raw_complete, void *ring, void *req, void *cqe) { return on_complete((__u64)ring, (__u64)req); }
-
-SEC("raw_tp/io_uring_cqring_wait")
-int BPF_PROG(raw_cqring_wait, void *ring, int min_events) { return on_cqring_wait((__u64)ring); }
-
-/* The wait ends when io_uring_enter returns (classic syscall tracepoint: the
- * syscall tracepoints have no BTF prototype of their own). */
-SEC("tracepoint/syscalls/sys_exit_io_uring_enter")
-int sys_exit_io_uring_enter(void *ctx)
+static __always_inline int on_enter_exit(void)
 {
     __u64 id = bpf_get_current_pid_tgid();
     __u32 tid = (__u32)id;
@@ -271,12 +281,59 @@ int sys_exit_io_uring_enter(void *ctx)
     struct iouring_stats *s = stats_for(id >> 32, ring);
     if (!s)
         return 0;
-    __sync_fetch_and_add(&s->cqwait_count, 1);
-    __sync_fetch_and_add(&s->cqwait_sum_ns, delta);
+    s->cqwait_count++;
+    s->cqwait_sum_ns += delta;
     __u32 bucket = log2_slot(delta / 1000);
     if (bucket < IOURING_HIST_SLOTS)
-        __sync_fetch_and_add(&s->cqwait_hist[bucket], 1);
+        s->cqwait_hist[bucket]++;
     return 0;
+}
+
+/* ---- tp_btf variants ---- */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(btf_submit_req, struct io_kiocb *req) { return on_submit(req, NUM(true, req), true); }
+
+SEC("tp_btf/io_uring_queue_async_work")
+int BPF_PROG(btf_queue_async_work, struct io_kiocb *req, int rw) { return on_punt(req, NUM(true, req), true); }
+
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(btf_complete, struct io_ring_ctx *ring, void *req, struct io_uring_cqe *cqe)
+{
+    return on_complete(NUM(true, ring), NUM(true, KCAST(req, struct io_kiocb)));
+}
+
+SEC("tp_btf/io_uring_cqring_wait")
+int BPF_PROG(btf_cqring_wait, void *ring, int min_events) { return on_cqring_wait(NUM(true, KCAST(ring, struct io_ring_ctx))); }
+
+/* The CQ wait ends when io_uring_enter returns. x86-64: the syscall number
+ * is in orig_ax, and 32-bit compat syscalls (another numbering) are skipped. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(btf_sys_exit, struct pt_regs *regs, long ret)
+{
+    if (regs->orig_ax != io_uring_enter_nr || regs->cs == 0x23)
+        return 0;
+    return on_enter_exit();
+}
+
+/* ---- raw_tp variants: every argument is a number ---- */
+SEC("raw_tp/io_uring_submit_req")
+int BPF_PROG(raw_submit_req, struct io_kiocb *req) { return on_submit(req, (__u64)req, false); }
+
+SEC("raw_tp/io_uring_queue_async_work")
+int BPF_PROG(raw_queue_async_work, struct io_kiocb *req, int rw) { return on_punt(req, (__u64)req, false); }
+
+SEC("raw_tp/io_uring_complete")
+int BPF_PROG(raw_complete, void *ring, void *req, void *cqe) { return on_complete((__u64)ring, (__u64)req); }
+
+SEC("raw_tp/io_uring_cqring_wait")
+int BPF_PROG(raw_cqring_wait, void *ring, int min_events) { return on_cqring_wait((__u64)ring); }
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret)
+{
+    if (BPF_CORE_READ(regs, orig_ax) != io_uring_enter_nr || BPF_CORE_READ(regs, cs) == 0x23)
+        return 0;
+    return on_enter_exit();
 }
 
 char LICENSE[] SEC("license") = "GPL";

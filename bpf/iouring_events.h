@@ -15,7 +15,12 @@ struct iouring_key {
     __u64 ring; /* struct io_ring_ctx address: identifies the ring */
 };
 
+/* One ring of one process on one CPU, cumulative since attach. Kept in a
+ * per-CPU array slot found by a hash of the key (the slot is that ring's on
+ * this CPU while `key` matches; a colliding ring goes to a per-CPU hash), so
+ * the per-request path has no hash map and no atomics. */
 struct iouring_stats {
+    struct iouring_key key;                /* ring 0 = free slot */
     __u64 submitted[IOURING_OP_CLASSES];
     __u64 punted[IOURING_OP_CLASSES];     /* io_uring_queue_async_work: handed to io-wq */
     __u64 completed;                       /* completions of requests seen at submit */
@@ -26,6 +31,13 @@ struct iouring_stats {
     __u64 cqwait_sum_ns;
     __u64 cqwait_hist[IOURING_HIST_SLOTS]; /* cqring_wait -> io_uring_enter returns, log2 us */
     char comm[16];                         /* submitter */
+};
+
+/* Events the collector could not account (index into .bss lost[]). */
+enum iouring_lost {
+    IOURING_LOST_INFLIGHT_SLOT_BUSY, /* request not timed: its slot held a live request */
+    IOURING_LOST_RING_TABLE_FULL,    /* a ring's counts not kept: slot taken and overflow hash full */
+    IOURING_LOST_COUNT
 };
 
 #endif

@@ -2,10 +2,14 @@
 /* Above the block layer: per-thread timing of file syscalls and of what each
  * one waited for inside (see syscall_events.h for the accounting model).
  *
- * Cost discipline: syscalls:sys_enter_<name> tracepoints (not raw_syscalls),
- * so the program only runs for the traced syscalls, never for futex/epoll/...
- * One hash entry per in-flight syscall (key tid); everything else is per-CPU
- * arrays aggregated in the kernel; only slow syscalls go to user space. */
+ * Cost discipline (per traced syscall, enter + exit): the syscall number is
+ * checked against a read-only table before anything else; the thread's state
+ * lives in its task local storage (no hash map); nothing is zeroed at entry;
+ * everything the exit adds to is one per-CPU array entry (one lookup, no
+ * atomics), per-process time a per-CPU slot found by the tgid's hash; only
+ * slow syscalls go to user space. All aggregates are cumulative: user space
+ * takes differences of readings for the per-interval series, so nothing is
+ * lost between two readings. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -28,69 +32,88 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 const volatile __u32 target_tgid = 0;        /* 0 = every process */
 const volatile __u32 self_tgid = 0;          /* iodiag itself is never traced */
 const volatile __u64 exemplar_min_ns = 1000000;
-const volatile __u32 nranges = 0;
 /* bit of BIO_BPS_THROTTLED in bio->bi_flags, from kernel BTF (0xff = unknown) */
 const volatile __u32 bio_throttled_bit = 0xff;
+/* proc_time slots - 1 (a power of two minus one), as the map was sized */
+const volatile __u32 proc_slot_mask = 1023;
 /* syscall number -> enum iod_sys + 1 (0 = not traced) */
 const volatile __u8 sys_of_nr[IOD_MAX_NR] = {};
-const volatile struct iod_krange ranges[IOD_MAX_RANGES] = {};
+/* The wait classifier's function ranges, sorted by start: filled by user space
+ * after load and before attach (writable data, so that /proc/kallsyms is read
+ * while the kernel verifies the programs). */
+__u32 nranges = 0;
+struct iod_krange ranges[IOD_MAX_RANGES] = {};
 
+/* A thread's traced syscall in flight, in the thread's task local storage:
+ * no hash map on the per-syscall path, and freed with the thread. The
+ * storage outlives the syscall; `sys` says whether one is in flight. ns[k]
+ * holds a value only for the classes in `charged` (nothing is zeroed at
+ * entry: a syscall that never leaves the CPU charges one class, once). */
 struct inflight {
     __u64 start_ns;
     __u64 mark_ns;               /* last state change */
     __u64 ns[CLS_COUNT];
     __u64 file;                  /* struct file * (fd syscalls) */
     __u64 upath;                 /* openat: user pointer to the path */
+    __u64 seen_file, seen_inode; /* the last file this thread used, and its inode... */
     __s64 offset;
-    __u32 sys;
+    __u32 sys;                   /* enum iod_sys + 1; 0 = no traced syscall in flight */
     __u32 flags;
+    __u16 charged;               /* classes with a value in ns[] */
     __u8 state;                  /* CLS_NONE on CPU, else the current wait class */
     __u8 journal_kind;           /* enum iod_journal_kind of a CLS_JOURNAL state */
     __u8 reclaim_depth;
+    __u8 seen_storage;           /* ...and whether it is a storage file (saves the
+                                  * inode and superblock walk when it comes again) */
 };
 
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 16384);
-    __type(key, __u32);
+    __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, int);
     __type(value, struct inflight);
-} inflight SEC(".maps");
+} task_state SEC(".maps");
 
+/* Everything the per-syscall path adds to (struct iod_aggregates), per CPU. */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, GRP_COUNT * IOD_HIST_BUCKETS);
+    __uint(max_entries, 1);
     __type(key, __u32);
-    __type(value, __u64);
-} hist SEC(".maps");
+    __type(value, struct iod_aggregates);
+} aggregates SEC(".maps");
 
-/* Reads only: [0..B) hits, [B..2B) misses. */
-struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, 2 * IOD_HIST_BUCKETS);
-    __type(key, __u32);
-    __type(value, __u64);
-} read_hitmiss SEC(".maps");
-
-struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, IOD_HIST_BUCKETS);
-    __type(key, __u32);
-    __type(value, struct iod_bucket_sums);
-} bucket_sums SEC(".maps");
-
+/* Who each process is (written once per process). */
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 4096);
+    __uint(max_entries, 8192);
     __type(key, __u32);
-    __type(value, struct iod_proc_val);
+    __type(value, struct iod_proc_info);
 } procs SEC(".maps");
 
+/* Per-process time, per CPU, in a slot indexed by a hash of the tgid (user
+ * space sizes it); processes whose slot is taken go to proc_time_overflow. */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, CNT_COUNT);
+    __uint(max_entries, 1024);
     __type(key, __u32);
-    __type(value, __u64);
-} counters SEC(".maps");
+    __type(value, struct iod_proc_time);
+} proc_time SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+    __uint(max_entries, 4096);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, __u32);
+    __type(value, struct iod_proc_time);
+} proc_time_overflow SEC(".maps");
+
+/* Zeroes for a new overflow entry (too big for the BPF stack). */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct iod_proc_time);
+} proc_time_zero SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -121,16 +144,30 @@ struct {
     __type(value, struct stack_buf);
 } stack_scratch SEC(".maps");
 
+static __always_inline struct iod_aggregates *aggs(void)
+{
+    __u32 zero = 0;
+    return bpf_map_lookup_elem(&aggregates, &zero);
+}
+
+/* The bound is checked on the register that indexes (barrier_var keeps the
+ * compiler from checking a copy). */
 static __always_inline void count(__u32 idx, __u64 v)
 {
-    __u64 *c = bpf_map_lookup_elem(&counters, &idx);
-    if (c) *c += v;
+    struct iod_aggregates *a = aggs();
+    barrier_var(idx);
+    if (!a || idx >= CNT_COUNT) return;
+    barrier_var(idx);
+    a->counters[idx] += v;
 }
 
 static __always_inline void count_max(__u32 idx, __u64 v)
 {
-    __u64 *c = bpf_map_lookup_elem(&counters, &idx);
-    if (c && v > *c) *c = v;
+    struct iod_aggregates *a = aggs();
+    barrier_var(idx);
+    if (!a || idx >= CNT_COUNT) return;
+    barrier_var(idx);
+    if (v > a->counters[idx]) a->counters[idx] = v;
 }
 
 static __always_inline void gauge(__u32 idx, __u64 v)
@@ -153,9 +190,22 @@ static __always_inline __u32 log2_bucket(__u64 v)
     return r < IOD_HIST_BUCKETS ? r : IOD_HIST_BUCKETS - 1;
 }
 
-/* Charges the time since the last state change to the class the thread was in. */
+/* The thread's in-flight syscall, or NULL when it has none. */
+static __always_inline struct inflight *inflight_of(struct task_struct *t)
+{
+    struct inflight *f = bpf_task_storage_get(&task_state, t, 0, 0);
+    return f && f->sys ? f : NULL;
+}
+
+/* Charges the time since the last state change to the class the thread was in.
+ * The mark never moves backwards: a wakeup is timed on the waker's CPU, whose
+ * clock may be a little behind the one that set the mark; such an instant is
+ * charged nowhere and the mark stays. The syscall's duration is taken from
+ * the final mark, so the charged parts add up to it to the nanosecond. */
 static __always_inline void charge(struct inflight *f, __u64 now)
 {
+    if (now <= f->mark_ns)
+        return;
     __u32 cls;
     if (f->reclaim_depth)
         cls = CLS_RECLAIM;              /* a wait inside reclaim counts once, to reclaim */
@@ -163,10 +213,17 @@ static __always_inline void charge(struct inflight *f, __u64 now)
         cls = CLS_FILESYSTEM;
     else
         cls = f->state;
-    if (cls < CLS_COUNT && now > f->mark_ns) {
-        f->ns[cls] += now - f->mark_ns;
+    __u64 d = now - f->mark_ns;
+    if (cls < CLS_COUNT) {
+        __u16 bit = 1u << cls;
+        if (f->charged & bit) {
+            f->ns[cls] += d;
+        } else {
+            f->ns[cls] = d;
+            f->charged |= bit;
+        }
         if (cls == CLS_JOURNAL && f->journal_kind > IOD_JOURNAL_NONE && f->journal_kind <= IOD_JOURNAL_BTRFS_LOG)
-            count(CNT_JBD2_WAIT_NS + f->journal_kind - 1, now - f->mark_ns);
+            count(CNT_JBD2_WAIT_NS + f->journal_kind - 1, d);
     }
     f->mark_ns = now;
 }
@@ -180,9 +237,12 @@ static __always_inline struct file *fd_to_file(__u64 fd)
     struct fdtable *fdt = t->files->fdt;
     if (!fdt || fd >= fdt->max_fds)
         return NULL;
-    struct file *f = NULL;
-    bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]);
-    return f;
+    /* The slot fdt->fd[fd] read with a plain (fault-handled) load instead of
+     * a bpf_probe_read_kernel call (~40 ns here): the verifier cannot index
+     * a struct file ** with BTF, so the slot's address is cast to a struct
+     * whose first member is a struct file * (struct kiocb: ki_filp). */
+    __u64 slot = (__u64)fdt->fd + fd * sizeof(void *);
+    return KCAST((void *)slot, struct kiocb)->ki_filp;
 }
 
 /* Storage files only: regular files on a block-backed superblock, or block
@@ -219,26 +279,47 @@ static __always_inline __u64 io_cgroup_id(struct task_struct *t)
 
 static __always_inline int on_enter(__u32 sys, __u64 fd, __s64 offset, bool offset_from_file, __u64 upath)
 {
-    __u64 id = bpf_get_current_pid_tgid();
-    if (!traced_process(id >> 32)) return 0;
+    struct task_struct *t = bpf_get_current_task_btf();
+    if (!traced_process(t->tgid)) return 0;
+    struct inflight *v = bpf_task_storage_get(&task_state, t, 0, 0);
     struct file *f = NULL;
     if (sys == SYS_IO_URING_ENTER) {
         /* the ring's fd: not a storage file, traced for its completion waits */
     } else if (sys != SYS_OPENAT) {
         f = fd_to_file(fd);
-        if (!is_storage_file(f)) return 0;
+        if (!f) return 0;
+        __u64 inode = (__u64)KCAST(f, struct file)->f_inode;
+        bool storage;
+        if (v && v->seen_file == (__u64)f && v->seen_inode == inode) {
+            storage = v->seen_storage;
+        } else {
+            storage = is_storage_file(f);
+            if (v) {
+                v->seen_file = (__u64)f;
+                v->seen_inode = inode;
+                v->seen_storage = storage;
+            }
+        }
+        if (!storage) return 0;
         if (offset_from_file) offset = KCAST(f, struct file)->f_pos;
     }
-    struct inflight v = {};
-    v.start_ns = v.mark_ns = bpf_ktime_get_ns();
-    v.file = (__u64)f;
-    v.upath = upath;
-    v.offset = offset;
-    v.sys = sys;
-    v.state = CLS_NONE;
-    __u32 tid = (__u32)id;
-    if (bpf_map_update_elem(&inflight, &tid, &v, BPF_ANY))
-        count(CNT_INFLIGHT_FULL, 1);
+    if (!v) {
+        v = bpf_task_storage_get(&task_state, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+        if (!v) {
+            count(CNT_INFLIGHT_FULL, 1);
+            return 0;
+        }
+    }
+    v->start_ns = v->mark_ns = bpf_ktime_get_ns();
+    v->file = (__u64)f;
+    v->upath = upath;
+    v->offset = offset;
+    v->sys = sys + 1;
+    v->flags = 0;
+    v->charged = 0;
+    v->state = CLS_NONE;
+    v->journal_kind = 0;
+    v->reclaim_depth = 0;
     return 0;
 }
 
@@ -274,7 +355,9 @@ __noinline int send_exemplar(struct inflight *f, __u64 id, __u64 total, long ret
     e->cgid = bpf_get_current_cgroup_id();
     e->memcg = memcg_v1_id();
     e->io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
-    __builtin_memcpy(e->ns, f->ns, sizeof(e->ns));
+    __u16 charged = f->charged;
+    for (int k = 0; k < CLS_COUNT; k++)
+        e->ns[k] = f->ns[k] & -(__u64)((charged >> k) & 1);
     bpf_get_current_comm(e->comm, sizeof(e->comm));
     e->name[0] = 0;
     e->parent[0] = 0;
@@ -295,72 +378,110 @@ __noinline int send_exemplar(struct inflight *f, __u64 id, __u64 total, long ret
     return 0;
 }
 
-/* First syscall of a process: its entry, with the cgroups read once (global
- * function, verified once). */
-__noinline int add_proc(__u32 tgid)
+/* A process first seen on this CPU: its identity (once per process, with the
+ * cgroups read once), then its time slot on this CPU, or its overflow entry
+ * when another process holds the slot. Global functions (this one and
+ * account_syscall) are verified once, on their own, instead of once per path
+ * of sys_exit that reaches them (that made sys_exit ~100k verified
+ * instructions and most of the collector's start time). */
+__noinline int claim_proc(__u32 tgid, __u32 idx)
 {
-    struct iod_proc_val nv = {};
-    nv.cgid = bpf_get_current_cgroup_id();
-    nv.memcg = memcg_v1_id();
-    nv.io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
-    bpf_get_current_comm(nv.comm, sizeof(nv.comm));
-    bpf_map_update_elem(&procs, &tgid, &nv, BPF_NOEXIST);
+    if (!bpf_map_lookup_elem(&procs, &tgid)) {
+        struct iod_proc_info nv = {};
+        nv.cgid = bpf_get_current_cgroup_id();
+        nv.memcg = memcg_v1_id();
+        nv.io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
+        bpf_get_current_comm(nv.comm, sizeof(nv.comm));
+        if (bpf_map_update_elem(&procs, &tgid, &nv, BPF_NOEXIST) && !bpf_map_lookup_elem(&procs, &tgid))
+            count(CNT_PROCS_FULL, 1);
+    }
+    struct iod_proc_time *slot = bpf_map_lookup_elem(&proc_time, &idx);
+    if (slot && !slot->tgid) {
+        slot->tgid = tgid;
+        return 0;
+    }
+    if (bpf_map_lookup_elem(&proc_time_overflow, &tgid))
+        return 0;
+    __u32 zero = 0;
+    struct iod_proc_time *z = bpf_map_lookup_elem(&proc_time_zero, &zero);
+    if (!z) return 0;
+    bpf_map_update_elem(&proc_time_overflow, &tgid, z, BPF_NOEXIST);
+    struct iod_proc_time *o = bpf_map_lookup_elem(&proc_time_overflow, &tgid);
+    if (o) o->tgid = tgid;
+    else count(CNT_PROCS_FULL, 1);
     return 0;
 }
 
-static __always_inline int on_exit(long ret)
+static __always_inline struct iod_proc_time *proc_time_of(__u32 tgid)
 {
-    __u64 id = bpf_get_current_pid_tgid();
-    __u32 tid = (__u32)id;
-    struct inflight *f = bpf_map_lookup_elem(&inflight, &tid);
-    if (!f) return 0;
-    __u64 now = bpf_ktime_get_ns();
-    charge(f, now);
-    __u32 sys = f->sys;
-    if (sys == SYS_OPENAT) {
-        /* only opens that produced a storage file */
-        if (ret < 0 || !is_storage_file(fd_to_file(ret))) goto out;
-    }
-    __u64 total = now - f->start_ns;
+    __u32 idx = (tgid * 2654435761u) & proc_slot_mask;
+    struct iod_proc_time *p = bpf_map_lookup_elem(&proc_time, &idx);
+    if (p && p->tgid == tgid) return p;
+    claim_proc(tgid, idx);
+    p = bpf_map_lookup_elem(&proc_time, &idx);
+    if (p && p->tgid == tgid) return p;
+    return bpf_map_lookup_elem(&proc_time_overflow, &tgid);
+}
+
+/* Adds one finished syscall to the per-CPU aggregates and its process's time. */
+__noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 total, __u32 tgid)
+{
+    struct iod_aggregates *a = aggs();
+    if (!a || !f) return 0;
     __u32 b = log2_bucket(total / 1000);
     __u32 grp = iod_group_of(sys);
-    __u32 k = grp * IOD_HIST_BUCKETS + b;
-    __u64 *h = bpf_map_lookup_elem(&hist, &k);
-    if (h) *h += 1;
+    barrier_var(b);
+    if (b >= IOD_HIST_BUCKETS || grp >= GRP_COUNT) return 0;
+    barrier_var(b);
+    a->hist[grp][b] += 1;
+    __u16 charged = f->charged;
 
     /* io_uring_enter waits for completions of work done elsewhere (io-wq,
      * interrupts): its time is not an operation's latency, so it gets a
      * histogram but stays out of the attribution. */
     if (grp != GRP_IO_URING_ENTER) {
-        struct iod_bucket_sums *s = bpf_map_lookup_elem(&bucket_sums, &b);
-        if (s) {
-            s->count += 1;
-            s->total_ns += total;
-            for (int i = 0; i < CLS_COUNT; i++) s->ns[i] += f->ns[i];
+        struct iod_bucket_sums *s = &a->buckets[b];
+        s->count += 1;
+        s->total_ns += total;
+        if (charged == (1u << CLS_FILESYSTEM)) {
+            s->ns[CLS_FILESYSTEM] += f->ns[CLS_FILESYSTEM];   /* never left the CPU: the common case */
+        } else {
+            /* branch-free: a branch per class would multiply the paths */
+            for (int i = 0; i < CLS_COUNT; i++)
+                s->ns[i] += f->ns[i] & -(__u64)((charged >> i) & 1);
         }
     }
     if (grp == GRP_READ && ret >= 0) {
         /* a hit: no page-cache-miss wait, no block I/O wait, no reclaim */
-        bool miss = f->ns[CLS_PAGE_CACHE] || f->ns[CLS_DEVICE] || f->ns[CLS_BLOCK_QUEUE];
-        __u32 hk = (miss ? IOD_HIST_BUCKETS : 0) + b;
-        __u64 *hm = bpf_map_lookup_elem(&read_hitmiss, &hk);
-        if (hm) *hm += 1;
+        const __u16 miss_bits = (1u << CLS_PAGE_CACHE) | (1u << CLS_DEVICE) | (1u << CLS_BLOCK_QUEUE);
+        if (charged & miss_bits) a->read_miss[b] += 1;
+        else a->read_hit[b] += 1;
     }
+    struct iod_proc_time *pv = proc_time_of(tgid);
+    if (pv) {
+        pv->ops += 1;
+        pv->ns_by_bucket[b] += total;
+    }
+    return 0;
+}
 
-    __u32 tgid = id >> 32;
-    struct iod_proc_val *pv = bpf_map_lookup_elem(&procs, &tgid);
-    if (!pv) {
-        add_proc(tgid);
-        pv = bpf_map_lookup_elem(&procs, &tgid);
+static __always_inline int on_exit(long ret)
+{
+    struct task_struct *t = bpf_get_current_task_btf();
+    struct inflight *f = inflight_of(t);
+    if (!f) return 0;
+    __u32 sys = f->sys - 1;
+    f->sys = 0;
+    charge(f, bpf_ktime_get_ns());
+    if (sys == SYS_OPENAT) {
+        /* only opens that produced a storage file */
+        if (ret < 0 || !is_storage_file(fd_to_file(ret))) return 0;
     }
-    if (pv && b < IOD_HIST_BUCKETS) {
-        __sync_fetch_and_add(&pv->ops, 1);
-        __sync_fetch_and_add(&pv->ns_by_bucket[b], total);
-    }
-    if (total >= exemplar_min_ns && grp != GRP_IO_URING_ENTER)
-        send_exemplar(f, id, total, ret, sys);
-out:
-    bpf_map_delete_elem(&inflight, &tid);
+    __u64 total = f->mark_ns - f->start_ns;   /* == the sum of the charged parts */
+    __u32 tgid = t->tgid;
+    account_syscall(f, sys, ret, total, tgid);
+    if (total >= exemplar_min_ns && iod_group_of(sys) != GRP_IO_URING_ENTER)
+        send_exemplar(f, ((__u64)tgid << 32) | (__u32)t->pid, total, ret, sys);
     return 0;
 }
 
@@ -425,8 +546,9 @@ struct classify_ctx {
 };
 
 /* Class of the function holding one frame (binary search over the sorted
- * ranges), or CLS_NONE. */
-static __always_inline __u32 class_of_ip(__u64 ip, __u32 *kind)
+ * ranges), or CLS_NONE; its journal kind in bits 8..15. A global function:
+ * verified once, whatever the ranges hold (they are written after load). */
+__noinline int class_of_ip(__u64 ip)
 {
     __u32 nr = nranges;
     if (nr > IOD_MAX_RANGES) nr = IOD_MAX_RANGES;
@@ -439,10 +561,8 @@ static __always_inline __u32 class_of_ip(__u64 ip, __u32 *kind)
     }
     if (lo == 0 || lo > IOD_MAX_RANGES) return CLS_NONE;
     __u32 j = lo - 1;
-    if (j < IOD_MAX_RANGES && ip < ranges[j].end) {
-        *kind = ranges[j].kind;
-        return ranges[j].cls;
-    }
+    if (j < IOD_MAX_RANGES && ip < ranges[j].end)
+        return (int)((ranges[j].cls & 0xff) | (ranges[j].kind & 0xff) << 8);
     return CLS_NONE;
 }
 
@@ -452,9 +572,11 @@ static long classify_frame(__u32 i, void *data)
     struct classify_ctx *c = data;
     if (i >= c->n) return 1;
     /* IOD_STACK_DEPTH is a power of two: the mask is the bound the verifier sees */
-    __u32 cls = class_of_ip(c->sb->ip[i & (IOD_STACK_DEPTH - 1)], &c->kind);
+    __u32 found = (__u32)class_of_ip(c->sb->ip[i & (IOD_STACK_DEPTH - 1)]);
+    __u32 cls = found & 0xff;
     if (cls == CLS_NONE) return 0;
     c->cls = cls;
+    c->kind = found >> 8;
     return 1;
 }
 
@@ -464,9 +586,12 @@ static __always_inline __u32 classify_stack(void *ctx, __u8 *kind)
 {
     __u32 zero = 0;
     struct stack_buf *sb = bpf_map_lookup_elem(&stack_scratch, &zero);
-    if (!sb) return CLS_OTHER;
-    long n = bpf_get_stack(ctx, sb->ip, sizeof(sb->ip), 0);
-    if (n <= 0) return CLS_OTHER;
+    long n = sb ? bpf_get_stack(ctx, sb->ip, sizeof(sb->ip), 0) : -1;
+    if (!sb || n <= 0) {
+        /* e.g. the per-CPU callchain buffer is in use by a nested user */
+        count(CNT_WAIT_STACK_FAILED, 1);
+        return CLS_OTHER;
+    }
     struct classify_ctx c = {.sb = sb, .n = (__u32)(n / sizeof(__u64)), .cls = CLS_NONE, .kind = 0};
     bpf_loop(IOD_STACK_DEPTH, classify_frame, &c, 0);
     *kind = (__u8)c.kind;
@@ -483,8 +608,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
              unsigned int prev_state)
 {
     __u64 now = 0;
-    __u32 ptid = prev->pid;
-    struct inflight *f = bpf_map_lookup_elem(&inflight, &ptid);
+    struct inflight *f = inflight_of(prev);
     if (f) {
         now = bpf_ktime_get_ns();
         charge(f, now);
@@ -495,8 +619,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
         else
             f->state = classify_stack(ctx, &f->journal_kind);
     }
-    __u32 ntid = next->pid;
-    f = bpf_map_lookup_elem(&inflight, &ntid);
+    f = inflight_of(next);
     if (f) {
         if (!now) now = bpf_ktime_get_ns();
         charge(f, now);
@@ -508,8 +631,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(on_wakeup, struct task_struct *p)
 {
-    __u32 tid = p->pid;
-    struct inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+    struct inflight *f = inflight_of(p);
     if (f && f->state != CLS_NONE && f->state != CLS_CPU) {
         __u64 now = bpf_ktime_get_ns();
         if (f->state == CLS_DEVICE && !(f->flags & IOD_F_Q_INLINE)) {
@@ -535,8 +657,7 @@ int BPF_PROG(on_wakeup, struct task_struct *p)
 
 static __always_inline struct inflight *current_inflight(void)
 {
-    __u32 tid = (__u32)bpf_get_current_pid_tgid();
-    return bpf_map_lookup_elem(&inflight, &tid);
+    return inflight_of(bpf_get_current_task_btf());
 }
 
 static __always_inline void reclaim_begin(void)
@@ -596,18 +717,25 @@ int BPF_PROG(on_vmscan_throttled, int nid, int usec_timeout, int usec_delayed, i
     return 0;
 }
 
-/* Stays a perf-event tracepoint: limit, setpoint and cgroup_ino are computed
- * in the event's record, not passed as arguments (one ~80 ms detach). */
-SEC("tracepoint/writeback/balance_dirty_pages")
-int on_balance_dirty_pages(struct trace_event_raw_balance_dirty_pages *ctx)
+/* balance_dirty_pages as tp_btf (a perf-event tracepoint here cost an RCU
+ * synchronisation, 60-90 ms, when detached): the event record's dirty, limit
+ * and setpoint are computed the way its TP_fast_assign does, from the
+ * throttle control (dtc->limit since Linux 6.10, the domain's dirty_limit
+ * before), and pause/period are arguments. */
+SEC("tp_btf/balance_dirty_pages")
+int BPF_PROG(on_balance_dirty_pages, struct bdi_writeback *wb, struct dirty_throttle_control *dtc,
+             unsigned long dirty_ratelimit, unsigned long task_ratelimit, unsigned long dirtied,
+             unsigned long period, long pause, unsigned long start_time)
 {
     count(CNT_DIRTY_EVENTS, 1);
-    if (ctx->pause > 0) count(CNT_DIRTY_PAUSE_JIFFIES, ctx->pause);
-    count(CNT_DIRTY_PERIOD_JIFFIES, ctx->period);
-    gauge(GAUGE_DIRTY_PAGES, ctx->dirty);
-    gauge(GAUGE_DIRTY_LIMIT, ctx->limit);
-    gauge(GAUGE_DIRTY_SETPOINT, ctx->setpoint);
-    gauge(GAUGE_DIRTY_CGROUP_INO, ctx->cgroup_ino);
+    if (pause > 0) count(CNT_DIRTY_PAUSE_JIFFIES, pause);
+    count(CNT_DIRTY_PERIOD_JIFFIES, period);
+    unsigned long limit = bpf_core_field_exists(dtc->limit) ? BPF_CORE_READ(dtc, limit)
+                                                             : BPF_CORE_READ(dtc, dom, dirty_limit);
+    unsigned long freerun = (BPF_CORE_READ(dtc, thresh) + BPF_CORE_READ(dtc, bg_thresh)) / 2;
+    gauge(GAUGE_DIRTY_PAGES, BPF_CORE_READ(dtc, dirty));
+    gauge(GAUGE_DIRTY_LIMIT, limit);
+    gauge(GAUGE_DIRTY_SETPOINT, (limit + freerun) / 2);
     struct inflight *f = current_inflight();
     if (f) f->flags |= IOD_F_DIRTY_THROTTLED;
     return 0;

@@ -87,15 +87,24 @@ struct iod_bucket_sums {
     unsigned long long ns[CLS_COUNT];
 };
 
-/* Per process (hash, key = tgid): time spent in traced syscalls per log2
- * bucket of their duration, so "who suffered most in the slow set" can be
- * answered for any threshold. The cgroup is recorded when the process is
- * first seen (a process moving cgroups within the window keeps the first). */
-struct iod_proc_val {
+/* Per process (hash procs, key = tgid): who it is. The cgroup is recorded
+ * when the process is first seen (a process moving cgroups within the window
+ * keeps the first). */
+struct iod_proc_info {
     unsigned long long cgid;    /* cgroup v2 id (0 when unknown) */
     unsigned long long memcg;   /* cgroup v1 memory controller kernfs id (0 when none) */
     unsigned long long io_cg;   /* io (v1 blkio) controller kernfs id (0 when none) */
     char comm[IOD_COMM_LEN];
+};
+
+/* Per process and CPU: time spent in traced syscalls per log2 bucket of their
+ * duration, so "who suffered most in the slow set" can be answered for any
+ * threshold. Kept in a per-CPU array indexed by a hash of the tgid (the slot
+ * is the process's on that CPU while `tgid` matches; a colliding process goes
+ * to a per-CPU hash), so the per-syscall path has no hash map and no atomics. */
+struct iod_proc_time {
+    unsigned int tgid;          /* 0 = free slot */
+    unsigned int pad;
     unsigned long long ops;
     unsigned long long ns_by_bucket[IOD_HIST_BUCKETS];
 };
@@ -112,7 +121,22 @@ enum iod_counter {
     CNT_THROTTLED_BIOS,
     CNT_XFS_FSYNC, CNT_XFS_LOG_FORCES, CNT_BTRFS_FSYNC,
     CNT_JBD2_WAIT_NS, CNT_XFS_LOG_WAIT_NS, CNT_BTRFS_LOG_WAIT_NS,   /* index = CNT_JBD2_WAIT_NS + kind - 1 */
+    CNT_PROCS_FULL,            /* a process's time not kept: its slot taken and the overflow hash full */
+    CNT_WAIT_STACK_FAILED,     /* an off-CPU wait whose kernel stack could not be read: charged to other */
     CNT_COUNT
+};
+/* CNT_INFLIGHT_FULL: a syscall not timed because its thread's task storage
+ * could not be created (out of memory, or a nested program held the lock). */
+
+/* Everything the per-syscall path adds to, in one per-CPU array entry (one
+ * map lookup per program run), cumulative since attach: user space takes
+ * differences of readings for the per-interval series. */
+struct iod_aggregates {
+    unsigned long long hist[GRP_COUNT][IOD_HIST_BUCKETS];   /* syscall duration per op */
+    unsigned long long read_hit[IOD_HIST_BUCKETS];          /* reads with no miss / I/O wait */
+    unsigned long long read_miss[IOD_HIST_BUCKETS];
+    struct iod_bucket_sums buckets[IOD_HIST_BUCKETS];       /* attributed syscalls per duration bucket */
+    unsigned long long counters[CNT_COUNT];
 };
 
 /* Latest dirty-throttle state seen (plain array, last writer wins). */

@@ -135,6 +135,8 @@ std::vector<MetricSpec> BlockQueueConfigCollector::metric_specs() const {
     out.push_back(fact("device.backing_device", layer::kDevice,
                        "Whole disk holding a loop device's backing file"));
     out.push_back(fact("device.backing_class", layer::kDevice, "Class of the disk behind a loop device"));
+    out.push_back(fact("device.slaves", layer::kDevice,
+                       "Whole disks a dm/md device is built on (/sys/block/*/slaves), comma-separated"));
     return out;
 }
 
@@ -182,6 +184,19 @@ CollectorStatus BlockQueueConfigCollector::start(const CollectOptions& opts) {
         if (auto cls = classify_device(dev, rotational_of(dev)))
             read_.add_fact("device.class", labels, *cls,
                            {"derived", "kernel name " + dev + " and /sys/block/" + dev + "/queue/rotational"});
+        // dm/md devices: their members, as whole disks (a member partition's
+        // requests are traced on its disk), so a stacked device can be walked down.
+        if (fs::is_directory(dir + "/slaves")) {
+            std::string members;
+            for (const auto& part : sorted_entries(dir + "/slaves")) {
+                std::error_code ec;
+                const fs::path real = fs::canonical(under_root(opts.root, "/sys/class/block/" + part), ec);
+                std::string disk = part;
+                if (!ec && fs::exists(real / "partition")) disk = real.parent_path().filename().string();
+                if (members.find(disk) == std::string::npos) members += (members.empty() ? "" : ",") + disk;
+            }
+            if (!members.empty()) read_.add_fact("device.slaves", labels, members, file_prov("slaves/"));
+        }
         if (backing_file) {
             read_.add_fact("device.backing_file", labels, *backing_file, file_prov("loop/backing_file"));
             struct stat sb {};

@@ -15,6 +15,9 @@
 #include <memory>
 #include <mutex>
 
+#include <spdlog/spdlog.h>
+#include "collectors/bpf_fault_injection.hpp"
+
 namespace iodiag {
 
 namespace {
@@ -75,12 +78,45 @@ bool load_and_attach_tracing(const btf* vmlinux, bpf_attach_type attach_type, co
 
 }  // namespace
 
-// Parsing vmlinux BTF takes tens of milliseconds: once per process is enough.
+// Parsing vmlinux BTF takes tens of milliseconds: the probes share one parse
+// until release_vmlinux_btf() (it holds several MiB for as long as it lives).
+namespace {
+std::mutex g_btf_mu;
+BtfPtr g_btf;
+std::string g_btf_error;
+bool g_btf_loaded = false;
+}  // namespace
+
 static const btf* shared_vmlinux_btf(std::string& why) {
-    static std::string load_error;
-    static BtfPtr cached = load_vmlinux_btf(load_error);
-    if (!cached) why = load_error;
-    return cached.get();
+    std::lock_guard lock(g_btf_mu);
+    if (!g_btf_loaded) {
+        g_btf = load_vmlinux_btf(g_btf_error);
+        g_btf_loaded = true;
+    }
+    if (!g_btf) why = g_btf_error;
+    return g_btf.get();
+}
+
+void release_vmlinux_btf() {
+    std::lock_guard lock(g_btf_mu);
+    g_btf.reset();
+    g_btf_loaded = false;
+}
+
+std::optional<int64_t> kernel_enum_value(const std::string& name) {
+    std::string why;
+    const btf* b = shared_vmlinux_btf(why);
+    if (!b) return std::nullopt;
+    std::lock_guard lock(g_btf_mu);
+    const int n = static_cast<int>(btf__type_cnt(b));
+    for (int id = 1; id < n; ++id) {
+        const btf_type* t = btf__type_by_id(b, id);
+        if (!btf_is_enum(t)) continue;
+        const struct btf_enum* e = btf_enum(t);
+        for (int i = 0; i < btf_vlen(t); ++i)
+            if (name == btf__name_by_offset(b, e[i].name_off)) return e[i].val;
+    }
+    return std::nullopt;
 }
 
 KernelFeatureProbe::KernelFeatureProbe(std::string root) : root_(std::move(root)) {}
@@ -108,6 +144,10 @@ std::string KernelFeatureProbe::btf_available() {
 }
 
 bool KernelFeatureProbe::tracepoint_exists(const std::string& category, const std::string& name) {
+    if (auto fault = injected_bpf_fault("tracepoint", {name})) {
+        last_failure_ = "no tracepoint " + category + ":" + name + " (" + *fault + ")";
+        return false;
+    }
     const fs::path base = fs::path(root_) / "sys/kernel/tracing";
     const fs::path legacy = fs::path(root_) / "sys/kernel/debug/tracing";
     std::error_code ec;
@@ -151,6 +191,10 @@ bool KernelFeatureProbe::fentry_attaches(const std::string& function) {
 }
 
 bool KernelFeatureProbe::try_tp_btf(const std::string& tracepoint, std::string& why) {
+    if (auto fault = injected_bpf_fault("tracepoint", {tracepoint})) {
+        why = "tp_btf " + tracepoint + ": " + *fault;
+        return false;
+    }
     const btf* vmlinux = shared_vmlinux_btf(why);
     return vmlinux && load_and_attach_tracing(vmlinux, BPF_TRACE_RAW_TP, "btf_trace_" + tracepoint,
                                               BTF_KIND_TYPEDEF, "tp_btf " + tracepoint, why);
@@ -163,6 +207,10 @@ bool KernelFeatureProbe::try_fentry(const std::string& function, std::string& wh
 }
 
 bool KernelFeatureProbe::try_raw_tp(const std::string& tracepoint, std::string& why) {
+    if (auto fault = injected_bpf_fault("tracepoint", {tracepoint})) {
+        why = "raw_tp " + tracepoint + ": " + *fault;
+        return false;
+    }
     const int prog =
         bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, nullptr, "GPL", kReturnZero, 2, nullptr);
     if (prog < 0) {
@@ -187,11 +235,29 @@ thread_local LibbpfLog* t_capture = nullptr;
 int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
     if (level == LIBBPF_DEBUG) return 0;
     if (LibbpfLog* log = t_capture) {
-        char buf[1024];
-        vsnprintf(buf, sizeof buf, fmt, args);
-        std::string line(buf);
-        while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-        if (!line.empty()) log->add(std::move(line));
+        // One call may carry many lines (the verifier's log comes whole).
+        char small[1024];
+        va_list copy;
+        va_copy(copy, args);
+        const int n = vsnprintf(small, sizeof small, fmt, copy);
+        va_end(copy);
+        std::string text;
+        if (n >= static_cast<int>(sizeof small)) {
+            text.resize(static_cast<size_t>(n) + 1);
+            vsnprintf(text.data(), text.size(), fmt, args);
+            text.resize(static_cast<size_t>(n));
+        } else {
+            text = small;
+        }
+        size_t start = 0;
+        while (start < text.size()) {
+            size_t end = text.find('\n', start);
+            if (end == std::string::npos) end = text.size();
+            std::string line = text.substr(start, end - start);
+            while (!line.empty() && line.back() == ' ') line.pop_back();
+            if (!line.empty()) log->add(std::move(line));
+            start = end + 1;
+        }
         return 0;
     }
     return vfprintf(stderr, fmt, args);
@@ -228,6 +294,8 @@ std::string LibbpfLog::failure() const {
         if (l.find("prog '") != std::string::npos && prog.empty()) prog = l;
         last = l;
     }
+    // The whole log (verifier output included) with -v.
+    for (const auto& l : lines_) spdlog::debug("libbpf: {}", l);
     std::string out = prog.empty() ? last : prog;
     if (auto p = out.find("libbpf: "); p == 0) out = out.substr(8);
     if (!verifier.empty()) out += (out.empty() ? "" : "; ") + std::string("verifier: ") + verifier;

@@ -9,7 +9,9 @@
 //   AttachMode m = choose_attach_mode(probe, {"block_rq_issue", "block_rq_complete"});
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,13 @@ private:
     std::map<std::string, std::pair<bool, std::string>> cache_;
     std::string last_failure_;
 };
+
+// Value of an enumerator in kernel BTF (e.g. BIO_BPS_THROTTLED, which is not
+// ABI); nullopt when BTF cannot be read or has no such enumerator.
+std::optional<int64_t> kernel_enum_value(const std::string& name);
+// The probes keep one parse of vmlinux BTF (several MiB): free it once every
+// collector has started (a later probe parses it again).
+void release_vmlinux_btf();
 
 // How a collector's tracepoint programs are attached.
 enum class AttachMode {

@@ -101,6 +101,7 @@ std::vector<MetricSpec> ceph_metric_specs() {
         f("ceph.osd.op_queue", op, "osd_op_queue: wpq or mclock_scheduler"),
         f("ceph.osd.mclock_profile", op, "osd_mclock_profile (used with mclock_scheduler)"),
         f("ceph.osd.version", op, "Ceph version of the OSD"),
+        f("ceph.osd.pid", op, "Process id of the OSD (the admin socket's peer), to join the syscall tracer's processes"),
         f("ceph.osd.not_observed", op, "Why this OSD's admin socket gave no usable figures"),
         {"ceph.osd.client_write_latency_us", K::Histogram, "us", op, "osd",
          "Client write latency of the window (perf histogram dump, re-bucketed to log2)"},
@@ -244,6 +245,8 @@ void add_osd_evidence(const OsdSocket& sock, const OsdConfig& cfg, const OsdSnap
 
     // Configuration and devices.
     if (!cfg.version.empty()) ev.add_fact("ceph.osd.version", l, cfg.version, {"admin_socket", sock.path + " version"});
+    if (b.pid > 0)
+        ev.add_fact("ceph.osd.pid", l, std::to_string(b.pid), {"admin_socket", sock.path + " peer credentials (SO_PEERCRED)"});
     const Provenance conf{"admin_socket", sock.path + " config show"};
     if (!cfg.op_queue.empty()) ev.add_fact("ceph.osd.op_queue", l, cfg.op_queue, conf);
     if (!cfg.mclock_profile.empty()) ev.add_fact("ceph.osd.mclock_profile", l, cfg.mclock_profile, conf);

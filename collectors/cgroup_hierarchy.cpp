@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <sstream>
 
 #include "collectors/text_file.hpp"
+
+#include <spdlog/spdlog.h>
 
 namespace iodiag::cgroup {
 
@@ -33,14 +36,32 @@ std::string unescape_octal(const std::string& s) {
     return out;
 }
 
-void walk(const fs::path& base, const fs::path& dir, int depth, int max_depth,
-          std::vector<std::string>& out) {
+// `rel` is dir's path below the mount point ("" at the top). Built by
+// appending names, not with fs::relative (a realpath() per group, which
+// thousands of groups turn into seconds).
+void walk(const fs::path& dir, const std::string& rel, int depth, int max_depth, std::vector<std::string>& out) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
+        if (out.size() >= kMaxGroups) return;
         if (!e.is_directory(ec) || e.is_symlink(ec)) continue;
-        out.push_back("/" + fs::relative(e.path(), base, ec).generic_string());
-        if (depth + 1 < max_depth) walk(base, e.path(), depth + 1, max_depth, out);
+        const std::string path = rel + "/" + e.path().filename().string();
+        out.push_back(path);
+        if (depth + 1 < max_depth) walk(e.path(), path, depth + 1, max_depth, out);
     }
+}
+
+// A mount point as the kernel prints it: absolute, without "." or ".."
+// components or NUL bytes (anything else would lead a fixture root out of its
+// tree, or a NUL cut the path short so that every level of the walk lists the
+// same directory again).
+bool plain_absolute(const std::string& dir) {
+    if (dir.empty() || dir[0] != '/' || dir.find('\0') != std::string::npos) return false;
+    for (const char* bad : {"/../", "/./"})
+        if (dir.find(bad) != std::string::npos) return false;
+    for (const char* end : {"/..", "/."})
+        if (dir.size() >= std::strlen(end) && dir.compare(dir.size() - std::strlen(end), std::strlen(end), end) == 0)
+            return false;
+    return true;
 }
 
 }  // namespace
@@ -54,6 +75,7 @@ Mounts parse_mounts(const std::string& text) {
         if (f.size() < 4) continue;
         const std::string& type = f[2];
         const std::string dir = unescape_octal(f[1]);
+        if (!plain_absolute(dir)) continue;
         if (type == "cgroup2") {
             if (m.v2.empty()) m.v2 = dir;
         } else if (type == "cgroup") {
@@ -74,7 +96,10 @@ Mounts read_mounts(const std::string& root) {
 
 std::vector<std::string> list_groups(const std::string& mount_dir, int max_depth) {
     std::vector<std::string> out{"/"};
-    walk(fs::path(mount_dir), fs::path(mount_dir), 0, max_depth, out);
+    walk(fs::path(mount_dir), "", 0, max_depth, out);
+    if (out.size() >= kMaxGroups)
+        spdlog::warn("more than {} cgroups under {}: only the first {} found are read", kMaxGroups, mount_dir,
+                     kMaxGroups);
     std::sort(out.begin(), out.end());
     return out;
 }
@@ -118,6 +143,12 @@ std::optional<std::string> cgroup_path_for_id(uint64_t id) {
 }
 
 std::string device_name(const std::string& root, const std::string& maj_min) {
+    // Only "MAJ:MIN" becomes a path: a key read from a cgroup file must not
+    // lead the lookup anywhere else.
+    const auto colon = maj_min.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == maj_min.size() ||
+        maj_min.find_first_not_of("0123456789:") != std::string::npos || maj_min.find(':', colon + 1) != std::string::npos)
+        return maj_min;
     const std::string dir = under_root(root, "/sys/dev/block/" + maj_min);
     if (auto uevent = try_read_text_file(dir + "/uevent")) {
         std::istringstream in(*uevent);

@@ -29,8 +29,9 @@ Mounts parse_mounts(const std::string& proc_mounts_text);
 Mounts read_mounts(const std::string& root);
 
 // Every group under a hierarchy's mount point, as paths relative to it
-// ("/", "/fio-test", "/a/b"), sorted. Depth-limited so a runaway tree
-// cannot stall the collector.
+// ("/", "/fio-test", "/a/b"), sorted. Depth- and count-limited (kMaxGroups,
+// with a warning) so a runaway tree cannot stall the collector or fill memory.
+inline constexpr size_t kMaxGroups = 65536;
 std::vector<std::string> list_groups(const std::string& mount_dir, int max_depth = 16);
 
 // A cgroup v2 group's id, as bpf_get_current_cgroup_id() and tracepoints'

@@ -2,28 +2,20 @@
 
 #include <sys/stat.h>
 
-#include <filesystem>
-#include <sstream>
-
+#include "collectors/cgroup_hierarchy.hpp"
 #include "collectors/text_file.hpp"
 
 namespace iodiag {
-
-namespace fs = std::filesystem;
 
 CgroupIdNames::CgroupIdNames(std::string root) : root_(std::move(root)) {}
 
 std::map<uint64_t, std::string> CgroupIdNames::scan(const std::string& mount_dir) {
     std::map<uint64_t, std::string> out;
     if (mount_dir.empty()) return out;
-    struct stat st {};
-    if (stat(mount_dir.c_str(), &st) == 0) out[st.st_ino] = "/";
-    std::error_code ec;
-    fs::recursive_directory_iterator it(mount_dir, fs::directory_options::skip_permission_denied, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-        if (!it->is_directory(ec)) continue;
-        if (stat(it->path().c_str(), &st) != 0) continue;
-        out[st.st_ino] = "/" + fs::relative(it->path(), mount_dir, ec).string();
+    // The same depth-limited walk as the cgroup collector's.
+    for (const auto& group : cgroup::list_groups(mount_dir)) {
+        struct stat st {};
+        if (stat((group == "/" ? mount_dir : mount_dir + group).c_str(), &st) == 0) out[st.st_ino] = group;
     }
     return out;
 }
@@ -31,25 +23,13 @@ std::map<uint64_t, std::string> CgroupIdNames::scan(const std::string& mount_dir
 void CgroupIdNames::ensure_scanned() {
     if (scanned_) return;
     scanned_ = true;
-    // /proc/self/mounts: "cgroup2 /sys/fs/cgroup/unified cgroup2 ..." and
-    // "cgroup /sys/fs/cgroup/memory cgroup rw,...,memory 0 0"
     auto text = try_read_text_file(under_root(root_, "/proc/self/mounts"));
     if (!text) return;
-    std::istringstream in(*text);
-    std::string line;
-    while (std::getline(in, line)) {
-        auto f = split_ws(line);
-        if (f.size() < 4) continue;
-        if (f[2] == "cgroup2" && v2_mount_.empty()) v2_mount_ = under_root(root_, f[1]);
-        if (f[2] == "cgroup") {
-            std::istringstream opts(f[3]);
-            std::string o;
-            while (std::getline(opts, o, ',')) {
-                if (o == "memory" && memory_mount_.empty()) memory_mount_ = under_root(root_, f[1]);
-                if (o == "blkio" && blkio_mount_.empty()) blkio_mount_ = under_root(root_, f[1]);
-            }
-        }
-    }
+    const cgroup::Mounts m = cgroup::parse_mounts(*text);
+    auto mount = [&](const std::string& dir) { return dir.empty() ? "" : under_root(root_, dir); };
+    v2_mount_ = mount(m.v2);
+    memory_mount_ = m.has_v1("memory") ? mount(m.v1.at("memory")) : "";
+    blkio_mount_ = m.has_v1("blkio") ? mount(m.v1.at("blkio")) : "";
     v2_ = scan(v2_mount_);
     memory_ = scan(memory_mount_);
     blkio_ = scan(blkio_mount_);

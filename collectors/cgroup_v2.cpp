@@ -26,7 +26,8 @@ Snapshot read_v2(const std::string& dir) {
     s.version = "v2";
     const std::string stat_path = dir + "/io.stat";
     if (auto t = try_read_text_file(stat_path))
-        for (const auto& [dev, kv] : parse_nested_keyed(*t, stat_path)) {
+        for (const auto& [dev, keyed] : parse_nested_keyed(*t, stat_path)) {
+            const auto& kv = keyed;   // clang < 16 cannot capture a structured binding
             auto get = [&](const char* k) {
                 auto it = kv.find(k);
                 return it == kv.end() ? 0 : it->second;
@@ -35,7 +36,8 @@ Snapshot read_v2(const std::string& dir) {
         }
     const std::string max_path = dir + "/io.max";
     if (auto t = try_read_text_file(max_path))
-        for (const auto& [dev, kv] : parse_nested_keyed(*t, max_path)) {
+        for (const auto& [dev, keyed] : parse_nested_keyed(*t, max_path)) {
+            const auto& kv = keyed;   // clang < 16 cannot capture a structured binding
             IoLimit l;
             auto get = [&](const char* k) -> std::optional<uint64_t> {
                 auto it = kv.find(k);

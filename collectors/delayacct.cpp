@@ -44,16 +44,31 @@ void add_attr(NlRequest& r, uint16_t type, const void* data, uint16_t len) {
 }
 
 // Walks the attributes in [p, p+len) and calls fn(type, payload, payload_len).
+// Headers are copied out (memcpy): the kernel's answer sits in a byte buffer
+// with no alignment promise.
 template <class Fn>
 void for_each_attr(const char* p, int len, Fn fn) {
     while (len >= static_cast<int>(NLA_HDRLEN)) {
-        const auto* a = reinterpret_cast<const nlattr*>(p);
-        if (a->nla_len < NLA_HDRLEN || a->nla_len > len) return;
-        fn(a->nla_type & NLA_TYPE_MASK, p + NLA_HDRLEN, static_cast<int>(a->nla_len - NLA_HDRLEN));
-        const int step = NLA_ALIGN(a->nla_len);
+        nlattr a;
+        std::memcpy(&a, p, sizeof a);
+        if (a.nla_len < NLA_HDRLEN || a.nla_len > len) return;
+        fn(a.nla_type & NLA_TYPE_MASK, p + NLA_HDRLEN, static_cast<int>(a.nla_len - NLA_HDRLEN));
+        const int step = NLA_ALIGN(a.nla_len);
+        if (step >= len) return;
         p += step;
         len -= step;
     }
+}
+
+// The generic-netlink attributes of the first message in [buf, buf+n), or
+// false when it is no complete message (or an error message).
+bool genl_attributes(const char* buf, int n, const char** attrs, int* alen, nlmsghdr* header) {
+    if (n < static_cast<int>(NLMSG_LENGTH(GENL_HDRLEN))) return false;
+    std::memcpy(header, buf, sizeof *header);
+    if (header->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN) || header->nlmsg_len > static_cast<unsigned>(n)) return false;
+    *attrs = buf + NLMSG_LENGTH(GENL_HDRLEN);
+    *alen = static_cast<int>(header->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN));
+    return true;
 }
 
 class TaskstatsSource : public DelaySource {
@@ -93,36 +108,7 @@ public:
         char buf[kBuf];
         const int n = transact(r, buf);
         if (n <= 0) return std::nullopt;
-        std::optional<TaskDelays> out;
-        const auto* h = reinterpret_cast<const nlmsghdr*>(buf);
-        if (!NLMSG_OK(h, static_cast<unsigned>(n)) || h->nlmsg_type == NLMSG_ERROR) return std::nullopt;
-        const char* attrs = static_cast<const char*>(NLMSG_DATA(h)) + GENL_HDRLEN;
-        const int alen = static_cast<int>(h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN));
-        for_each_attr(attrs, alen, [&](int type, const char* p, int len) {
-            if (type != TASKSTATS_TYPE_AGGR_TGID && type != TASKSTATS_TYPE_AGGR_PID) return;
-            for_each_attr(p, len, [&](int t2, const char* q, int l2) {
-                if (t2 != TASKSTATS_TYPE_STATS) return;
-                // The kernel's struct only grows at the end: copy what both know.
-                taskstats ts{};
-                std::memcpy(&ts, q, std::min<size_t>(sizeof ts, static_cast<size_t>(l2)));
-                TaskDelays d;
-                d.detailed = true;
-                d.comm = std::string(ts.ac_comm, strnlen(ts.ac_comm, sizeof ts.ac_comm));
-                d.blkio_count = ts.blkio_count;
-                d.blkio_ns = ts.blkio_delay_total;
-                d.swapin_count = ts.swapin_count;
-                d.swapin_ns = ts.swapin_delay_total;
-                if (ts.version >= 6) {   // freepages since version 6
-                    d.freepages_count = ts.freepages_count;
-                    d.freepages_ns = ts.freepages_delay_total;
-                }
-                if (ts.version >= 9) {   // thrashing since version 9
-                    d.thrashing_count = ts.thrashing_count;
-                    d.thrashing_ns = ts.thrashing_delay_total;
-                }
-                out = d;
-            });
-        });
+        auto out = decode_taskstats_reply(buf, static_cast<size_t>(n));
         // A TGID answer carries no command name (only per-thread answers do).
         if (out && out->comm.empty())
             out->comm = try_read_first_line("/proc/" + std::to_string(tgid) + "/comm").value_or("");
@@ -153,19 +139,25 @@ private:
         add_attr(r, CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME, sizeof(TASKSTATS_GENL_NAME));
         char buf[kBuf];
         const int n = transact(r, buf);
-        const auto* h = reinterpret_cast<const nlmsghdr*>(buf);
-        if (n <= 0 || !NLMSG_OK(h, static_cast<unsigned>(n))) {
+        nlmsghdr h{};
+        const char* attrs = nullptr;
+        int alen = 0;
+        if (n <= 0 || n < static_cast<int>(sizeof h)) {
             *why = "netlink: no answer resolving the TASKSTATS family";
             return false;
         }
-        if (h->nlmsg_type == NLMSG_ERROR) {
-            const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
-            *why = std::string("netlink: TASKSTATS family unknown (") + std::strerror(-e->error) +
+        std::memcpy(&h, buf, sizeof h);
+        if (h.nlmsg_type == NLMSG_ERROR && n >= static_cast<int>(NLMSG_LENGTH(sizeof(nlmsgerr)))) {
+            nlmsgerr e{};
+            std::memcpy(&e, buf + NLMSG_HDRLEN, sizeof e);
+            *why = std::string("netlink: TASKSTATS family unknown (") + std::strerror(-e.error) +
                    "): kernel without CONFIG_TASKSTATS?";
             return false;
         }
-        const char* attrs = static_cast<const char*>(NLMSG_DATA(h)) + GENL_HDRLEN;
-        const int alen = static_cast<int>(h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN));
+        if (!genl_attributes(buf, n, &attrs, &alen, &h)) {
+            *why = "netlink: no answer resolving the TASKSTATS family";
+            return false;
+        }
         for_each_attr(attrs, alen, [&](int type, const char* p, int len) {
             if (type == CTRL_ATTR_FAMILY_ID && len >= 2) std::memcpy(&family_, p, 2);
         });
@@ -206,6 +198,41 @@ private:
 };
 
 }  // namespace
+
+std::optional<TaskDelays> decode_taskstats_reply(const char* buf, size_t size) {
+    const int n = static_cast<int>(std::min<size_t>(size, kBuf));
+    nlmsghdr h{};
+    const char* attrs = nullptr;
+    int alen = 0;
+    if (!genl_attributes(buf, n, &attrs, &alen, &h) || h.nlmsg_type == NLMSG_ERROR) return std::nullopt;
+    std::optional<TaskDelays> out;
+    for_each_attr(attrs, alen, [&](int type, const char* p, int len) {
+        if (type != TASKSTATS_TYPE_AGGR_TGID && type != TASKSTATS_TYPE_AGGR_PID) return;
+        for_each_attr(p, len, [&](int t2, const char* q, int l2) {
+            if (t2 != TASKSTATS_TYPE_STATS) return;
+            // The kernel's struct only grows at the end: copy what both know.
+            taskstats ts{};
+            std::memcpy(&ts, q, std::min<size_t>(sizeof ts, static_cast<size_t>(l2)));
+            TaskDelays d;
+            d.detailed = true;
+            d.comm = std::string(ts.ac_comm, strnlen(ts.ac_comm, sizeof ts.ac_comm));
+            d.blkio_count = ts.blkio_count;
+            d.blkio_ns = ts.blkio_delay_total;
+            d.swapin_count = ts.swapin_count;
+            d.swapin_ns = ts.swapin_delay_total;
+            if (ts.version >= 6) {   // freepages since version 6
+                d.freepages_count = ts.freepages_count;
+                d.freepages_ns = ts.freepages_delay_total;
+            }
+            if (ts.version >= 9) {   // thrashing since version 9
+                d.thrashing_count = ts.thrashing_count;
+                d.thrashing_ns = ts.thrashing_delay_total;
+            }
+            out = d;
+        });
+    });
+    return out;
+}
 
 std::unique_ptr<DelaySource> make_taskstats_source(std::string* why) { return TaskstatsSource::open(why); }
 std::unique_ptr<DelaySource> make_proc_stat_source(const std::string& root) {

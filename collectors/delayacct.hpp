@@ -48,6 +48,12 @@ std::unique_ptr<DelaySource> make_taskstats_source(std::string* why);
 // /proc/<pid>/stat field 42 (delayacct_blkio_ticks, clock ticks): blkio only.
 std::unique_ptr<DelaySource> make_proc_stat_source(const std::string& root);
 
+// Decodes a TASKSTATS_CMD_GET answer as the kernel sends it: one netlink
+// message, the generic-netlink header, TASKSTATS_TYPE_AGGR_TGID (or _PID)
+// nesting TASKSTATS_TYPE_STATS (struct taskstats, of any version: fields it
+// lacks read as zero). nullopt for an error message or an answer without stats;
+// never reads outside [buf, buf + size).
+std::optional<TaskDelays> decode_taskstats_reply(const char* buf, size_t size);
 // Field 42 of a /proc/<pid>/stat line, in clock ticks; throws SourceError.
 uint64_t parse_delayacct_blkio_ticks(const std::string& stat_line, const std::string& where);
 // Command name (field 2, without the parentheses).

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "collectors/lost_events.hpp"
 #include "engine/evidence/histogram.hpp"
 #include "engine/evidence/layers.hpp"
 
@@ -14,6 +15,8 @@
 #include <bpf/libbpf.h>
 
 #include <linux/types.h>
+
+#include <sys/syscall.h>
 
 #include "bpf/iouring_events.h"
 #include "iouring.skel.h"
@@ -70,7 +73,7 @@ struct Totals {
 std::vector<MetricSpec> iouring_metric_specs() {
     using K = MetricSpec::Kind;
     const std::string S = layer::kSyscall;
-    return {
+    std::vector<MetricSpec> specs = {
         {"iouring.submitted", K::Metric, "count", S, "", "io_uring requests submitted in the window"},
         {"iouring.rw_submitted", K::Metric, "count", S, "", "read/write requests submitted (READ, WRITE, *V, *_FIXED)"},
         {"iouring.punted", K::Metric, "count", S, "", "requests handed to io-wq worker threads"},
@@ -103,6 +106,8 @@ std::vector<MetricSpec> iouring_metric_specs() {
         {"iouring.ring.latency_us", K::Histogram, "us", S, "pid",
          "per ring (labels {pid, ring}): submit -> complete latency"},
     };
+    for (const auto& spec : lost_events_specs(S)) specs.push_back(spec);
+    return specs;
 }
 
 void add_iouring_evidence(const std::vector<IouringRingStats>& rings, double window_s, const std::string& mode,
@@ -112,7 +117,7 @@ void add_iouring_evidence(const std::vector<IouringRingStats>& rings, double win
     const Provenance punt{"tracepoint", tp + ":io_uring:io_uring_queue_async_work / io_uring_submit_req"};
     const Provenance lat{"tracepoint", tp + ":io_uring:io_uring_submit_req -> io_uring_complete"};
     const Provenance cq{"tracepoint",
-                        tp + ":io_uring:io_uring_cqring_wait -> tracepoint:syscalls:sys_exit_io_uring_enter"};
+                        tp + ":io_uring:io_uring_cqring_wait -> " + tp + ":raw_syscalls:sys_exit (io_uring_enter)"};
     ev.add_fact("iouring.attach_mode", {}, tp, {"probe", "bpf_features"});
     Totals all;
     std::map<uint32_t, Totals> by_pid;
@@ -166,12 +171,71 @@ void add_iouring_evidence(const std::vector<IouringRingStats>& rings, double win
 
 struct IouringBpfCollector::Impl {
     iouring_bpf* skel = nullptr;
+    std::vector<bpf_link*> links;
     std::string mode;
     double t0 = 0;
-    ~Impl() {
+    uint32_t ring_slots = 0;
+    bool cq_exit = false;
+    ~Impl() { destroy(); }
+    void destroy() {
+        for (auto* l : links) bpf_link__destroy(l);
+        links.clear();
         if (skel) iouring_bpf__destroy(skel);
+        skel = nullptr;
     }
 };
+
+namespace {
+
+// Per-CPU ring slots: what fits in 8 MiB over all CPUs, 16..1024.
+uint32_t ring_slots_for(int ncpu) {
+    const size_t budget = 8u << 20;
+    uint32_t slots = 1024;
+    while (slots > 16 && size_t(slots) * sizeof(iouring_stats) * size_t(std::max(ncpu, 1)) > budget) slots /= 2;
+    return slots;
+}
+
+struct IouringProgram {
+    bpf_program* prog;
+    const char* tracepoint;
+};
+
+std::vector<IouringProgram> iouring_programs(iouring_bpf* s, bool btf) {
+    auto& p = s->progs;
+    if (btf)
+        return {{p.btf_submit_req, "io_uring_submit_req"}, {p.btf_queue_async_work, "io_uring_queue_async_work"},
+                {p.btf_complete, "io_uring_complete"},     {p.btf_cqring_wait, "io_uring_cqring_wait"},
+                {p.btf_sys_exit, "sys_exit"}};
+    return {{p.raw_submit_req, "io_uring_submit_req"}, {p.raw_queue_async_work, "io_uring_queue_async_work"},
+            {p.raw_complete, "io_uring_complete"},     {p.raw_cqring_wait, "io_uring_cqring_wait"},
+            {p.raw_sys_exit, "sys_exit"}};
+}
+
+// Adds one ring's per-CPU copies (a copy whose key is unset was never
+// claimed on that CPU).
+void add_ring(const iouring_stats& v, std::map<std::pair<uint32_t, uint64_t>, IouringRingStats>& rings) {
+    auto& r = rings[{v.key.tgid, v.key.ring}];
+    r.pid = v.key.tgid;
+    r.ring = v.key.ring;
+    if (r.comm.empty()) r.comm = std::string(v.comm, strnlen(v.comm, sizeof v.comm));
+    for (int i = 0; i < 3; ++i) {
+        r.submitted[i] += v.submitted[i];
+        r.punted[i] += v.punted[i];
+    }
+    r.completed += v.completed;
+    r.untracked += v.untracked;
+    r.lat_sum_ns += v.lat_sum_ns;
+    r.cqwait_count += v.cqwait_count;
+    r.cqwait_sum_ns += v.cqwait_sum_ns;
+    r.lat_hist.resize(IOURING_HIST_SLOTS, 0);
+    r.cqwait_hist.resize(IOURING_HIST_SLOTS, 0);
+    for (int b = 0; b < IOURING_HIST_SLOTS; ++b) {
+        r.lat_hist[b] += v.lat_hist[b];
+        r.cqwait_hist[b] += v.cqwait_hist[b];
+    }
+}
+
+}  // namespace
 
 IouringBpfCollector::IouringBpfCollector(FeatureProbe* probe) : impl_(std::make_unique<Impl>()), probe_(probe) {
     if (!probe_) {
@@ -203,37 +267,51 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
     }
     auto* s = iouring_bpf__open();
     if (!s) {
-        st.reason = std::string("iouring.bpf.o: open failed: ") + std::strerror(errno);
+        st.reason = std::string("iouring.bpf.o: open: ") + std::strerror(errno);
         return st;
     }
     impl_->skel = s;
+    const std::string what = "iouring.bpf.o (" + to_string(plan.mode) + ")";
+    auto fail = [&](const std::string& step, int err, const LibbpfLog* log) {
+        st.reason = what + ": " + step + ": " + std::strerror(err < 0 ? -err : err);
+        if (log)
+            if (auto detail = log->failure(); !detail.empty()) st.reason += " (" + detail + ")";
+        impl_->destroy();
+        return st;
+    };
     s->rodata->filter_tgid = static_cast<uint32_t>(opts.pid > 0 ? opts.pid : 0);
+    s->rodata->io_uring_enter_nr = SYS_io_uring_enter;
+    impl_->ring_slots = ring_slots_for(libbpf_num_possible_cpus());
+    s->rodata->ring_slot_mask = impl_->ring_slots - 1;
+    if (int err = bpf_map__set_max_entries(s->maps.ring_stats, impl_->ring_slots); err)
+        return fail("sizing ring_stats", err, nullptr);
     const bool btf = plan.mode == AttachMode::TpBtf;
-    bpf_program* btf_progs[] = {s->progs.btf_submit_req, s->progs.btf_queue_async_work, s->progs.btf_complete,
-                                s->progs.btf_cqring_wait};
-    bpf_program* raw_progs[] = {s->progs.raw_submit_req, s->progs.raw_queue_async_work, s->progs.raw_complete,
-                                s->progs.raw_cqring_wait};
-    for (auto* p : btf_progs) bpf_program__set_autoload(p, btf);
-    for (auto* p : raw_progs) bpf_program__set_autoload(p, !btf);
-    // CQ wait duration ends at the exit of io_uring_enter; without that
-    // tracepoint, waits are not timed (said in the status).
-    const bool cq_exit = probe_->tracepoint_exists("syscalls", "sys_exit_io_uring_enter");
-    bpf_program__set_autoload(s->progs.sys_exit_io_uring_enter, cq_exit);
-    if (int err = iouring_bpf__load(s); err) {
-        st.reason = std::string("iouring.bpf.o: load (") + to_string(plan.mode) + "): " + std::strerror(-err);
-        return st;
+    // The CQ wait ends at the exit of io_uring_enter (raw_syscalls:sys_exit,
+    // x86-64 register layout); without it, waits are counted, not timed.
+#if defined(__x86_64__)
+    impl_->cq_exit = probe_->tracepoint_exists("raw_syscalls", "sys_exit");
+#endif
+    for (const auto& p : iouring_programs(s, btf))
+        bpf_program__set_autoload(p.prog, std::string(p.tracepoint) != "sys_exit" || impl_->cq_exit);
+    for (const auto& p : iouring_programs(s, !btf)) bpf_program__set_autoload(p.prog, false);
+    {
+        LibbpfLog log;
+        if (int err = iouring_bpf__load(s); err) return fail("load", err, &log);
     }
-    if (int err = iouring_bpf__attach(s); err) {
-        st.reason = std::string("iouring.bpf.o: attach: ") + std::strerror(-err);
-        return st;
+    for (const auto& p : iouring_programs(s, btf)) {
+        if (!bpf_program__autoload(p.prog)) continue;
+        LibbpfLog log;
+        bpf_link* l = bpf_program__attach(p.prog);
+        if (!l) return fail(std::string("attach ") + bpf_program__name(p.prog) + " to " + p.tracepoint, errno, &log);
+        impl_->links.push_back(l);
     }
     impl_->mode = btf ? "tp_btf" : "raw_tp";
     impl_->t0 = now_s();
     st.available = true;
     st.reason = plan.reason;
-    if (!cq_exit)
+    if (!impl_->cq_exit)
         st.reason += std::string(st.reason.empty() ? "" : "; ") +
-                     "syscalls:sys_exit_io_uring_enter missing: CQ waits counted, not timed";
+                     "raw_syscalls:sys_exit not traced here (needs x86-64 and the tracepoint): CQ waits counted, not timed";
     // Requests already in flight at start complete without a submit: counted as
     // untracked, never timed from a wrong origin.
     return st;
@@ -242,36 +320,42 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
 void IouringBpfCollector::finish(Evidence& ev) {
     if (!impl_->skel) return;
     const double window_s = now_s() - impl_->t0;
-    const int fd = bpf_map__fd(impl_->skel->maps.stats);
-    std::vector<IouringRingStats> rings;
+    // Detach first so the maps stop moving (raw tracepoints: no RCU wait).
+    for (auto* l : impl_->links) bpf_link__destroy(l);
+    impl_->links.clear();
+    const int ncpu = std::max(libbpf_num_possible_cpus(), 1);
+    std::vector<iouring_stats> per_cpu(static_cast<size_t>(ncpu));
+    std::map<std::pair<uint32_t, uint64_t>, IouringRingStats> by_ring;
+    const int slots_fd = bpf_map__fd(impl_->skel->maps.ring_stats);
+    for (uint32_t slot = 0; slot < impl_->ring_slots; ++slot)
+        if (bpf_map_lookup_elem(slots_fd, &slot, per_cpu.data()) == 0)
+            for (const auto& v : per_cpu)
+                if (v.key.ring) add_ring(v, by_ring);
+    const int over_fd = bpf_map__fd(impl_->skel->maps.ring_overflow);
     iouring_key key{}, next{};
     iouring_key* prev = nullptr;
-    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-        iouring_stats v{};
-        if (bpf_map_lookup_elem(fd, &next, &v) == 0) {
-            IouringRingStats r;
-            r.pid = next.tgid;
-            r.ring = next.ring;
-            r.comm = std::string(v.comm, strnlen(v.comm, sizeof v.comm));
-            for (int i = 0; i < 3; ++i) {
-                r.submitted[i] = v.submitted[i];
-                r.punted[i] = v.punted[i];
+    while (bpf_map_get_next_key(over_fd, prev, &next) == 0) {
+        if (bpf_map_lookup_elem(over_fd, &next, per_cpu.data()) == 0)
+            for (auto v : per_cpu) {
+                v.key = next;   // copies on CPUs that never claimed it hold zeroes
+                add_ring(v, by_ring);
             }
-            r.completed = v.completed;
-            r.untracked = v.untracked;
-            r.lat_sum_ns = v.lat_sum_ns;
-            r.lat_hist.assign(v.lat_hist, v.lat_hist + IOURING_HIST_SLOTS);
-            r.cqwait_count = v.cqwait_count;
-            r.cqwait_sum_ns = v.cqwait_sum_ns;
-            r.cqwait_hist.assign(v.cqwait_hist, v.cqwait_hist + IOURING_HIST_SLOTS);
-            rings.push_back(std::move(r));
-        }
         key = next;
         prev = &key;
     }
+    std::vector<IouringRingStats> rings;
+    for (auto& [k, r] : by_ring) rings.push_back(std::move(r));
     add_iouring_evidence(rings, window_s, impl_->mode, ev);
-    iouring_bpf__destroy(impl_->skel);
-    impl_->skel = nullptr;
+    const auto* lost = impl_->skel->bss->lost;
+    const std::string src = "bpf/iouring.bpf.c lost[] counters";
+    add_lost_events(ev, name(),
+                    {{"inflight_slot_busy", lost[IOURING_LOST_INFLIGHT_SLOT_BUSY],
+                      "submissions and punts are all counted; only those requests' latencies are missing",
+                      src + " (in-flight slot held by a live request)"},
+                     {"ring_table_full", lost[IOURING_LOST_RING_TABLE_FULL],
+                      "the other rings' figures are complete; those rings' counts are missing",
+                      src + " (per-ring slot taken and overflow hash full)"}});
+    impl_->destroy();
 }
 
 #else  // !IODIAG_HAVE_BPF

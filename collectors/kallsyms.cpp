@@ -1,63 +1,120 @@
 #include "collectors/kallsyms.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <sstream>
+#include <cstring>
 
 namespace iodiag {
 
 namespace {
-struct Sym {
-    uint64_t addr;
-    bool text;
-    std::string name;
+
+// "ffffffff81000000 T _stext [module]": address, one-letter type, name.
+bool parse_line(const char* p, const char* line_end, uint64_t& addr, char& type, const char*& name,
+                size_t& name_len) {
+    while (p < line_end && *p == ' ') ++p;
+    uint64_t v = 0;
+    const char* digits = p;
+    for (; p < line_end; ++p) {
+        const char c = *p;
+        int d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else break;
+        v = v << 4 | uint64_t(d);
+    }
+    if (p == digits || p + 3 > line_end || p[0] != ' ' || p[2] != ' ') return false;
+    addr = v;
+    type = p[1];
+    name = p + 3;
+    const char* e = name;
+    while (e < line_end && *e != ' ' && *e != '\t') ++e;
+    name_len = size_t(e - name);
+    return name_len > 0;
+}
+
+// Collects addresses and wanted symbols line by line.
+class Collect {
+public:
+    explicit Collect(const std::map<std::string, int>& wanted) : wanted_(wanted) { addrs_.reserve(1 << 18); }
+    void line(const char* p, const char* end) {
+        uint64_t addr = 0;
+        char type = 0;
+        const char* name = nullptr;
+        size_t len = 0;
+        if (!parse_line(p, end, addr, type, name, len) || addr == 0) return;
+        addrs_.push_back(addr);
+        if (type != 't' && type != 'T') return;
+        const char* dot = static_cast<const char*>(memchr(name, '.', len));
+        base_.assign(name, dot ? size_t(dot - name) : len);
+        auto it = wanted_.find(base_);
+        if (it != wanted_.end()) hits_.push_back({addr, 0, it->first, it->second});
+    }
+    std::vector<KernelSymbolRange> finish() {
+        std::sort(addrs_.begin(), addrs_.end());
+        std::vector<KernelSymbolRange> out;
+        for (auto& h : hits_) {
+            // The end is the next symbol at a higher address (aliases share one);
+            // the last symbol's size is unknown: skipped rather than guessed.
+            auto next = std::upper_bound(addrs_.begin(), addrs_.end(), h.start);
+            if (next == addrs_.end()) continue;
+            h.end = *next;
+            out.push_back(std::move(h));
+        }
+        std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+        // Aliases at the same address would give duplicate ranges.
+        out.erase(std::unique(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.start == b.start; }),
+                  out.end());
+        return out;
+    }
+
+private:
+    const std::map<std::string, int>& wanted_;
+    std::vector<uint64_t> addrs_;   // every symbol's address: where the previous one ends
+    std::vector<KernelSymbolRange> hits_;
+    std::string base_;
 };
 
-bool parse_line(const std::string& line, Sym& out) {
-    std::istringstream in(line);
-    std::string addr, type, name;
-    if (!(in >> addr >> type >> name) || type.size() != 1) return false;
-    try {
-        size_t used = 0;
-        out.addr = std::stoull(addr, &used, 16);
-        if (used != addr.size()) return false;
-    } catch (...) {
-        return false;
-    }
-    out.text = type[0] == 't' || type[0] == 'T';
-    out.name = std::move(name);
-    return true;
-}
 }  // namespace
 
 std::vector<KernelSymbolRange> resolve_kernel_symbols(const std::string& kallsyms_text,
                                                       const std::map<std::string, int>& wanted) {
-    std::vector<Sym> syms;
-    std::istringstream in(kallsyms_text);
-    std::string line;
-    while (std::getline(in, line)) {
-        Sym s;
-        if (parse_line(line, s) && s.addr != 0) syms.push_back(std::move(s));
+    Collect c(wanted);
+    const char* p = kallsyms_text.data();
+    const char* end = p + kallsyms_text.size();
+    while (p < end) {
+        const char* nl = static_cast<const char*>(memchr(p, '\n', size_t(end - p)));
+        const char* line_end = nl ? nl : end;
+        c.line(p, line_end);
+        p = line_end + 1;
     }
-    std::stable_sort(syms.begin(), syms.end(), [](const Sym& a, const Sym& b) { return a.addr < b.addr; });
+    return c.finish();
+}
 
-    std::vector<KernelSymbolRange> out;
-    for (size_t i = 0; i < syms.size(); ++i) {
-        if (!syms[i].text) continue;
-        std::string base = syms[i].name.substr(0, syms[i].name.find('.'));
-        auto it = wanted.find(base);
-        if (it == wanted.end()) continue;
-        // The end is the next symbol at a higher address (aliases share one).
-        uint64_t end = 0;
-        for (size_t j = i + 1; j < syms.size(); ++j)
-            if (syms[j].addr > syms[i].addr) { end = syms[j].addr; break; }
-        if (end == 0) continue;   // last symbol: size unknown, skip rather than guess
-        out.push_back({syms[i].addr, end, base, it->second});
+std::optional<std::vector<KernelSymbolRange>> resolve_kernel_symbols_in_file(const std::string& path,
+                                                                            const std::map<std::string, int>& wanted) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    Collect c(wanted);
+    std::vector<char> buf(1 << 20);
+    size_t have = 0;
+    for (;;) {
+        const ssize_t n = read(fd, buf.data() + have, buf.size() - have);
+        if (n <= 0) break;
+        have += size_t(n);
+        const char* p = buf.data();
+        const char* end = p + have;
+        for (const char* nl; (nl = static_cast<const char*>(memchr(p, '\n', size_t(end - p)))); p = nl + 1)
+            c.line(p, nl);
+        have = size_t(end - p);   // a partial last line waits for the next read
+        std::memmove(buf.data(), p, have);
+        if (have == buf.size()) have = 0;   // a line longer than the buffer: dropped
     }
-    // Aliases at the same address would give duplicate ranges.
-    out.erase(std::unique(out.begin(), out.end(),
-                          [](const auto& a, const auto& b) { return a.start == b.start; }),
-              out.end());
-    return out;
+    if (have) c.line(buf.data(), buf.data() + have);
+    close(fd);
+    return c.finish();
 }
 
 }  // namespace iodiag

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <map>
 #include <string>
 #include <vector>
@@ -22,5 +23,10 @@ struct KernelSymbolRange {
 // Malformed lines are skipped.
 std::vector<KernelSymbolRange> resolve_kernel_symbols(const std::string& kallsyms_text,
                                                       const std::map<std::string, int>& wanted);
+// The same, read from a file in large chunks (/proc/kallsyms has ~100-200k
+// lines; only the addresses and the wanted symbols are kept, never the whole
+// text). nullopt when the file cannot be opened.
+std::optional<std::vector<KernelSymbolRange>> resolve_kernel_symbols_in_file(const std::string& path,
+                                                                            const std::map<std::string, int>& wanted);
 
 }  // namespace iodiag

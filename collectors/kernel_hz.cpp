@@ -2,9 +2,10 @@
 
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <regex>
+#include <cstdlib>
 #include <sstream>
 #include <thread>
 
@@ -28,6 +29,30 @@ std::optional<int> parse_config_hz(const std::string& text) {
 }
 
 namespace {
+// The decimal number between `before` and `after` at their first occurrence
+// in text (after = "" : up to the first non-digit); nullopt when absent or too
+// long for a double. std::regex is avoided: libstdc++'s recurses per character
+// matched, which a long run of digits turns into a stack overflow.
+std::optional<double> number_between(const std::string& text, const std::string& before, const std::string& after) {
+    const auto at = text.find(before);
+    if (at == std::string::npos) return std::nullopt;
+    const auto begin = at + before.size();
+    const auto end = std::min(text.find_first_not_of("0123456789", begin), text.size());
+    if (end == begin || text.compare(end, after.size(), after) != 0) return std::nullopt;
+    const double v = std::strtod(text.substr(begin, end - begin).c_str(), nullptr);
+    if (!std::isfinite(v)) return std::nullopt;
+    return v;
+}
+}  // namespace
+
+std::optional<std::pair<double, double>> parse_timer_list(const std::string& text) {
+    const auto now = number_between(text, "now at ", " nsecs");
+    const auto jiffies = number_between(text, "\njiffies: ", "");
+    if (!now || !jiffies) return std::nullopt;
+    return std::make_pair(*jiffies, *now);
+}
+
+namespace {
 
 std::optional<std::string> gunzip(const std::string& path) {
     const std::string cmd = "gzip -dc '" + path + "' 2>/dev/null";
@@ -44,12 +69,7 @@ std::optional<std::string> gunzip(const std::string& path) {
 std::optional<std::pair<double, double>> timer_list_sample(const std::string& path) {
     auto t = try_read_text_file(path);
     if (!t) return std::nullopt;
-    std::smatch m;
-    std::regex now_re("now at ([0-9]+) nsecs"), jif_re("\njiffies: ([0-9]+)");
-    if (!std::regex_search(*t, m, now_re)) return std::nullopt;
-    const double now = std::stod(m[1]);
-    if (!std::regex_search(*t, m, jif_re)) return std::nullopt;
-    return std::make_pair(std::stod(m[1]), now);
+    return parse_timer_list(*t);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "collectors/iouring_bpf.hpp"
 #include "collectors/meminfo.hpp"
 #include "collectors/nvme_smart_collector.hpp"
+#include "collectors/proc_io.hpp"
 #include "collectors/psi.hpp"
 #include "collectors/syscall_bpf.hpp"
 #include "collectors/vmstat.hpp"
@@ -26,6 +27,7 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     c.push_back(std::make_unique<VmstatCollector>());
     c.push_back(std::make_unique<MeminfoCollector>());
     c.push_back(std::make_unique<DirtyLimitsCollector>());
+    c.push_back(std::make_unique<ProcIoCollector>());
     c.push_back(std::make_unique<PsiCollector>());
     c.push_back(std::make_unique<CgroupCollector>());
     c.push_back(std::make_unique<DelayacctCollector>());

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -73,6 +74,8 @@ struct SyscallBpfCollector::Impl {
     std::map<std::string, std::vector<uint64_t>> file_ns_by_bucket;
     uint64_t received = 0;
     size_t max_exemplars = 64;
+    std::vector<syscall_bpf::Reading> readings;   // one per sample()
+    uint32_t proc_slots = 0;
     std::optional<double> slow_threshold_us;   // this window's; unset = p99
     KernelHz hz;
     std::string root = "/";
@@ -171,6 +174,7 @@ std::pair<std::string, std::string> tracepoint_of(const std::string& section) {
     if (name.rfind("xfs_", 0) == 0) return {"xfs", name};
     if (name.rfind("btrfs_", 0) == 0) return {"btrfs", name};
     if (name.rfind("page_cache_", 0) == 0) return {"readahead", name};
+    if (name == "balance_dirty_pages") return {"writeback", name};
     return {"", name};
 }
 
@@ -183,31 +187,42 @@ const std::vector<long>& traced_syscall_numbers() {
     return v;
 }
 
-// Bit number of an anonymous-enum constant (BIO_BPS_THROTTLED) in kernel BTF;
-// 0xff when absent. Read from BTF, not assumed, because it is not ABI.
-uint32_t enum_value_from_btf(const char* name) {
-    btf* b = btf__load_vmlinux_btf();
-    if (!b) return 0xff;
-    uint32_t value = 0xff;
-    const int n = static_cast<int>(btf__type_cnt(b));
-    for (int id = 1; id < n && value == 0xff; ++id) {
-        const btf_type* t = btf__type_by_id(b, id);
-        if (!btf_is_enum(t)) continue;
-        const struct btf_enum* e = btf_enum(t);
-        for (int i = 0; i < btf_vlen(t); ++i)
-            if (std::strcmp(btf__name_by_offset(b, e[i].name_off), name) == 0) {
-                value = static_cast<uint32_t>(e[i].val);
-                break;
-            }
-    }
-    btf__free(b);
-    return value;
+bool is_max_counter(uint32_t i) {
+    return i == CNT_JBD2_MAX_LOCKED || i == CNT_JBD2_MAX_FLUSHING || i == CNT_JBD2_MAX_LOGGING;
 }
 
-std::vector<uint64_t> read_percpu_u64(int fd, uint32_t key, int ncpu) {
-    std::vector<uint64_t> v(ncpu, 0);
-    bpf_map_lookup_elem(fd, &key, v.data());
-    return v;
+// The per-CPU aggregates summed over CPUs (maxima for the max counters).
+syscall_bpf::Reading read_aggregates(const ::syscall_bpf* skel) {
+    syscall_bpf::Reading r;
+    r.hist.assign(GRP_COUNT, std::vector<uint64_t>(IOD_HIST_BUCKETS, 0));
+    r.buckets.assign(IOD_HIST_BUCKETS, {});
+    for (auto& b : r.buckets) b.class_ns.assign(CLS_COUNT, 0);
+    r.counters.assign(CNT_COUNT, 0);
+    const int ncpu = libbpf_num_possible_cpus();
+    if (ncpu <= 0) return r;
+    std::vector<iod_aggregates> per_cpu(static_cast<size_t>(ncpu));
+    const uint32_t zero = 0;
+    if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.aggregates), &zero, per_cpu.data()) != 0) return r;
+    for (const auto& c : per_cpu) {
+        for (int g = 0; g < GRP_COUNT; ++g)
+            for (int b = 0; b < IOD_HIST_BUCKETS; ++b) r.hist[g][b] += c.hist[g][b];
+        for (int b = 0; b < IOD_HIST_BUCKETS; ++b) {
+            r.buckets[b].count += c.buckets[b].count;
+            r.buckets[b].total_ns += c.buckets[b].total_ns;
+            for (int k = 0; k < CLS_COUNT; ++k) r.buckets[b].class_ns[k] += c.buckets[b].ns[k];
+        }
+        for (uint32_t i = 0; i < CNT_COUNT; ++i)
+            r.counters[i] = is_max_counter(i) ? std::max<uint64_t>(r.counters[i], c.counters[i]) : r.counters[i] + c.counters[i];
+    }
+    return r;
+}
+
+// Per-CPU process-time slots: what fits in 8 MiB over all CPUs, 64..4096.
+uint32_t proc_slots_for(int ncpu) {
+    const size_t budget = 8u << 20;
+    uint32_t slots = 4096;
+    while (slots > 64 && size_t(slots) * sizeof(iod_proc_time) * size_t(std::max(ncpu, 1)) > budget) slots /= 2;
+    return slots;
 }
 
 }  // namespace
@@ -225,6 +240,11 @@ std::vector<MetricSpec> SyscallBpfCollector::metric_specs() const { return sysca
 CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     CollectorStatus st;
     st.name = name();
+    // Until the programs attach, the layers it measures when it runs: a status
+    // that says unavailable names them, so the verdict says why they were not
+    // observed. On success they become the layers whose probes attached.
+    st.layers = {layer::kSyscall, layer::kFilesystem, layer::kCpu,     layer::kPageCache, layer::kDirty,
+                 layer::kReclaim, layer::kJournal,    layer::kLocks,   layer::kCgroup};
 #if !IODIAG_HAVE_BPF
     (void)opts;
     st.reason = "built without BPF support (no clang/bpftool/BTF at build time)";
@@ -255,27 +275,35 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     ro->self_tgid = static_cast<uint32_t>(getpid());
     ro->exemplar_min_ns = static_cast<uint64_t>(opts_.exemplar_min_us * 1000);
 
-    // Wait classifier: kernel function ranges from /proc/kallsyms.
+    // Wait classifier: kernel function ranges from /proc/kallsyms (~100 ms of
+    // kernel time to generate), read while the kernel verifies the programs.
     std::vector<std::string> notes;
     const std::string kallsyms_path = under_root(opts.root, "/proc/kallsyms");
-    auto ksyms = try_read_text_file(kallsyms_path);
     std::vector<KernelSymbolRange> ranges;
-    if (ksyms) ranges = resolve_kernel_symbols(*ksyms, syscall_bpf::wait_classifier_functions());
-    if (ranges.size() > IOD_MAX_RANGES) ranges.resize(IOD_MAX_RANGES);
-    for (size_t i = 0; i < ranges.size(); ++i)
-        ro->ranges[i] = {ranges[i].start, ranges[i].end, static_cast<unsigned>(ranges[i].tag),
-                         syscall_bpf::journal_kind_of_function(ranges[i].name)};
-    ro->nranges = static_cast<uint32_t>(ranges.size());
-    ro->bio_throttled_bit = enum_value_from_btf("BIO_BPS_THROTTLED");
+    std::thread kallsyms_reader([&] {
+        ranges = resolve_kernel_symbols_in_file(kallsyms_path, syscall_bpf::wait_classifier_functions())
+                     .value_or(std::vector<KernelSymbolRange>{});
+        if (ranges.size() > IOD_MAX_RANGES) ranges.resize(IOD_MAX_RANGES);
+    });
+    struct JoinOnExit {
+        std::thread& t;
+        ~JoinOnExit() {
+            if (t.joinable()) t.join();
+        }
+    } join_reader{kallsyms_reader};
+    impl->proc_slots = proc_slots_for(libbpf_num_possible_cpus());
+    ro->proc_slot_mask = impl->proc_slots - 1;
+    if (int err = bpf_map__set_max_entries(impl->skel->maps.proc_time, impl->proc_slots); err) {
+        st.reason = std::string("syscall.bpf.o: sizing proc_time: ") + std::strerror(-err);
+        return st;
+    }
+    // Read from BTF, not assumed: the flag's bit number is not ABI.
+    ro->bio_throttled_bit = static_cast<uint32_t>(kernel_enum_value("BIO_BPS_THROTTLED").value_or(0xff));
     for (size_t i = 0; i < traced_syscall_numbers().size(); ++i) {
         const long nr = traced_syscall_numbers()[i];
         if (nr >= 0 && nr < IOD_MAX_NR) ro->sys_of_nr[nr] = static_cast<uint8_t>(i + 1);
     }
     std::set<int> classes_resolved;
-    for (const auto& r : ranges) classes_resolved.insert(r.tag);
-    if (ranges.empty())
-        notes.push_back("off-CPU waits unclassified (counted as other): no classifier function found in " +
-                        kallsyms_path);
 
     // Programs whose tracepoint is missing are not loaded (and their layer not claimed).
     std::set<std::string> missing;
@@ -287,11 +315,26 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
             missing.insert(tp);
         }
     }
-    if (int err = syscall_bpf__load(impl->skel); err) {
-        st.reason = std::string("loading bpf/syscall.bpf.c failed: ") + std::strerror(-err);
-        return st;
+    t.mark("tracepoint checks");
+    {
+        LibbpfLog log;
+        if (int err = syscall_bpf__load(impl->skel); err) {
+            st.reason = std::string("syscall.bpf.o: load: ") + std::strerror(-err);
+            if (auto detail = log.failure(); !detail.empty()) st.reason += " (" + detail + ")";
+            return st;
+        }
     }
     t.mark("load");
+    kallsyms_reader.join();
+    t.mark("kallsyms (after load)");
+    for (size_t i = 0; i < ranges.size(); ++i)
+        impl->skel->bss->ranges[i] = {ranges[i].start, ranges[i].end, static_cast<unsigned>(ranges[i].tag),
+                                      syscall_bpf::journal_kind_of_function(ranges[i].name)};
+    __atomic_store_n(&impl->skel->bss->nranges, static_cast<uint32_t>(ranges.size()), __ATOMIC_RELEASE);
+    for (const auto& r : ranges) classes_resolved.insert(r.tag);
+    if (ranges.empty())
+        notes.push_back("off-CPU waits unclassified (counted as other): no classifier function found in " +
+                        kallsyms_path);
     // The syscall programs are on raw_syscalls sys_enter/sys_exit and filter
     // by syscall number in the kernel (see bpf/syscall.bpf.c for why).
     std::set<std::string> attached;
@@ -309,7 +352,9 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     auto has = [&](const std::string& tp) { return attached.count(tp) > 0; };
     t.mark("attach");
     if (!has("sys_enter") || !has("sys_exit")) {
-        st.reason = "syscall tracepoints did not attach";
+        st.reason = "syscall.bpf.o: attach sys_enter/sys_exit (raw_syscalls, tp_btf) failed";
+        for (const auto& m : missing)
+            if (m.rfind("sys_", 0) == 0) st.reason += "; " + m;
         return st;
     }
     impl->rb = ring_buffer__new(bpf_map__fd(impl->skel->maps.exemplars), ringbuf_cb, impl.get(), nullptr);
@@ -370,6 +415,12 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
 #endif
 }
 
+void SyscallBpfCollector::sample(size_t /*interval*/) {
+#if IODIAG_HAVE_BPF
+    if (impl_) impl_->readings.push_back(read_aggregates(impl_->skel));
+#endif
+}
+
 void SyscallBpfCollector::finish(Evidence& ev) {
 #if IODIAG_HAVE_BPF
     if (!impl_) return;
@@ -382,7 +433,6 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     im.stop_drainer();
     t.mark("drain join");
 
-    const int ncpu = libbpf_num_possible_cpus();
     syscall_bpf::Snapshot s;
     s.hz = im.hz.hz;
     s.hz_source = im.hz.source;
@@ -391,38 +441,29 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     s.journal_waits_split = im.journal_waits_split;
     s.user_threshold_us = im.slow_threshold_us;
     s.exemplar_min_us = opts_.exemplar_min_us;
-
-    const int hist_fd = bpf_map__fd(im.skel->maps.hist);
-    s.hist.assign(GRP_COUNT, std::vector<uint64_t>(IOD_HIST_BUCKETS, 0));
-    for (uint32_t g = 0; g < GRP_COUNT; ++g)
-        for (uint32_t b = 0; b < IOD_HIST_BUCKETS; ++b)
-            for (uint64_t v : read_percpu_u64(hist_fd, g * IOD_HIST_BUCKETS + b, ncpu)) s.hist[g][b] += v;
-    const int hm_fd = bpf_map__fd(im.skel->maps.read_hitmiss);
+    // The window's figures: everything since attach. With series, they are
+    // the last interval's reading (taken after detach, so the intervals add
+    // up to the window exactly).
+    syscall_bpf::Reading all = read_aggregates(im.skel);
+    s.hist = all.hist;
+    s.buckets = all.buckets;
+    s.counters = all.counters;
     s.read_hit.assign(IOD_HIST_BUCKETS, 0);
     s.read_miss.assign(IOD_HIST_BUCKETS, 0);
-    for (uint32_t b = 0; b < IOD_HIST_BUCKETS; ++b) {
-        for (uint64_t v : read_percpu_u64(hm_fd, b, ncpu)) s.read_hit[b] += v;
-        for (uint64_t v : read_percpu_u64(hm_fd, IOD_HIST_BUCKETS + b, ncpu)) s.read_miss[b] += v;
+    {
+        const int ncpu = libbpf_num_possible_cpus();
+        std::vector<iod_aggregates> per_cpu(static_cast<size_t>(std::max(ncpu, 1)));
+        const uint32_t zero = 0;
+        if (bpf_map_lookup_elem(bpf_map__fd(im.skel->maps.aggregates), &zero, per_cpu.data()) == 0)
+            for (const auto& c : per_cpu)
+                for (int b = 0; b < IOD_HIST_BUCKETS; ++b) {
+                    s.read_hit[b] += c.read_hit[b];
+                    s.read_miss[b] += c.read_miss[b];
+                }
     }
-    const int bs_fd = bpf_map__fd(im.skel->maps.bucket_sums);
-    std::vector<iod_bucket_sums> per_cpu(ncpu);
-    for (uint32_t b = 0; b < IOD_HIST_BUCKETS; ++b) {
-        syscall_bpf::BucketSums sum;
-        sum.class_ns.assign(CLS_COUNT, 0);
-        if (bpf_map_lookup_elem(bs_fd, &b, per_cpu.data()) == 0)
-            for (const auto& c : per_cpu) {
-                sum.count += c.count;
-                sum.total_ns += c.total_ns;
-                for (int k = 0; k < CLS_COUNT; ++k) sum.class_ns[k] += c.ns[k];
-            }
-        s.buckets.push_back(std::move(sum));
-    }
-    const int cnt_fd = bpf_map__fd(im.skel->maps.counters);
-    s.counters.assign(CNT_COUNT, 0);
-    for (uint32_t i = 0; i < CNT_COUNT; ++i) {
-        auto v = read_percpu_u64(cnt_fd, i, ncpu);
-        const bool is_max = i == CNT_JBD2_MAX_LOCKED || i == CNT_JBD2_MAX_FLUSHING || i == CNT_JBD2_MAX_LOGGING;
-        for (uint64_t x : v) s.counters[i] = is_max ? std::max(s.counters[i], x) : s.counters[i] + x;
+    if (!im.readings.empty()) {
+        im.readings.back() = all;
+        s.readings = std::move(im.readings);
     }
     const int g_fd = bpf_map__fd(im.skel->maps.gauges);
     s.gauges.assign(GAUGE_COUNT, 0);
@@ -431,20 +472,43 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     t.mark("array maps");
     CgroupIdNames cg(im.root);
     t.mark("cgroup names");
+    // Per-process time: the per-CPU slots and the overflow hash, summed by tgid.
+    std::map<uint32_t, syscall_bpf::ProcessTime> by_pid;
+    {
+        const int ncpu = std::max(libbpf_num_possible_cpus(), 1);
+        std::vector<iod_proc_time> per_cpu(static_cast<size_t>(ncpu));
+        auto add = [&](const iod_proc_time& v) {
+            if (!v.tgid) return;
+            auto& p = by_pid[v.tgid];
+            if (p.ns_by_bucket.empty()) p.ns_by_bucket.assign(IOD_HIST_BUCKETS, 0);
+            p.ops += v.ops;
+            for (int b = 0; b < IOD_HIST_BUCKETS; ++b) p.ns_by_bucket[b] += v.ns_by_bucket[b];
+        };
+        const int slot_fd = bpf_map__fd(im.skel->maps.proc_time);
+        for (uint32_t slot = 0; slot < im.proc_slots; ++slot)
+            if (bpf_map_lookup_elem(slot_fd, &slot, per_cpu.data()) == 0)
+                for (const auto& v : per_cpu) add(v);
+        const int over_fd = bpf_map__fd(im.skel->maps.proc_time_overflow);
+        uint32_t key = 0, next = 0;
+        bool first = true;
+        while (bpf_map_get_next_key(over_fd, first ? nullptr : &key, &next) == 0) {
+            first = false;
+            key = next;
+            if (bpf_map_lookup_elem(over_fd, &key, per_cpu.data()) == 0)
+                for (auto v : per_cpu) {
+                    v.tgid = key;   // per-CPU copies never claimed on that CPU hold zeroes
+                    add(v);
+                }
+        }
+    }
     const int p_fd = bpf_map__fd(im.skel->maps.procs);
-    uint32_t key = 0, next = 0;
-    bool first = true;
-    while (bpf_map_get_next_key(p_fd, first ? nullptr : &key, &next) == 0) {
-        first = false;
-        key = next;
-        iod_proc_val val{};
-        if (bpf_map_lookup_elem(p_fd, &key, &val) != 0) continue;
-        syscall_bpf::ProcessTime p;
-        p.pid = key;
-        p.comm.assign(val.comm, strnlen(val.comm, sizeof(val.comm)));
-        p.cgroup = cg.label(val.cgid, val.memcg, val.io_cg);
-        p.ops = val.ops;
-        p.ns_by_bucket.assign(val.ns_by_bucket, val.ns_by_bucket + IOD_HIST_BUCKETS);
+    for (auto& [pid, p] : by_pid) {
+        iod_proc_info info{};
+        p.pid = pid;
+        if (bpf_map_lookup_elem(p_fd, &pid, &info) == 0) {
+            p.comm.assign(info.comm, strnlen(info.comm, sizeof(info.comm)));
+            p.cgroup = cg.label(info.cgid, info.memcg, info.io_cg);
+        }
         s.procs.push_back(std::move(p));
     }
     t.mark("procs map");

@@ -30,6 +30,9 @@ public:
     std::string name() const override { return "syscall_bpf"; }
     std::vector<MetricSpec> metric_specs() const override;
     CollectorStatus start(const CollectOptions& opts) override;
+    // Reads the cumulative in-kernel aggregates (nothing is reset): the
+    // series are differences of these readings (see syscall_bpf_snapshot.hpp).
+    void sample(size_t interval) override;
     void finish(Evidence& ev) override;
 
     struct Impl;

@@ -4,6 +4,8 @@
 
 #include "bpf/syscall_events.h"
 #include "collectors/syscall_bpf_classes.hpp"
+#include "collectors/interval_series.hpp"
+#include "collectors/lost_events.hpp"
 #include "collectors/syscall_bpf_snapshot.hpp"
 #include "engine/evidence/layers.hpp"
 
@@ -26,9 +28,10 @@ Provenance attribution_provenance(const std::string& set) {
 
 double jiffies_ms(uint64_t j, int hz) { return hz > 0 ? 1000.0 * static_cast<double>(j) / hz : 0; }
 
-uint64_t counter(const Snapshot& s, int idx) {
-    return idx < static_cast<int>(s.counters.size()) ? s.counters[idx] : 0;
+uint64_t counter_of(const std::vector<uint64_t>& counters, int idx) {
+    return idx < static_cast<int>(counters.size()) ? counters[idx] : 0;
 }
+uint64_t counter(const Snapshot& s, int idx) { return counter_of(s.counters, idx); }
 
 Log2Histogram to_hist(const std::vector<uint64_t>& b) {
     Log2Histogram h;
@@ -58,6 +61,68 @@ void emit_attribution(const std::string& set, const Attribution& a, Evidence& ev
 }
 
 std::string file_label(const SlowOp& op) { return op.file.empty() ? "?" : op.file; }
+
+std::vector<BucketSums> bucket_delta(const std::vector<BucketSums>& now, const std::vector<BucketSums>& before) {
+    auto sub = [](uint64_t a, uint64_t b) { return a > b ? a - b : 0; };
+    std::vector<BucketSums> d(now.size());
+    for (size_t b = 0; b < now.size(); ++b) {
+        const BucketSums* was = b < before.size() ? &before[b] : nullptr;
+        d[b].count = sub(now[b].count, was ? was->count : 0);
+        d[b].total_ns = sub(now[b].total_ns, was ? was->total_ns : 0);
+        d[b].class_ns.resize(now[b].class_ns.size());
+        for (size_t c = 0; c < now[b].class_ns.size(); ++c)
+            d[b].class_ns[c] = sub(now[b].class_ns[c], was && c < was->class_ns.size() ? was->class_ns[c] : 0);
+    }
+    return d;
+}
+
+// Per-interval series from the cumulative readings (differences of
+// consecutive ones): nothing counted between two readings is lost.
+void emit_series(const Snapshot& s, int slow_bucket, const std::string& definition, Evidence& ev) {
+    if (s.readings.empty()) return;
+    CumulativeSeries hs;
+    for (const auto& r : s.readings) {
+        std::map<std::pair<std::string, Labels>, Log2Histogram> h;
+        std::map<std::pair<std::string, Labels>, double> v;
+        for (size_t g = 0; g < r.hist.size() && g < group_names().size(); ++g) {
+            const Log2Histogram lat = to_hist(r.hist[g]);
+            if (!lat.empty()) h[{"syscall.latency_us", {{"op", group_names()[g]}}}] = lat;
+        }
+        v[{"dirty.throttle_events", {}}] = double(counter_of(r.counters, CNT_DIRTY_EVENTS));
+        v[{"reclaim.direct_events", {}}] = double(counter_of(r.counters, CNT_DIRECT_RECLAIM));
+        v[{"reclaim.memcg_events", {}}] = double(counter_of(r.counters, CNT_MEMCG_RECLAIM));
+        hs.record(std::move(h), std::move(v));
+    }
+    for (const auto& g : group_names())
+        hs.describe("syscall.latency_us", {{"op", g}}, {"us", {kSyscallTp.kind, kSyscallTp.source + ", per interval"}});
+    hs.describe("dirty.throttle_events", {}, {"count", {"tracepoint", "tracepoint:writeback:balance_dirty_pages, per interval"}});
+    hs.describe("reclaim.direct_events", {}, {"count", {"tracepoint", "tp_btf:vmscan:mm_vmscan_direct_reclaim_begin, per interval"}});
+    hs.describe("reclaim.memcg_events", {}, {"count", {"tracepoint", "tp_btf:vmscan:mm_vmscan_memcg_reclaim_begin, per interval"}});
+    hs.emit(ev.series);
+
+    // Attributed time per layer and interval, for all traced syscalls and for
+    // the slow set as the window defines it (its first duration bucket).
+    const auto& layers = class_layers();
+    std::map<std::string, std::vector<double>> all_us, slow_us;
+    for (const auto& l : layers) {
+        all_us[l].assign(s.readings.size(), 0);
+        slow_us[l].assign(s.readings.size(), 0);
+    }
+    std::vector<BucketSums> prev;
+    for (size_t i = 0; i < s.readings.size(); ++i) {
+        const auto d = bucket_delta(s.readings[i].buckets, prev);
+        prev = s.readings[i].buckets;
+        for (const auto& sh : attribute(d, 0, layers).shares) all_us[sh.layer][i] = sh.us;
+        for (const auto& sh : attribute(d, slow_bucket, layers).shares) slow_us[sh.layer][i] = sh.us;
+    }
+    const Provenance pall{"tracepoint", attribution_provenance("all").source + "; per interval"};
+    const Provenance pslow{"tracepoint", attribution_provenance("slow").source + "; per interval, slow set = " +
+                                             definition + " over the window"};
+    for (const auto& l : layers) {
+        ev.series.values.push_back({"layer.time_us", {{"layer", l}}, "us", all_us[l], pall});
+        ev.series.values.push_back({"layer.slow_time_us", {{"layer", l}}, "us", slow_us[l], pslow});
+    }
+}
 
 }  // namespace
 
@@ -106,7 +171,6 @@ std::vector<MetricSpec> metric_specs() {
         {"syscall.proc.time_us", K::Metric, "us", layer::kSyscall, "pid", "time in traced syscalls per process (top 20)"},
         {"cgroup.blk_throttled_bios", K::Metric, "count", layer::kCgroup, "",
          "bios blk-throttle held and released in the window (all cgroups)"},
-        {"syscall_bpf.exemplar_drops", K::Metric, "count", layer::kSyscall, "", "slow-op records lost (ring buffer full)"},
         {"syscall_bpf.waits_unclassified", K::Metric, "count", layer::kSyscall, "", "off-CPU waits no classifier named"},
         {"syscall_bpf.waits_classified", K::Metric, "count", layer::kSyscall, "", "off-CPU waits classified by stack"},
         {"attr.slow.top_comm", K::Fact, "", layer::kSyscall, "", "process name with the most slow-set time"},
@@ -124,6 +188,7 @@ std::vector<MetricSpec> metric_specs() {
             v.push_back({std::string("journal.commit_") + ph + "_ms_max", K::Metric, "ms", layer::kJournal, "",
                          std::string("longest jbd2 commit ") + ph + " phase (jiffies resolution)"});
     }
+    for (const auto& spec : lost_events_specs(layer::kSyscall)) v.push_back(spec);
     for (const char* set : {"slow", "all"})
         for (const auto& l : class_layers()) {
             v.push_back({std::string("attr.") + set + "." + l + "_pct", K::Metric, "pct",
@@ -290,7 +355,22 @@ void emit(const Snapshot& s, Evidence& ev) {
     ev.add_metric("cgroup.blk_throttled_bios", {}, counter(s, CNT_THROTTLED_BIOS), "count",
                   {"tracepoint", "tp_btf:block:block_bio_queue of bios flagged BIO_BPS_THROTTLED (released by blk-throttle)"});
     const Provenance pself{"tracepoint", "syscall_bpf self-accounting"};
-    ev.add_metric("syscall_bpf.exemplar_drops", {}, counter(s, CNT_EXEMPLAR_DROPS), "count", pself);
+    add_lost_events(
+        ev, "syscall_bpf",
+        {{"exemplars_ringbuf_full", counter(s, CNT_EXEMPLAR_DROPS),
+          "shares and histograms are from in-kernel sums and are complete; only those slow-syscall exemplars "
+          "(their files and parts) are missing",
+          "bpf/syscall.bpf.c counter CNT_EXEMPLAR_DROPS (ring buffer reservation failed at sys_exit)"},
+         {"task_storage_unavailable", counter(s, CNT_INFLIGHT_FULL),
+          "those syscalls are missing from every figure (not timed); all others are complete",
+          "bpf/syscall.bpf.c counter CNT_INFLIGHT_FULL (task local storage could not be created at sys_enter)"},
+         {"wait_stack_unavailable", counter(s, CNT_WAIT_STACK_FAILED),
+          "every syscall is timed; those off-CPU waits (kernel stack unreadable) are charged to other instead of "
+          "their layer",
+          "bpf/syscall.bpf.c counter CNT_WAIT_STACK_FAILED (bpf_get_stack failed at sched_switch)"},
+         {"process_table_full", counter(s, CNT_PROCS_FULL),
+          "shares and histograms are complete; who-suffered (per process and cgroup) misses those processes",
+          "bpf/syscall.bpf.c counter CNT_PROCS_FULL (process tables full)"}});
     ev.add_metric("syscall_bpf.waits_unclassified", {}, counter(s, CNT_WAITS_UNCLASSIFIED), "count", pself);
     ev.add_metric("syscall_bpf.waits_classified", {}, counter(s, CNT_WAITS_CLASSIFIED), "count", pself);
 
@@ -321,6 +401,7 @@ void emit(const Snapshot& s, Evidence& ev) {
         e.provenance = pex;
         ev.exemplars.push_back(std::move(e));
     }
+    emit_series(s, slow_bucket, definition, ev);
 }
 
 }  // namespace iodiag::syscall_bpf

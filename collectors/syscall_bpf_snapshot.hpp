@@ -41,6 +41,14 @@ struct SlowOp {
 // emitted when attached (counted) or not in the kernel (0, nothing to count).
 enum class FsTrace { Attached, NotInKernel, Failed };
 
+// The cumulative aggregates at the end of one interval (sample()); the series
+// are differences of consecutive readings.
+struct Reading {
+    std::vector<std::vector<uint64_t>> hist;   // [group][bucket] counts
+    std::vector<BucketSums> buckets;           // attributed syscalls per duration bucket
+    std::vector<uint64_t> counters;            // index = enum iod_counter
+};
+
 struct Snapshot {
     std::vector<std::vector<uint64_t>> hist;   // [group][bucket] counts
     std::vector<uint64_t> read_hit, read_miss; // [bucket]
@@ -60,11 +68,18 @@ struct Snapshot {
     bool journal_waits_split = false;          // CNT_*_WAIT_NS measured (off-CPU waits classified)
     std::optional<double> user_threshold_us;   // slow threshold; p99 when absent
     double slow_percentile = 99;
+    // One cumulative reading per interval (empty: no series). The last one is
+    // the window's own figures (hist, buckets, counters above).
+    std::vector<Reading> readings;
 };
 
 // Every metric, fact and histogram emit() may add.
 std::vector<MetricSpec> metric_specs();
-// Appends histograms, attribution metrics, facts and exemplars.
+// Appends histograms, attribution metrics, facts, exemplars, lost events and,
+// from the readings, the per-interval series: syscall.latency_us {op},
+// layer.time_us {layer} (all traced syscalls), layer.slow_time_us {layer}
+// (the slow set, as the window's attr.slow defines it), and the event counts
+// dirty.throttle_events, reclaim.direct_events, reclaim.memcg_events.
 void emit(const Snapshot& s, Evidence& ev);
 
 }  // namespace iodiag::syscall_bpf

@@ -4,16 +4,26 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 namespace iodiag {
 
 std::string read_text_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw SourceError(path + ": " + std::strerror(errno));
-    std::stringstream ss;
-    ss << in.rdbuf();
+    // procfs and sysfs files report size 0: read in chunks and stop at the limit
+    // (a broken driver's attribute, or a path that leads to /dev/zero, must not
+    // cost unbounded memory).
+    std::string text;
+    char chunk[65536];
+    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+        text.append(chunk, static_cast<size_t>(in.gcount()));
+        if (text.size() > kMaxKernelTextBytes)
+            throw SourceError(path + ": more than " + std::to_string(kMaxKernelTextBytes >> 20) +
+                              " MiB: not a kernel text file iodiag reads");
+    }
     if (in.bad()) throw SourceError(path + ": read error");
-    return ss.str();
+    return text;
 }
 
 std::optional<std::string> try_read_text_file(const std::string& path) {

@@ -15,7 +15,11 @@ struct SourceError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// Whole file; throws SourceError("<path>: <strerror>") if it cannot be read.
+// The largest file read_text_file() accepts: /proc/kallsyms, the largest file
+// read, is ~10 MiB on big distribution kernels.
+inline constexpr size_t kMaxKernelTextBytes = size_t{64} << 20;
+// Whole file; throws SourceError("<path>: <strerror>") if it cannot be read,
+// or is larger than kMaxKernelTextBytes.
 std::string read_text_file(const std::string& path);
 // Whole file, or nullopt if it does not exist or cannot be read.
 std::optional<std::string> try_read_text_file(const std::string& path);

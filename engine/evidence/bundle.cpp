@@ -1,10 +1,16 @@
 #include "engine/evidence/bundle.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <unistd.h>
+
+#include "engine/evidence/format.hpp"
+#include "engine/evidence/json_path.hpp"
+#include "engine/evidence/json_text.hpp"
 
 namespace iodiag {
 
@@ -14,8 +20,43 @@ namespace {
 
 json provenance_json(const Provenance& p) { return {{"kind", p.kind}, {"source", p.source}}; }
 
-Provenance provenance_from(const json& j) {
-    return {j.at("kind").get<std::string>(), j.at("source").get<std::string>()};
+// Every reader below takes a JsonAt, so that whatever is wrong is reported
+// with its path in the bundle ("metrics[12].value: expected a number, got null").
+
+Provenance provenance_from(const JsonAt& j) { return {j.at("kind").string(), j.at("source").string()}; }
+
+Labels labels_from(const JsonAt& item) {
+    auto l = item.find("labels");
+    return l ? l->string_map() : Labels{};
+}
+
+// Log2 bucket counts: at most Log2Histogram::kMaxBuckets counts, each an
+// integer >= 0, whose sum fits the counter.
+Log2Histogram histogram_from(const JsonAt& buckets) {
+    if (buckets.array_size() > static_cast<size_t>(Log2Histogram::kMaxBuckets))
+        buckets.fail("expected at most " + std::to_string(Log2Histogram::kMaxBuckets) + " log2 buckets, got " +
+                     std::to_string(buckets.array_size()));
+    std::vector<uint64_t> counts;
+    uint64_t total = 0;
+    buckets.each([&](const JsonAt& b) {
+        const uint64_t c = b.count();
+        if (c > UINT64_MAX - total) b.fail("the bucket counts add up past 2^64: not counts of anything");
+        total += c;
+        counts.push_back(c);
+    });
+    Log2Histogram h;
+    h.set_buckets(std::move(counts));
+    return h;
+}
+
+// A value of an exemplar named like a duration ("q2c_us", "total_ns") is a
+// measured time: it cannot be negative.
+bool is_duration_key(const std::string& key) {
+    for (const char* suffix : {"_us", "_ns", "_ms", "_s"}) {
+        const std::string sfx = suffix;
+        if (key.size() > sfx.size() && key.compare(key.size() - sfx.size(), sfx.size(), sfx) == 0) return true;
+    }
+    return false;
 }
 
 json series_to_json(const Series& s) {
@@ -33,31 +74,41 @@ json series_to_json(const Series& s) {
     return j;
 }
 
-Series series_from_json(const json& j) {
+// `window` bounds how many intervals there can be: a count far beyond
+// duration / interval would make every reader of the series loop for nothing.
+Series series_from_json(const JsonAt& j, const Window& window) {
     Series s;
-    s.start_unix = j.at("start_unix").get<double>();
-    s.interval_s = j.at("interval_s").get<double>();
-    s.count = j.at("count").get<size_t>();
-    for (const auto& h : j.at("histograms")) {
-        HistogramSeries hs{h.at("name").get<std::string>(), h.value("labels", Labels{}), h.value("unit", ""), {},
+    s.start_unix = j.at("start_unix").number();
+    s.interval_s = j.at("interval_s").non_negative();
+    const JsonAt count = j.at("count");
+    s.count = count.count();
+    if (s.count > 0 && s.interval_s == 0) count.fail("intervals counted (" + std::to_string(s.count) + ") but interval_s is 0");
+    if (s.count > 0) {
+        const double most = window.duration_s / s.interval_s + 2;   // the last, shorter interval, and rounding
+        if (static_cast<double>(s.count) > most)
+            count.fail(std::to_string(s.count) + " intervals of " + format_number(s.interval_s) +
+                       " s cannot fit in a window of " + format_number(window.duration_s) + " s");
+    }
+    j.at("histograms").each([&](const JsonAt& h) {
+        HistogramSeries hs{h.at("name").string(), labels_from(h), h.string_or("unit", ""), {},
                            provenance_from(h.at("provenance"))};
-        for (const auto& b : h.at("log2_buckets")) {
-            hs.intervals.emplace_back();
-            hs.intervals.back().set_buckets(b.get<std::vector<uint64_t>>());
-        }
+        const JsonAt intervals = h.at("log2_buckets");
+        intervals.each([&](const JsonAt& b) { hs.intervals.push_back(histogram_from(b)); });
         if (hs.intervals.size() != s.count)
-            throw std::runtime_error("series histogram " + hs.name + " has " + std::to_string(hs.intervals.size()) +
-                                     " intervals, series.count is " + std::to_string(s.count));
+            intervals.fail("expected series.count = " + std::to_string(s.count) + " intervals, got " +
+                           std::to_string(hs.intervals.size()));
         s.histograms.push_back(std::move(hs));
-    }
-    for (const auto& v : j.at("values")) {
-        ValueSeries vs{v.at("name").get<std::string>(), v.value("labels", Labels{}), v.value("unit", ""),
-                       v.at("values").get<std::vector<double>>(), provenance_from(v.at("provenance"))};
+    });
+    j.at("values").each([&](const JsonAt& v) {
+        ValueSeries vs{v.at("name").string(), labels_from(v), v.string_or("unit", ""), {},
+                       provenance_from(v.at("provenance"))};
+        const JsonAt values = v.at("values");
+        values.each([&](const JsonAt& x) { vs.intervals.push_back(x.number()); });
         if (vs.intervals.size() != s.count)
-            throw std::runtime_error("series values " + vs.name + " has " + std::to_string(vs.intervals.size()) +
-                                     " intervals, series.count is " + std::to_string(s.count));
+            values.fail("expected series.count = " + std::to_string(s.count) + " intervals, got " +
+                        std::to_string(vs.intervals.size()));
         s.values.push_back(std::move(vs));
-    }
+    });
     return s;
 }
 
@@ -95,49 +146,80 @@ json evidence_to_json(const Evidence& ev) {
     return j;
 }
 
-Evidence evidence_from_json(const json& j) {
+Evidence evidence_from_json(const json& doc) {
     try {
-        if (j.value("schema", "") != "iodiag-bundle")
-            throw std::runtime_error("not an iodiag bundle (missing \"schema\": \"iodiag-bundle\")");
+        const JsonAt j(doc, "");
+        if (!doc.is_object() || doc.value("schema", json()) != "iodiag-bundle")
+            throw BundleError("not an iodiag bundle (no \"schema\": \"iodiag-bundle\" at the top level)");
         Evidence ev;
-        ev.schema_version = j.at("schema_version").get<int>();
-        if (ev.schema_version < Evidence::kOldestReadableSchemaVersion ||
-            ev.schema_version > Evidence::kSchemaVersion)
-            throw std::runtime_error("bundle schema_version " + std::to_string(ev.schema_version) +
-                                     " is not supported (this build reads " +
-                                     std::to_string(Evidence::kOldestReadableSchemaVersion) + " to " +
-                                     std::to_string(Evidence::kSchemaVersion) + ")");
-        ev.host = j.value("host", "");
-        ev.kernel = j.value("kernel", "");
-        ev.window.start_unix = j.at("window").at("start_unix").get<double>();
-        ev.window.duration_s = j.at("window").at("duration_s").get<double>();
-        for (const auto& c : j.at("collectors"))
-            ev.collectors.push_back({c.at("name").get<std::string>(), c.at("available").get<bool>(),
-                                     c.value("reason", ""),
-                                     c.value("layers", std::vector<std::string>{})});
-        for (const auto& m : j.at("metrics"))
-            ev.metrics.push_back({m.at("name").get<std::string>(), m.value("labels", Labels{}),
-                                  m.at("value").get<double>(), m.value("unit", ""),
-                                  provenance_from(m.at("provenance"))});
-        for (const auto& f : j.at("facts"))
-            ev.facts.push_back({f.at("name").get<std::string>(), f.value("labels", Labels{}),
-                                f.at("value").get<std::string>(), provenance_from(f.at("provenance"))});
-        for (const auto& h : j.at("histograms")) {
-            HistogramMetric hm{h.at("name").get<std::string>(), h.value("labels", Labels{}),
-                               h.value("unit", ""), {}, provenance_from(h.at("provenance"))};
-            hm.hist.set_buckets(h.at("log2_buckets").get<std::vector<uint64_t>>());
-            ev.histograms.push_back(std::move(hm));
-        }
-        for (const auto& e : j.at("exemplars"))
-            ev.exemplars.push_back({e.at("kind").get<std::string>(), e.value("labels", Labels{}),
-                                    e.at("values").get<std::map<std::string, double>>(),
-                                    e.value("unit", ""), provenance_from(e.at("provenance"))});
+        const JsonAt version = j.at("schema_version");
+        ev.schema_version = version.integer();
+        if (ev.schema_version < Evidence::kOldestReadableSchemaVersion || ev.schema_version > Evidence::kSchemaVersion)
+            version.fail("bundle schema_version " + std::to_string(ev.schema_version) +
+                         " is not supported (this build reads " +
+                         std::to_string(Evidence::kOldestReadableSchemaVersion) + " to " +
+                         std::to_string(Evidence::kSchemaVersion) + ")");
+        ev.host = j.string_or("host", "");
+        ev.kernel = j.string_or("kernel", "");
+        const JsonAt window = j.at("window");
+        ev.window.start_unix = window.at("start_unix").number();
+        ev.window.duration_s = window.at("duration_s").non_negative();
+        j.at("collectors").each([&](const JsonAt& c) {
+            auto layers = c.find("layers");
+            ev.collectors.push_back({c.at("name").string(), c.at("available").boolean(), c.string_or("reason", ""),
+                                     layers ? layers->strings() : std::vector<std::string>{}});
+        });
+        j.at("metrics").each([&](const JsonAt& m) {
+            ev.metrics.push_back({m.at("name").string(), labels_from(m), m.at("value").number(),
+                                  m.string_or("unit", ""), provenance_from(m.at("provenance"))});
+        });
+        j.at("facts").each([&](const JsonAt& f) {
+            ev.facts.push_back(
+                {f.at("name").string(), labels_from(f), f.at("value").string(), provenance_from(f.at("provenance"))});
+        });
+        j.at("histograms").each([&](const JsonAt& h) {
+            ev.histograms.push_back({h.at("name").string(), labels_from(h), h.string_or("unit", ""),
+                                     histogram_from(h.at("log2_buckets")), provenance_from(h.at("provenance"))});
+        });
+        j.at("exemplars").each([&](const JsonAt& e) {
+            std::map<std::string, double> values;
+            e.at("values").members([&](const std::string& key, const JsonAt& v) {
+                values[key] = is_duration_key(key) ? v.non_negative() : v.number();
+            });
+            ev.exemplars.push_back({e.at("kind").string(), labels_from(e), std::move(values), e.string_or("unit", ""),
+                                    provenance_from(e.at("provenance"))});
+        });
         // Version 1 had no series: the bundle loads with none.
-        if (ev.schema_version >= 2) ev.series = series_from_json(j.at("series"));
+        if (ev.schema_version >= 2) ev.series = series_from_json(j.at("series"), ev.window);
         return ev;
-    } catch (const json::exception& e) {
-        throw std::runtime_error(std::string("malformed bundle: ") + e.what());
+    } catch (const JsonPathError& e) {
+        throw BundleError(e.what());
     }
+}
+
+Evidence parse_bundle(const std::string& text) {
+    if (text.size() > kMaxBundleBytes)
+        throw BundleError(std::to_string(text.size() >> 20) + " MiB is more than a bundle may hold (" +
+                          std::to_string(kMaxBundleBytes >> 20) + " MiB): not a bundle iodiag wrote");
+    json doc;
+    try {
+        // Nothing iodiag writes nests deeper than a few levels: a deeper
+        // document is refused while it is parsed, before it costs anything.
+        doc = json::parse(text, [](int depth, json::parse_event_t, json&) {
+            if (depth > kMaxBundleDepth)
+                throw BundleError("nested deeper than " + std::to_string(kMaxBundleDepth) +
+                                  " levels: not a bundle iodiag wrote");
+            return true;
+        });
+    } catch (const json::exception& e) {
+        // A syntax error, or a number too large for a double (1e999).
+        // Keep nlohmann's position and reason, not its "[json.exception...]" tag.
+        std::string what = e.what();
+        if (auto tag = what.find("] "); what.rfind("[json.exception", 0) == 0 && tag != std::string::npos)
+            what = what.substr(tag + 2);
+        throw BundleError("not valid JSON: " + what);
+    }
+    return evidence_from_json(doc);
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
@@ -158,21 +240,28 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     }
 }
 
-void save_bundle(const std::string& path, const Evidence& ev) {
-    write_file_atomically(path, evidence_to_json(ev).dump(1) + "\n");
-}
+std::string bundle_text(const Evidence& ev) { return json_text(evidence_to_json(ev), 1) + "\n"; }
+
+void save_bundle(const std::string& path, const Evidence& ev) { write_file_atomically(path, bundle_text(ev)); }
 
 Evidence load_bundle(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(path + ": cannot open bundle");
+    if (!in) throw BundleError(path + ": cannot open bundle: " + std::strerror(errno));
+    // Refuse an oversized file before reading it into memory.
+    in.seekg(0, std::ios::end);
+    const auto size = in.tellg();
+    if (size > 0 && static_cast<uint64_t>(size) > kMaxBundleBytes)
+        throw BundleError(path + ": " + std::to_string(static_cast<uint64_t>(size) >> 20) +
+                          " MiB is more than a bundle may hold (" + std::to_string(kMaxBundleBytes >> 20) +
+                          " MiB): not a bundle iodiag wrote");
+    in.seekg(0, std::ios::beg);
     std::stringstream ss;
     ss << in.rdbuf();
+    if (in.bad()) throw BundleError(path + ": read error");
     try {
-        return evidence_from_json(json::parse(ss.str()));
-    } catch (const json::exception& e) {
-        throw std::runtime_error(path + ": not valid JSON: " + e.what());
-    } catch (const std::runtime_error& e) {
-        throw std::runtime_error(path + ": " + e.what());
+        return parse_bundle(ss.str());
+    } catch (const BundleError& e) {
+        throw BundleError(path + ": " + e.what());
     }
 }
 

@@ -1,7 +1,10 @@
 #include "engine/evidence/evidence.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
+
+#include <spdlog/spdlog.h>
 
 namespace iodiag {
 
@@ -18,6 +21,13 @@ const T* find_by(const std::vector<T>& items, const std::string& name, const Lab
 
 void Evidence::add_metric(std::string name, Labels labels, double value, std::string unit,
                           Provenance provenance) {
+    // NaN or an infinity cannot be true of anything measured (a division by a
+    // zero window, a garbage counter): it is left out, so the layer reads as
+    // unmeasured rather than as a number, and the bundle stays readable.
+    if (!std::isfinite(value)) {
+        spdlog::warn("{} from {} is not a finite number: left out of the evidence", name, provenance.source);
+        return;
+    }
     metrics.push_back({std::move(name), std::move(labels), value, std::move(unit), std::move(provenance)});
 }
 

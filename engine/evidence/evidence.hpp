@@ -125,6 +125,7 @@ struct Evidence {
     std::vector<Exemplar> exemplars;
     Series series;
 
+    // A value that is not finite (NaN, inf) is left out with a warning.
     void add_metric(std::string name, Labels labels, double value, std::string unit,
                     Provenance provenance);
     void add_fact(std::string name, Labels labels, std::string value, Provenance provenance);

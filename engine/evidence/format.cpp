@@ -22,14 +22,20 @@ std::string format_number(double v) {
     return buf;
 }
 
-std::string format_utc(double unix_s) {
+namespace {
+std::string utc(double unix_s, const char* format) {
     const std::time_t t = static_cast<std::time_t>(unix_s);
     std::tm tm{};
     gmtime_r(&t, &tm);
     char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    std::strftime(buf, sizeof buf, format, &tm);
     return buf;
 }
+}  // namespace
+
+std::string format_utc(double unix_s) { return utc(unix_s, "%Y-%m-%d %H:%M:%S UTC"); }
+
+std::string format_utc_stamp(double unix_s) { return utc(unix_s, "%Y%m%dT%H%M%SZ"); }
 
 std::string format_value(double v, const std::string& unit) {
     if (unit == "bytes") {

@@ -9,6 +9,8 @@ namespace iodiag {
 std::string format_value(double value, const std::string& unit);
 // "2026-11-29 23:59:01 UTC" from seconds since the epoch.
 std::string format_utc(double unix_s);
+// "20261129T235901Z" (ISO 8601 basic format): for file names that sort by time.
+std::string format_utc_stamp(double unix_s);
 // Plain number with up to 3 significant digits ("0.123", "12.3", "1234").
 std::string format_number(double value);
 

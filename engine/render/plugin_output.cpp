@@ -155,8 +155,14 @@ PluginResult plugin_result(const Verdict& v, const Evidence& collected) {
     add_derived_metrics(ev);
     for (const auto& d : perf_devices(ev)) {
         const Labels l{{"device", d}};
+        // The warning mark: 10x the reference latency (seed 000 §9.4), else, for
+        // a device with no reference but a history, 3x its own median D2C p99
+        // (rules/history.yaml's drift level).
         std::optional<double> warn;
-        if (auto nominal_ms = metric(ev, "device.nominal_read_latency_ms", l)) warn = 10 * *nominal_ms / 1000.0;
+        if (auto nominal_ms = metric(ev, "device.nominal_read_latency_ms", l))
+            warn = 10 * *nominal_ms / 1000.0;
+        else if (auto median_us = metric(ev, "history.d2c_p99_median_us", l))
+            warn = 3 * *median_us / 1e6;
         const auto us_to_s = [](std::optional<double> us) {
             return us ? std::optional<double>(*us / 1e6) : std::nullopt;
         };

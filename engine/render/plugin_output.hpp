@@ -52,8 +52,9 @@ PluginState plugin_state(const Verdict& v);
 // each layer's measured share of slow syscall time, and per busy device (at
 // most kMaxPerfDevices, busiest first) D2C and Q2C p99 in seconds, with the
 // seed 000 §9.4 alert level (10x the device's reference latency) as the
-// warning mark where a reference exists, and NVMe percentage used. The
-// evidence is the one the verdict was computed from.
+// warning mark where a reference exists, else 3x the device's own median from
+// its history, and NVMe percentage used. The evidence is the one the verdict
+// was computed from (with its history.* metrics, for a check).
 PluginResult plugin_result(const Verdict& v, const Evidence& ev);
 constexpr size_t kMaxPerfDevices = 4;
 

@@ -76,6 +76,10 @@ json render_json(const Verdict& v) {
     j["collectors"] = json::array();
     for (const auto& c : v.collectors)
         j["collectors"].push_back({{"name", c.name}, {"available", c.available}, {"reason", c.reason}, {"layers", c.layers}});
+    j["lost_events"] = json::array();
+    for (const auto& l : v.lost_events)
+        j["lost_events"].push_back(
+            {{"collector", l.collector}, {"what", l.what}, {"count", l.count}, {"complete", l.complete}, {"source", l.source}});
     j["not_evaluated"] = v.not_evaluated;
     j["who_suffered"] = json::object();
     for (const auto& [what, value] : v.who_suffered) j["who_suffered"][what] = value;

@@ -22,6 +22,13 @@ std::string pct_or_dash(const std::optional<double>& v) {
     return v ? format_number(*v) + " %" : "-";
 }
 
+// 1204 -> "1,204"
+std::string with_thousands(uint64_t n) {
+    std::string s = std::to_string(n);
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+    return s;
+}
+
 std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
 
 std::string labels_text(const Labels& l) {
@@ -76,6 +83,13 @@ struct SourceLegend {
     }
 };
 
+// What a finding's share is a share of, in words.
+std::string share_basis(const std::string& metric) {
+    if (metric.rfind("block.", 0) == 0) return "of its requests' block-layer time";
+    if (metric.rfind("cgroup.", 0) == 0) return "of the slow operations' time, spent by this group's tasks";
+    return "of the slow operations' time";
+}
+
 // The first sentence of a text (up to ". "), for the opening lines.
 std::string first_sentence(const std::string& text) {
     const size_t end = text.find(". ");
@@ -97,13 +111,8 @@ void render_glance(std::ostringstream& out, const Verdict& v) {
         out << "  Nothing the applications waited for was abnormal in the observed layers.\n";
         return;
     }
-    const std::string share = top->share_pct ? " (" + format_number(*top->share_pct) + " % of " +
-                                                   (top->share_metric.rfind("attr.slow", 0) == 0 ||
-                                                            top->share_metric.find("slow_share") != std::string::npos
-                                                        ? std::string("the slow operations' time")
-                                                        : top->share_metric) +
-                                                   ")"
-                                             : std::string("");
+    const std::string share =
+        top->share_pct ? " (" + format_number(*top->share_pct) + " % " + share_basis(top->share_metric) + ")" : "";
     // A title that states its share already needs no second one.
     out << "  What:    " << top->title << (top->title.find('%') == std::string::npos ? share : "") << "\n";
     // Who suffered most is worth a line only when something was wrong: in a
@@ -251,6 +260,12 @@ std::string render_text(const Verdict& v, const TextOptions& options) {
     for (const auto& c : v.collectors)
         out << "  " << pad(c.name, 20) << (c.available ? "available" : "UNAVAILABLE") << (c.reason.empty() ? "" : ": " + c.reason)
             << "\n";
+    if (!v.lost_events.empty()) {
+        out << "LOST EVENTS (seen but not accounted; what stays complete)\n";
+        for (const auto& l : v.lost_events)
+            out << "  " << l.collector << " " << l.what << ": " << with_thousands(l.count) << " lost"
+                << (l.complete.empty() ? "" : "; " + l.complete) << "\n";
+    }
     if (!v.not_evaluated.empty()) {
         out << "RULES NOT EVALUATED (their evidence is missing)\n";
         for (const auto& n : v.not_evaluated) out << "  " << n << "\n";

@@ -17,8 +17,8 @@ struct LayerSeries {
     const ValueSeries* series;
 };
 
-// The layer series of `metric`, bottom-up (known layers in stack order, then
-// any other name alphabetically).
+// The layer series of `metric` with any time in the window, bottom-up (known
+// layers in stack order, then any other name alphabetically).
 std::vector<LayerSeries> layer_series(const Series& series, const std::string& metric) {
     std::vector<LayerSeries> out;
     for (const auto& v : series.values) {
@@ -31,6 +31,14 @@ std::vector<LayerSeries> layer_series(const Series& series, const std::string& m
         auto it = std::find(order.begin(), order.end(), l);
         return it == order.end() ? order.size() : static_cast<size_t>(it - order.begin());
     };
+    // A layer with no time in the whole window adds nothing to the picture
+    // (its 0 % stays in the verdict's layer table).
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [](const LayerSeries& l) {
+                                 return std::none_of(l.series->intervals.begin(), l.series->intervals.end(),
+                                                     [](double v) { return v > 0; });
+                             }),
+              out.end());
     std::stable_sort(out.begin(), out.end(), [&](const LayerSeries& a, const LayerSeries& b) {
         const size_t ra = rank(a.layer), rb = rank(b.layer);
         return ra != rb ? ra < rb : a.layer < b.layer;

@@ -38,7 +38,7 @@ std::string collector_state(const Evidence& ev, const std::string& name) {
     const CollectorStatus* c = collector(ev, name);
     if (!c) return name + " did not run";
     if (!c->available) return name + " unavailable: " + c->reason;
-    return name + " ran";
+    return name + " ran but did not record it";
 }
 
 bool has_series(const Evidence& ev, const std::string& metric) {
@@ -125,7 +125,8 @@ article.finding.critical { border-left-color: #b71c1c; }
 article.finding.info { border-left-color: #2e7d32; }
 .meta { color: #555; font-size: 0.9em; }
 .prio { display: inline-block; min-width: 2.2em; font-weight: bold; }
-code { background: #f4f4f4; padding: 0 3px; border-radius: 3px; }
+code { background: #f4f4f4; padding: 0 3px; border-radius: 3px; overflow-wrap: anywhere; }
+td, p, li, figcaption { overflow-wrap: anywhere; }
 figure { margin: 10px 0 18px; }
 figcaption { color: #555; font-size: 0.85em; }
 svg { max-width: 100%; height: auto; }
@@ -243,11 +244,14 @@ std::string share_charts(const Evidence& ev) {
     } else {
         o << "<p>Each column is one interval; its height is 100 % of the traced syscall time in it, split by the "
              "layer the time was attributed to. A fault that starts mid-window shows as a colour taking over.</p>\n";
-        o << "<figure>" << render_share_chart(ev.series, "layer.time_us", ev.window.duration_s)
-          << "<figcaption>layer.time_us: all traced syscalls</figcaption></figure>\n";
-        if (has_series(ev, "layer.slow_time_us"))
-            o << "<figure>" << render_share_chart(ev.series, "layer.slow_time_us", ev.window.duration_s)
-              << "<figcaption>layer.slow_time_us: the slow operations only</figcaption></figure>\n";
+        const std::string all = render_share_chart(ev.series, "layer.time_us", ev.window.duration_s);
+        const std::string slow = render_share_chart(ev.series, "layer.slow_time_us", ev.window.duration_s);
+        if (all.empty())
+            o << missing("No traced syscall time in this window (layer.time_us is zero in every interval).");
+        else
+            o << "<figure>" << all << "<figcaption>layer.time_us: all traced syscalls</figcaption></figure>\n";
+        if (!slow.empty())
+            o << "<figure>" << slow << "<figcaption>layer.slow_time_us: the slow operations only</figcaption></figure>\n";
     }
     o << "</section>\n";
     return o.str();
@@ -622,8 +626,10 @@ std::string side_by_side(const Evidence& before, const Evidence& after, size_t p
     auto share_cell = [](const Evidence& ev) {
         if (ev.series.empty()) return missing("Not available: " + no_series_reason(ev) + ".");
         const std::string chart = render_share_chart(ev.series, "layer.time_us", ev.window.duration_s);
-        return chart.empty() ? missing("Not available: no layer.time_us series (" + collector_state(ev, "syscall_bpf") + ").")
-                             : "<figure>" + chart + "</figure>";
+        if (!chart.empty()) return "<figure>" + chart + "</figure>";
+        return has_series(ev, "layer.time_us")
+                   ? missing("No traced syscall time in this window.")
+                   : missing("Not available: no layer.time_us series (" + collector_state(ev, "syscall_bpf") + ").");
     };
     o << "<h3>Share of each layer over time</h3>\n<div class=\"pair\"><div><h4>before</h4>" << share_cell(before)
       << "</div><div><h4>after</h4>" << share_cell(after) << "</div></div>\n";

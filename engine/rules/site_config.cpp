@@ -458,7 +458,7 @@ std::vector<std::string> apply_device_config(const SiteConfig& config, Evidence&
             continue;
         }
         const Labels labels{{"device", name}};
-        std::string line = name + (name == d.key ? "" : " (" + d.key + ")") + ":";
+        std::vector<std::string> parts;
         if (d.device_class) {
             auto fact = std::find_if(ev.facts.begin(), ev.facts.end(),
                                      [&](const Fact& f) { return f.name == "device.class" && f.labels == labels; });
@@ -479,7 +479,7 @@ std::vector<std::string> apply_device_config(const SiteConfig& config, Evidence&
             } else {
                 ev.add_fact("device.class", labels, *d.device_class, p);
             }
-            line += " class " + *d.device_class + (detected.empty() ? "" : " (detected " + detected + ")");
+            parts.push_back("class " + *d.device_class + (detected.empty() ? "" : " (detected " + detected + ")"));
         }
         for (auto [metric, value, pos, word] :
              {std::tuple{"device.nominal_read_latency_ms", d.read_latency_ms, d.read_pos, "read"},
@@ -487,9 +487,10 @@ std::vector<std::string> apply_device_config(const SiteConfig& config, Evidence&
             if (!value) continue;
             std::erase_if(ev.metrics, [&](const Metric& m) { return m.name == metric && m.labels == labels; });
             ev.add_metric(metric, labels, *value, "ms", {"config", source(pos)});
-            line += std::string(" reference ") + word + " " + format_value(*value, "ms");
+            parts.push_back(std::string("reference ") + word + " " + format_value(*value, "ms"));
         }
-        lines.push_back(line + " (" + source(d.pos) + ")");
+        lines.push_back(name + (name == d.key ? "" : " (" + d.key + ")") + ": " + joined(parts) + " (" + source(d.pos) +
+                        ")");
     }
     return lines;
 }

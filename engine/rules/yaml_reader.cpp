@@ -12,6 +12,11 @@ namespace fs = std::filesystem;
 namespace {
 bool is_yaml(const fs::path& p) { return p.extension() == ".yaml" || p.extension() == ".yml"; }
 
+std::string too_large(uintmax_t bytes) {
+    return "file is " + std::to_string(bytes) + " bytes, more than the " + std::to_string(kMaxYamlFileBytes >> 20) +
+           " MiB a rule or playbook file may have";
+}
+
 std::string describe(const YAML::Node& n) {
     switch (n.Type()) {
         case YAML::NodeType::Map: return "a map";
@@ -46,6 +51,10 @@ std::vector<std::string> yaml_files(const std::vector<std::string>& paths,
 
 std::optional<Document> parse_document(const std::string& text, const std::string& file,
                                        std::vector<Diagnostic>& out) {
+    if (text.size() > kMaxYamlFileBytes) {
+        out.push_back({"E014", true, {file, 0, 0}, too_large(text.size())});
+        return std::nullopt;
+    }
     try {
         return Document{file, YAML::Load(text)};
     } catch (const YAML::Exception& e) {
@@ -59,6 +68,12 @@ std::optional<Document> read_document(const std::string& file, std::vector<Diagn
     std::ifstream in(file, std::ios::binary);
     if (!in) {
         out.push_back({"E014", true, {file, 0, 0}, "cannot read file"});
+        return std::nullopt;
+    }
+    // Refused before it is read: a huge file (or /dev/zero) must not cost memory.
+    std::error_code ec;
+    if (const auto size = fs::file_size(file, ec); !ec && size > kMaxYamlFileBytes) {
+        out.push_back({"E014", true, {file, 0, 0}, too_large(size)});
         return std::nullopt;
     }
     std::ostringstream ss;

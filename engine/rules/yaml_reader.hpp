@@ -19,11 +19,16 @@ struct Document {
     YAML::Node root;   // Null node for an empty file
 };
 
+// Rule and playbook files are written by hand (the shipped ones are ~10 KiB
+// each): anything larger is refused with E014 before it is parsed.
+inline constexpr size_t kMaxYamlFileBytes = size_t{4} << 20;
+
 // Expands each path (a file or a directory's *.yaml / *.yml, sorted) into files.
 // A path that does not exist is reported as E014.
 std::vector<std::string> yaml_files(const std::vector<std::string>& paths,
                                     std::vector<Diagnostic>& out);
-// Reads and parses one file (E014 unreadable, E001 syntax). nullopt on failure.
+// Reads and parses one file (E014 unreadable or too large, E001 syntax).
+// nullopt on failure.
 std::optional<Document> read_document(const std::string& file, std::vector<Diagnostic>& out);
 std::optional<Document> parse_document(const std::string& text, const std::string& file,
                                        std::vector<Diagnostic>& out);

@@ -8,6 +8,7 @@
 
 #include "engine/evidence/bundle.hpp"
 #include "engine/triage/ceph_attribution.hpp"
+#include "engine/triage/ceph_host_findings.hpp"
 #include "engine/triage/derived_metrics.hpp"
 #include "engine/triage/layer_table.hpp"
 #include "engine/evidence/layers.hpp"
@@ -57,6 +58,14 @@ Finding make_finding(const RuleResult& r, const Evidence& ev) {
     if (f.share_pct) f.share_metric = rule.share_metric;
     f.confidence = rule.confidence * (ev.layer_observed(rule.layer) ? 1.0 : kUnobservedLayerFactor);
     f.score = (f.share_pct ? *f.share_pct / 100.0 : unmeasured_weight(f.severity)) * f.confidence;
+    // A share of block time (how much of a device's request time its service
+    // took) says nothing of what the applications waited for. Where the
+    // syscall attribution measured that (the slow syscalls' wait on this
+    // device), the finding ranks by the smaller of the two: a slow writeback
+    // tail nobody waited for does not outrank the cause the applications felt.
+    if (f.share_pct && rule.share_metric.rfind("block.", 0) == 0 && rule.for_each == "device")
+        if (const Metric* w = ev.find_metric("device.io_wait_share_pct", {{"device", r.instance}}))
+            f.score = std::min(*f.share_pct, w->value) / 100.0 * f.confidence;
     f.evidence = r.cited;
     f.fixes = r.fixes;   // placeholders filled for this instance
     f.verify = r.verify;
@@ -141,7 +150,7 @@ std::vector<HistogramMetric> distributions(const Evidence& ev) {
 
 std::vector<std::pair<std::string, std::string>> who_suffered(const Evidence& ev) {
     std::vector<std::pair<std::string, std::string>> who;
-    for (const char* what : {"comm", "pid", "file", "cgroup"})
+    for (const char* what : {"app", "comm", "pid", "file", "cgroup"})
         if (const Fact* f = ev.find_fact(std::string("attr.slow.top_") + what)) who.push_back({what, f->value});
     return who;
 }
@@ -256,6 +265,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     v.kernel = ev.kernel;
     v.window = ev.window;
     v.collectors = ev.collectors;
+    v.lost_events = lost_events_of(ev);
 
     std::vector<Finding> fired;
     std::vector<const Rule*> fired_rules;
@@ -271,6 +281,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
             unknown.push_back(&r);
     }
     fold_same_causes(fired, fired_rules);
+    yield_osd_findings_to_ceph(fired, ev);
     v.not_evaluated = summarize_unknown(unknown);
 
     std::map<std::string, LayerState> state;

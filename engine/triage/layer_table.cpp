@@ -120,17 +120,20 @@ std::string layer_figures(const Evidence& ev, const std::string& layer) {
 }
 
 std::string layer_observer(const Evidence& ev, const std::string& layer) {
-    std::string by, why_not;
+    std::string by, could_not_run;
     for (const auto& c : ev.collectors) {
         if (std::find(c.layers.begin(), c.layers.end(), layer) == c.layers.end()) continue;
         if (c.available)
             append(by, c.name);
         else
-            append(why_not, c.name + ": " + c.reason);
+            append(could_not_run, c.name + " could not run: " + (c.reason.empty() ? "no reason given" : c.reason));
     }
     if (!by.empty()) return by;
-    if (!why_not.empty()) return "not observed (" + why_not + ")";
-    return "not observed (no collector in this build measures its latency)";
+    // The collector that measures this layer was there but did not run (not
+    // root, no BTF, a program the verifier refused): say so and why, so that
+    // nobody reads it as a gap in iodiag.
+    if (!could_not_run.empty()) return "not observed: " + could_not_run;
+    return "not observed: no collector that ran measures its latency";
 }
 
 std::vector<LayerRow> build_layer_table(const Evidence& ev,

@@ -8,6 +8,7 @@
 
 #include "engine/evidence/evidence.hpp"
 #include "engine/rules/rules.hpp"
+#include "engine/triage/lost_events.hpp"
 
 namespace iodiag {
 
@@ -80,6 +81,8 @@ struct Verdict {
     std::vector<LayerRow> layers;
     std::vector<std::string> not_evaluated;   // "rule id (instance): missing X, Y"
     std::vector<CollectorStatus> collectors;
+    // Events collectors saw but could not account, with what stays complete.
+    std::vector<LostEvents> lost_events;
     // Who suffered most among the slow operations (process, file, cgroup), as
     // measured by the syscall collector; empty when it did not run.
     std::vector<std::pair<std::string, std::string>> who_suffered;

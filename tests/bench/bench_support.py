@@ -22,6 +22,19 @@ def hold_machine_lock():
     return f
 
 
+def stop_process(proc, timeout=30):
+    """Stops a process we started, by its PID: SIGTERM, then SIGKILL after
+    `timeout` seconds. Its exit status is left in proc.returncode."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def hold_bpf_stats():
     """BPF_ENABLE_STATS: run-time stats stay on while this fd is open, whatever
     others do with the kernel.bpf_stats_enabled sysctl meanwhile."""

@@ -4,11 +4,12 @@
 # tests/fixtures/bundles/ (and by hand, to see a verdict on a known fault).
 #
 #   tests/lab/scenario.sh NAME OUT.json [SECONDS]
+#   IODIAG_LAB_RUN='command' tests/lab/scenario.sh NAME - : runs the command during the fault instead
 #
 # NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
 #       tiny_nr_requests | memcg_reader | blkio_throttle | busy_healthy | qd1_fast |
 #       classless_slow | stacked_slow | loop_cgroup_limit | cpu_starved | lock_contention |
-#       pgbench_writer | two_causes | hdd_seek | bfq_fast
+#       pgbench_writer | two_causes | hdd_seek
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -91,8 +92,11 @@ victim() {
   local f enter=""; for f in "${files[@]}"; do enter+="echo \$\$ > $f; "; done
   bg sh -c "$enter exec \"\$@\"" victim "$@"
 }
+# IODIAG_LAB_RUN: a command to run while the fault happens instead of the
+# recording (the fleet and watch tests drive iodiag themselves); OUT is unused then.
 record() {
   sleep 1
+  if [[ -n ${IODIAG_LAB_RUN:-} ]]; then bash -c "$IODIAG_LAB_RUN"; return; fi
   local gt_pid=""
   if [[ -n ${IODIAG_LAB_GT:-} ]]; then
     victim_dir
@@ -241,12 +245,14 @@ case $name in
     victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 \
        --ioengine=psync --numjobs=2 --time_based --runtime=120
     record ;;
-  cpu_starved)        # a reader of a cached file among CPU hogs: run-queue delay, not storage
-    loop_on /dev/shm 512; fs_on "$dev" "$work/mnt"
-    dd if=/dev/urandom of="$work/mnt/hot" bs=1M count=16 status=none; cat "$work/mnt/hot" >/dev/null
+  cpu_starved)        # direct reads of a file on the machine's disk among CPU hogs: each wakes
+                      # up after its I/O and waits for a CPU (run-queue delay, not storage).
+                      # Not a loop device: its worker would need the CPUs too.
+    dev=$(mktemp /tmp/iodiag-lab-XXXXXX.dat); undo+=("rm -f $dev")
+    dd if=/dev/urandom of="$dev" bs=1M count=64 oflag=direct status=none
     bg stress-ng --cpu $(( 4 * $(nproc) )) --timeout 120
-    victim -- fio --name=r --filename="$work/mnt/hot" --rw=randread --bs=4k --ioengine=psync \
-       --invalidate=0 --time_based --runtime=120
+    victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+       --numjobs=2 --time_based --runtime=120
     record ;;
   lock_contention)    # six writers into one file: they serialise on its inode lock (i_rwsem)
     loop_on /dev/shm 1024; fs_on "$dev" "$work/mnt"
@@ -262,7 +268,7 @@ case $name in
     runuser -u postgres -- "$pgbin/initdb" -D "$pgdata" -A trust >/dev/null
     victim_dir
     undo+=("runuser -u postgres -- $pgbin/pg_ctl -D $pgdata -m immediate stop")
-    sh -c "echo \$\$ > $victim_cg/cgroup.procs; exec runuser -u postgres -- $pgbin/pg_ctl -D $pgdata -w -l $work/pg.log \
+    sh -c "echo \$\$ > $victim_cg/cgroup.procs; exec runuser -u postgres -- $pgbin/pg_ctl -D $pgdata -w -l $pgdata/server.log \
        -o '-p $port -k $work/mnt -c listen_addresses=' start" >/dev/null
     runuser -u postgres -- "$pgbin/pgbench" -h "$work/mnt" -p "$port" -i -s 4 -q postgres >/dev/null 2>&1
     bg runuser -u postgres -- "$pgbin/pgbench" -h "$work/mnt" -p "$port" -c 4 -j 2 -T 120 -N postgres
@@ -291,12 +297,6 @@ case $name in
     slow_loop_on hdd 1024; echo mq-deadline > /sys/block/$(basename "$dev")/queue/scheduler
     victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
        --numjobs=8 --time_based --runtime=120
-    record ;;
-  bfq_fast)           # bfq on a fast device shared by several synchronous readers: bfq idles
-                      # for each process's next request instead of serving the others
-    loop_on /dev/shm 512; echo bfq > /sys/block/$(basename "$dev")/queue/scheduler
-    victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
-       --numjobs=6 --time_based --runtime=120
     record ;;
   *) echo "unknown scenario $name" >&2; exit 2 ;;
 esac

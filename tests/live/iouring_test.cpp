@@ -105,6 +105,15 @@ TEST(IouringLive, BufferedWritesArePuntedDirectWritesAreNot) {
     EXPECT_LT(metric(direct.ev, "iouring.rw_punt_share_pct"), 10);
     EXPECT_EQ(direct.rule, Tri::False);
     EXPECT_GT(metric(direct.ev, "iouring.completed"), 1000);
+    // fio waits for completions: the waits are timed up to io_uring_enter's
+    // exit (raw_syscalls:sys_exit filtered by syscall number).
+    EXPECT_GT(metric(direct.ev, "iouring.cq_waits"), 0);
+    EXPECT_GT(metric(direct.ev, "iouring.cq_wait_total_ms"), 0);
+    for (const char* what : {"inflight_slot_busy", "ring_table_full"}) {
+        const Metric* lost = direct.ev.find_metric("collector.lost_events", {{"collector", "iouring_bpf"}, {"what", what}});
+        ASSERT_NE(lost, nullptr) << what;
+        EXPECT_EQ(lost->value, 0) << what;
+    }
     std::cerr << "buffered: punt " << metric(buffered.ev, "iouring.rw_punt_share_pct") << " %, p99 "
               << metric(buffered.ev, "iouring.latency_p99_us") << " us; direct: punt "
               << metric(direct.ev, "iouring.rw_punt_share_pct") << " %, p99 "
@@ -140,5 +149,8 @@ TEST(IouringLive, RawTpFallbackCountsTheSameRequests) {
     EXPECT_EQ(ev.find_fact("iouring.attach_mode")->value, "raw_tp");
     EXPECT_GT(metric(ev, "iouring.completed"), 500);
     EXPECT_GT(metric(ev, "iouring.latency_p50_us"), 0);
-    EXPECT_LT(metric(ev, "iouring.rw_punt_share_pct"), 10);
+    // Direct reads on a loop device are mostly issued inline; some are punted
+    // when a NOWAIT attempt fails (more on a loaded machine): measured, not 0.
+    EXPECT_LT(metric(ev, "iouring.rw_punt_share_pct"), 50);
+    EXPECT_GT(metric(ev, "iouring.cq_waits"), 0);
 }

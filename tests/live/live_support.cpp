@@ -4,11 +4,16 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <unistd.h>
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+
+#include <gtest/gtest.h>
 
 namespace iodiag::live {
 
@@ -20,19 +25,24 @@ namespace {
 // machine (two developers, a benchmark, the lab) take turns instead of
 // restoring each other's settings. The lab script and the benchmarks take the
 // same lock; a parent that already holds it sets IODIAG_LIVE_LOCK_HELD=1.
-struct MachineLock {
-    MachineLock() {
+// Taken when the tests start (a GoogleTest environment), not at program start:
+// listing the tests (gtest_discover_tests at build time) must not wait for
+// another run's lock.
+struct MachineLock : ::testing::Environment {
+    void SetUp() override {
         if (const char* held = std::getenv("IODIAG_LIVE_LOCK_HELD"); held && *held == '1') return;
         fd = ::open("/run/lock/iodiag-live.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
         if (fd < 0) fd = ::open("/tmp/iodiag-live.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
         if (fd >= 0) ::flock(fd, LOCK_EX);
     }
-    ~MachineLock() {
+    void TearDown() override {
         if (fd >= 0) ::close(fd);
+        fd = -1;
     }
     int fd = -1;
 };
-const MachineLock g_machine_lock;
+[[maybe_unused]] ::testing::Environment* const g_machine_lock =
+    ::testing::AddGlobalTestEnvironment(new MachineLock);
 
 }  // namespace
 
@@ -53,6 +63,31 @@ int run_capture(const std::string& command, std::string* out) {
     while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
         if (out) out->append(buf.data(), n);
     const int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int run_measured(const std::string& command, std::string* out, long* peak_rss_kib) {
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    const pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    close(fds[1]);
+    std::array<char, 4096> buf{};
+    ssize_t n;
+    while ((n = read(fds[0], buf.data(), buf.size())) > 0)
+        if (out) out->append(buf.data(), static_cast<size_t>(n));
+    close(fds[0]);
+    int status = 0;
+    rusage ru{};
+    if (wait4(pid, &status, 0, &ru) < 0) return -1;
+    if (peak_rss_kib) *peak_rss_kib = ru.ru_maxrss;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

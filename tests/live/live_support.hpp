@@ -14,8 +14,19 @@ namespace iodiag::live {
 std::string missing_root();
 std::string missing_tool(const std::string& tool);   // looked up in PATH
 
+// Skips the test with the reason when `reason_expr` (missing_root(), ...) is not empty.
+#define IODIAG_LIVE_REQUIRE(reason_expr)               \
+    do {                                               \
+        const std::string reason_ = (reason_expr);     \
+        if (!reason_.empty()) GTEST_SKIP() << reason_; \
+    } while (0)
+
 // Runs a shell command, returns its exit status and captures stdout.
 int run_capture(const std::string& command, std::string* out);
+
+// Like run_capture, and the command's peak resident memory (KiB, the largest
+// of it and its children that it waited for: getrusage's ru_maxrss).
+int run_measured(const std::string& command, std::string* out, long* peak_rss_kib);
 
 // A loop device over a sparse file of `size_mb` in `dir` ("/tmp" sits on the
 // virtual disk, "/dev/shm" in RAM).

@@ -223,6 +223,27 @@ void print_shares(const Evidence& ev, const std::string& set) {
     std::printf("\n");
 }
 
+// The slow set's top layer apart from run-queue delay (cpu): on a shared
+// 2-core machine, other builds' CPU load can make waiting for a CPU the
+// largest part of the slowest 1 %, whatever the cause under test; the cause is
+// the largest of the rest. (The fsync test failed once that way in a full
+// run: its slow set is only the p99 of ~1000 syscalls.)
+std::string top_layer_apart_from_cpu(const Evidence& ev, const std::string& set = "slow") {
+    std::string best;
+    double best_pct = -1;
+    const std::string prefix = "attr." + set + ".";
+    for (const auto& m : ev.metrics) {
+        if (m.name.rfind(prefix, 0) != 0 || m.unit != "pct") continue;
+        const std::string layer_name = m.name.substr(prefix.size(), m.name.size() - prefix.size() - 4);
+        if (layer_name == layer::kCpu) continue;
+        if (m.value > best_pct) {
+            best_pct = m.value;
+            best = layer_name;
+        }
+    }
+    return best;
+}
+
 // Shares add to 100 and every exemplar's parts (children + other) equal its duration.
 void expect_consistent(const Evidence& ev) {
     for (const std::string set : {"slow", "all"}) {
@@ -277,6 +298,75 @@ TEST(LiveSyscallBpf, DirtyThrottlingDominatesAWriterUnderATinyDirtyLimit) {
         << "dirty settings not restored";
 }
 
+// The per-interval series (sample() once a second): a writer runs freely for
+// two intervals, then a tiny vm.dirty_bytes starts throttling it. The
+// intervals show the change (throttle events and dirty time appear only
+// after), and each series adds up to the window's own figure.
+TEST(LiveSyscallBpf, SeriesShowDirtyThrottlingStartingMidWindow) {
+    REQUIRE(missing_bpf_prereqs());
+    Ext4Mount fs(768);
+    ASSERT_TRUE(fs.ok()) << fs.error();
+    const std::string file = fs.dir() + "/series-writer.dat";
+    Child writer([&] {
+        const int fd = open(file.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+        std::vector<char> buf(64 * 1024, 'w');
+        off_t off = 0;
+        for (;;) {
+            if (pwrite(fd, buf.data(), buf.size(), off) < 0) _exit(2);
+            off = (off + static_cast<off_t>(buf.size())) % (64L << 20);   // stays far below the default limits
+        }
+    });
+    ASSERT_GT(writer.pid(), 0);
+    SyscallBpfCollector c;
+    CollectOptions o;
+    o.pid = writer.pid();
+    const CollectorStatus st = c.start(o);
+    ASSERT_TRUE(st.available) << st.reason;
+    Evidence ev;
+    {
+        for (size_t i = 0; i < 2; ++i) {
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+            c.sample(i);
+        }
+        DirtyLimitGuard dirty(256 * 1024, 1024 * 1024);
+        ASSERT_TRUE(dirty.ok()) << "cannot set vm.dirty_bytes";
+        for (size_t i = 2; i < 4; ++i) {
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+            c.sample(i);
+        }
+        c.finish(ev);
+    }
+    const ValueSeries* events = ev.series.find_values("dirty.throttle_events");
+    const ValueSeries* dirty_us = ev.series.find_values("layer.time_us", {{"layer", layer::kDirty}});
+    const HistogramSeries* writes = ev.series.find_histogram("syscall.latency_us", {{"op", "write"}});
+    ASSERT_NE(events, nullptr);
+    ASSERT_NE(dirty_us, nullptr);
+    ASSERT_NE(writes, nullptr);
+    ASSERT_EQ(events->intervals.size(), 4u);
+    std::printf("per interval: throttle events %.0f %.0f | %.0f %.0f; dirty time us %.0f %.0f | %.0f %.0f\n",
+                events->intervals[0], events->intervals[1], events->intervals[2], events->intervals[3],
+                dirty_us->intervals[0], dirty_us->intervals[1], dirty_us->intervals[2], dirty_us->intervals[3]);
+    EXPECT_EQ(events->intervals[0] + events->intervals[1], 0);
+    EXPECT_GT(events->intervals[3], 0);
+    EXPECT_GT(dirty_us->intervals[3], 10 * (dirty_us->intervals[0] + dirty_us->intervals[1]) + 1000);
+    // The intervals add up to the window.
+    double ev_sum = 0, dirty_sum = 0;
+    for (size_t i = 0; i < 4; ++i) {
+        ev_sum += events->intervals[i];
+        dirty_sum += dirty_us->intervals[i];
+    }
+    EXPECT_EQ(ev_sum, metric(ev, "dirty.throttle_events"));
+    EXPECT_NEAR(dirty_sum, metric(ev, "attr.all.dirty_us"), 1e-6 * dirty_sum + 1e-3);
+    Log2Histogram all_writes;
+    for (const auto& h : writes->intervals) all_writes.merge(h);
+    const HistogramMetric* window = ev.find_histogram("syscall.latency_us", {{"op", "write"}});
+    ASSERT_NE(window, nullptr);
+    EXPECT_EQ(all_writes.buckets(), window->hist.buckets());
+    for (const char* l : {"filesystem", "cpu", "dirty", "other"}) {
+        EXPECT_NE(ev.series.find_values("layer.slow_time_us", {{"layer", l}}), nullptr) << l;
+    }
+}
+
 void dirty_scenario(const std::string& dir) {
     const std::string file = dir + "/dirty-writer.dat";
     Child writer([&] {
@@ -299,14 +389,21 @@ void dirty_scenario(const std::string& dir) {
                 metric(ev, "dirty.throttle_events"), metric(ev, "dirty.pause_ms"),
                 fact(ev, "attr.slow.top_comm").c_str(), fact(ev, "attr.slow.top_file").c_str());
     EXPECT_GT(metric(ev, "attr.slow.ops"), 0);
-    EXPECT_EQ(fact(ev, "attr.slow.top_layer"), layer::kDirty);
-    EXPECT_GT(metric(ev, "attr.slow.dirty_pct"), 50);
+    EXPECT_EQ(top_layer_apart_from_cpu(ev), layer::kDirty);
+    // of the time not spent waiting for a CPU (see top_layer_apart_from_cpu)
+    EXPECT_GT(metric(ev, "attr.slow.dirty_pct") / (100.0 - metric(ev, "attr.slow.cpu_pct")), 0.5);
     EXPECT_GT(metric(ev, "dirty.throttle_events"), 0);
     EXPECT_EQ(fact(ev, "attr.slow.top_pid"), std::to_string(writer.pid()));
     EXPECT_NE(fact(ev, "attr.slow.top_file").find("dirty-writer.dat"), std::string::npos);
     ASSERT_FALSE(ev.exemplars.empty());
     EXPECT_EQ(ev.exemplars.front().labels.at("op"), "write");
-    EXPECT_GT(ev.exemplars.front().values.at("dirty_us"), 0);
+    // The slowest single write may have waited mostly for a CPU on a loaded
+    // machine; the exemplar with the most dirty time is a write that has some.
+    const Exemplar* most_dirty = &ev.exemplars.front();
+    for (const auto& e : ev.exemplars)
+        if (e.values.at("dirty_us") > most_dirty->values.at("dirty_us")) most_dirty = &e;
+    EXPECT_EQ(most_dirty->labels.at("op"), "write");
+    EXPECT_GT(most_dirty->values.at("dirty_us"), 0);
     expect_consistent(ev);
 }
 
@@ -417,10 +514,20 @@ Evidence observe_fsync_storm(Ext4Mount& fs, pid_t* syncers_pid) {
     EXPECT_TRUE(st.available) << st.reason;
     print_shares(ev, "slow");
     print_shares(ev, "all");
-    std::printf("journal.commits=%.0f jbd2_wait_us=%.0f xfs_log_wait_us=%.0f btrfs_log_wait_us=%.0f top_file=%s\n",
+    std::printf("journal.commits=%.0f jbd2_wait_us=%.0f xfs_log_wait_us=%.0f btrfs_log_wait_us=%.0f top_file=%s "
+                "waits classified %.0f unclassified %.0f stack unreadable %.0f\n",
                 metric(ev, "journal.commits"), metric(ev, "journal.jbd2_wait_us"),
                 metric(ev, "journal.xfs_log_wait_us"), metric(ev, "journal.btrfs_log_wait_us"),
-                fact(ev, "attr.slow.top_file").c_str());
+                fact(ev, "attr.slow.top_file").c_str(), metric(ev, "syscall_bpf.waits_classified"),
+                metric(ev, "syscall_bpf.waits_unclassified"),
+                ev.find_metric("collector.lost_events", {{"collector", "syscall_bpf"}, {"what", "wait_stack_unavailable"}})
+                    ? ev.find_metric("collector.lost_events",
+                                     {{"collector", "syscall_bpf"}, {"what", "wait_stack_unavailable"}})->value
+                    : -1.0);
+    for (const auto& e : ev.exemplars)
+        if (e.values.at("other_us") > 0.5 * e.values.at("total_us"))
+            std::printf("  mostly unclassified: %s %s total %.0f us other %.0f us\n", e.labels.at("syscall").c_str(),
+                        e.labels.at("file").c_str(), e.values.at("total_us"), e.values.at("other_us"));
     return ev;
 }
 
@@ -435,7 +542,7 @@ TEST(LiveSyscallBpf, FsyncThreadsBesideABigWriterWaitForTheJournal) {
     pid_t syncers = 0;
     const Evidence ev = observe_fsync_storm(fs, &syncers);
     ASSERT_GT(syncers, 0);
-    EXPECT_EQ(fact(ev, "attr.slow.top_layer"), layer::kJournal);
+    EXPECT_EQ(top_layer_apart_from_cpu(ev), layer::kJournal);
     EXPECT_GT(metric(ev, "journal.commits"), 0);
     EXPECT_GT(metric(ev, "journal.jbd2_wait_us"), metric(ev, "journal.xfs_log_wait_us"));
     EXPECT_NE(fact(ev, "attr.slow.top_file").find("fsync-"), std::string::npos);
@@ -453,7 +560,7 @@ TEST(LiveSyscallBpf, FsyncThreadsOnXfsWaitForLogForces) {
     pid_t syncers = 0;
     const Evidence ev = observe_fsync_storm(fs, &syncers);
     ASSERT_GT(syncers, 0);
-    EXPECT_EQ(fact(ev, "attr.slow.top_layer"), layer::kJournal);
+    EXPECT_EQ(top_layer_apart_from_cpu(ev), layer::kJournal);
     EXPECT_GT(metric(ev, "journal.xfs_log_forces"), 0);
     EXPECT_GT(metric(ev, "fs.xfs_fsync_calls"), 0);
     EXPECT_GT(metric(ev, "journal.xfs_log_wait_us"), 2 * metric(ev, "journal.jbd2_wait_us"));
@@ -469,7 +576,7 @@ TEST(LiveSyscallBpf, FsyncThreadsOnBtrfsWaitForTheLogTree) {
     pid_t syncers = 0;
     const Evidence ev = observe_fsync_storm(fs, &syncers);
     ASSERT_GT(syncers, 0);
-    EXPECT_EQ(fact(ev, "attr.slow.top_layer"), layer::kJournal);
+    EXPECT_EQ(top_layer_apart_from_cpu(ev), layer::kJournal);
     EXPECT_GT(metric(ev, "fs.btrfs_fsync_calls"), 0);
     EXPECT_GT(metric(ev, "journal.btrfs_log_wait_us"), 2 * metric(ev, "journal.jbd2_wait_us"));
     expect_consistent(ev);
@@ -563,7 +670,7 @@ TEST(LiveSyscallBpf, WritersSharingOneFileWaitOnTheInodeLock) {
     print_shares(ev, "slow");
     print_shares(ev, "all");
     EXPECT_GT(metric(ev, "attr.slow.locks_pct"), 0);
-    EXPECT_EQ(fact(ev, "attr.slow.top_layer"), layer::kLocks);
+    EXPECT_EQ(top_layer_apart_from_cpu(ev), layer::kLocks);
     EXPECT_NE(fact(ev, "attr.slow.top_file").find("shared.log"), std::string::npos);
     expect_consistent(ev);
 }
@@ -612,7 +719,7 @@ TEST(LiveSyscallBpf, BlkThrottleHoldIsChargedToTheCgroup) {
         std::printf("cgroup.blk_throttled_bios=%.0f top_cgroup=%s\n", metric(ev, "cgroup.blk_throttled_bios"),
                     fact(ev, "attr.slow.top_cgroup").c_str());
         EXPECT_GT(metric(ev, "cgroup.blk_throttled_bios"), 0);
-        EXPECT_EQ(fact(ev, "attr.slow.top_layer"), layer::kCgroup);
+        EXPECT_EQ(top_layer_apart_from_cpu(ev), layer::kCgroup);
         EXPECT_GT(metric(ev, "attr.slow.cgroup_pct"), 50);
         EXPECT_NE(fact(ev, "attr.slow.top_file").find("throttled.dat"), std::string::npos);
         EXPECT_NE(fact(ev, "attr.slow.top_cgroup").find("blkio:/" + name), std::string::npos);

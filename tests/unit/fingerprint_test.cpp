@@ -3,25 +3,16 @@
 // another cause gives another one. Checked on real recordings.
 #include <gtest/gtest.h>
 
-#include "app/catalog.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "engine/triage/analysis.hpp"
+#include "tests/unit/shipped_rules.hpp"
 
 using namespace iodiag;
+using iodiag::testing::shipped_rules;
 
 namespace {
 
 const std::string kBundles = std::string(IODIAG_FIXTURES) + "/bundles/";
-
-const RuleSet& shipped_rules() {
-    static const MetricCatalog catalog = full_catalog();
-    static const RuleSet rules = [] {
-        LoadContext ctx;
-        ctx.catalog = &catalog;
-        return load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules"}, ctx);
-    }();
-    return rules;
-}
 
 Verdict verdict_of(const std::string& name) { return analyze(load_bundle(kBundles + name + ".json"), shipped_rules()); }
 

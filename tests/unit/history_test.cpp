@@ -8,13 +8,16 @@
 #include <filesystem>
 #include <fstream>
 
-#include "app/catalog.hpp"
 #include "app/history_store.hpp"
 #include "engine/evidence/bundle.hpp"
+#include "engine/evidence/format.hpp"
+#include "engine/render/plugin_output.hpp"
 #include "engine/render/render.hpp"
 #include "engine/triage/analysis.hpp"
+#include "tests/unit/shipped_rules.hpp"
 
 using namespace iodiag;
+using iodiag::testing::shipped_rules;
 using iodiag::cli::HistoryLimits;
 using iodiag::cli::HistoryStore;
 namespace fs = std::filesystem;
@@ -23,16 +26,6 @@ namespace {
 
 constexpr double kDay = 86400;
 constexpr double kNight0 = 1764547200;   // 2025-12-01 00:00:00 UTC
-
-const RuleSet& shipped_rules() {
-    static const MetricCatalog catalog = full_catalog();
-    static const RuleSet rules = [] {
-        LoadContext ctx;
-        ctx.catalog = &catalog;
-        return load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules"}, ctx);
-    }();
-    return rules;
-}
 
 // One run's evidence: a virtio disk (no class reference) with a measured
 // block tail, as the block collector writes it.
@@ -70,14 +63,7 @@ private:
     static inline int counter_ = 0;
 };
 
-std::string stamp_name(double start) {
-    const std::time_t t = static_cast<std::time_t>(start);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[64];
-    std::strftime(buf, sizeof buf, "iodiag-check-%Y%m%dT%H%M%SZ.json", &tm);
-    return buf;
-}
+std::string stamp_name(double start) { return "iodiag-check-" + format_utc_stamp(start) + ".json"; }
 
 void write_run(const TempDir& dir, const Evidence& ev) { save_bundle((dir / stamp_name(ev.window.start_unix)).string(), ev); }
 
@@ -139,6 +125,13 @@ TEST(History, DriftFindingNamesTheDeviceAndTheNightsCompared) {
     // Tonight's value is cited with the comparison that decided.
     EXPECT_NE(cited(*f, "block.d2c_p99_us"), nullptr);
     EXPECT_EQ(c.verdict.status, Severity::Warning);
+    // The classless device's perfdata get its own normal as the warning mark.
+    const PluginResult pr = plugin_result(c.verdict, c.ev);
+    bool marked = false;
+    for (const auto& p : pr.perfdata)
+        if (p.label == "vdb_d2c_p99") marked = p.warn && std::abs(*p.warn - 3 * 800 / 1e6) < 1e-12;
+    EXPECT_TRUE(marked) << pr.status_line();
+    EXPECT_EQ(pr.state, PluginState::Warning);
 }
 
 TEST(History, NoDriftWithinItsNormal) {

@@ -5,26 +5,17 @@
 
 #include <sstream>
 
-#include "app/catalog.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "engine/render/render.hpp"
 #include "engine/triage/analysis.hpp"
+#include "tests/unit/shipped_rules.hpp"
 
 using namespace iodiag;
+using iodiag::testing::shipped_rules;
 
 namespace {
 
 const std::string kBundles = std::string(IODIAG_FIXTURES) + "/bundles/";
-
-const RuleSet& shipped_rules() {
-    static const MetricCatalog catalog = full_catalog();
-    static const RuleSet rules = [] {
-        LoadContext ctx;
-        ctx.catalog = &catalog;
-        return load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules"}, ctx);
-    }();
-    return rules;
-}
 
 // Cell separators of a table row: '|' not escaped as "\|".
 size_t cells(const std::string& row) {

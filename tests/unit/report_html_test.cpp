@@ -158,3 +158,31 @@ TEST(ReportHtml, BeforeAfterPairsHeatmapsOnOneScale) {
     for (auto it = std::sregex_iterator(html.begin(), html.end(), id_re); it != std::sregex_iterator(); ++it)
         EXPECT_TRUE(ids.insert((*it)[1]).second) << "duplicate id " << (*it)[1];
 }
+
+// A real recording (tests/fixtures/series/README.md): vm.dirty_bytes cut to
+// 2 MiB at 5.1 s of a 10 s window under a buffered writer.
+TEST(ReportHtml, RecordedMidWindowFaultShowsInTheShareChart) {
+    ASSERT_TRUE(shipped_rules().ok());
+    const Evidence ev = load_bundle(std::string(IODIAG_FIXTURES) + "/series/dirty_midwindow.json");
+    ASSERT_EQ(ev.series.count, 10u);
+    auto dirty_share = [&](size_t i) {
+        double dirty = 0, all = 0;
+        for (const auto& v : ev.series.values)
+            if (v.name == "layer.time_us") {
+                all += v.intervals[i];
+                if (v.labels.at("layer") == "dirty") dirty += v.intervals[i];
+            }
+        return all > 0 ? dirty / all : 0;
+    };
+    for (size_t i = 0; i < 5; ++i) EXPECT_LT(dirty_share(i), 0.05) << "interval " << i;
+    for (size_t i = 6; i < 10; ++i) EXPECT_GT(dirty_share(i), 0.5) << "interval " << i;
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty());
+    EXPECT_EQ(v.findings.front().layer, "dirty");
+    const std::string html = render_report_html(ev, v);
+    expect_self_contained(html);
+    // Dirty segments only from the cut on: the colour takes over at 5 s.
+    EXPECT_EQ(count_of(html, "<rect class=\"share\" data-layer=\"dirty\""), 2u * 5);   // all and slow-only charts
+    EXPECT_NE(html.find("syscall.latency_us{op=write}"), std::string::npos);
+    EXPECT_EQ(html.find("id=\"missing-pictures\""), std::string::npos);
+}

@@ -262,3 +262,40 @@ TEST(CgroupIdNames, LabelsV1MemoryAndBlkioAndV2) {
     EXPECT_EQ(names.label(999999999, 0, 0), "cgroup-id:999999999");
     fs::remove_all(root);
 }
+
+// Series from cumulative readings: the seed-000 window read twice, the fast
+// reads before the first reading and the reclaim-bound slow reads between the
+// two; each interval holds only what completed in it, the slow set is the
+// window's, and the intervals add up to the window's figures.
+TEST(SyscallEmit, SeriesAreDifferencesOfReadingsWithTheWindowsSlowSet) {
+    Snapshot s = seed000_snapshot();
+    Reading first;
+    first.hist = s.hist;
+    first.buckets = s.buckets;
+    first.counters = s.counters;
+    const int slow_b = Log2Histogram::bucket_of(200000);
+    first.hist[GRP_READ][slow_b] = 0;
+    first.buckets[slow_b] = BucketSums{0, 0, std::vector<uint64_t>(CLS_COUNT, 0)};
+    first.counters[CNT_DIRECT_RECLAIM] = 0;
+    Reading last{s.hist, s.buckets, s.counters};
+    s.readings = {first, last};
+    Evidence ev;
+    emit(s, ev);
+    const ValueSeries* reclaim = ev.series.find_values("layer.slow_time_us", {{"layer", "reclaim"}});
+    const ValueSeries* fs_all = ev.series.find_values("layer.time_us", {{"layer", "filesystem"}});
+    const ValueSeries* events = ev.series.find_values("reclaim.direct_events");
+    const HistogramSeries* reads = ev.series.find_histogram("syscall.latency_us", {{"op", "read"}});
+    ASSERT_NE(reclaim, nullptr);
+    ASSERT_NE(fs_all, nullptr);
+    ASSERT_NE(events, nullptr);
+    ASSERT_NE(reads, nullptr);
+    EXPECT_EQ(reclaim->intervals, (std::vector<double>{0, 100 * 150000.0}));
+    EXPECT_EQ(fs_all->intervals, (std::vector<double>{99000 * 1.0, 100 * 20000.0}));
+    EXPECT_EQ(events->intervals, (std::vector<double>{0, 45}));
+    ASSERT_EQ(reads->intervals.size(), 2u);
+    EXPECT_EQ(reads->intervals[0].total(), 99000u);
+    EXPECT_EQ(reads->intervals[1].total(), 100u);
+    double slow_sum = 0;
+    for (double v : reclaim->intervals) slow_sum += v;
+    EXPECT_DOUBLE_EQ(slow_sum, metric(ev, "attr.slow.reclaim_us"));
+}
