@@ -21,13 +21,20 @@
 #   cluster.sh fault DIR clear    undo the faults
 #   cluster.sh run CMD...         up in a fresh temp dir, run CMD with the env
 #                                 exported, then down (also on failure)
+#   cluster.sh reap               tear down leftovers of clusters whose watchdog
+#                                 died with them (also done by every `up`)
 #
 # Machine-wide state (loop devices, cgroups, daemons) is changed under the
 # machine lock /run/lock/iodiag-live.lock, held by a watchdog from `up` to
 # `down` (unless the caller already holds it: IODIAG_LIVE_LOCK_HELD=1). The
 # watchdog also tears the cluster down when the process that started it dies
 # (owner: $IODIAG_CEPH_OWNER or the caller's parent), so a killed test leaves
-# nothing behind.
+# nothing behind. Where the watchdog itself was killed (SIGKILL of the whole
+# session, a restart of the machine's processes), the next `up` (or `reap`)
+# finds what it left by its own names, under the machine lock: directories
+# /tmp/iodiag-ceph-*, daemons whose command line names such a directory,
+# loop devices backed by its backing/osdN.img, empty cgroups iodiag-ceph-*;
+# and tears them down.
 set -eEuo pipefail
 self=$(readlink -f "$0")
 cmd=${1:-}; shift || true
@@ -88,6 +95,7 @@ up() {
   setsid bash "$self" _watch "$dir" "$owner" </dev/null >>"$dir/log/watchdog.out" 2>&1 &
   echo $! > "$dir/watchdog.pid"
   wait_for 900 "the machine lock" test -e "$dir/locked" || { down "$dir"; exit 1; }
+  reap "$dir"
   trap 'trap - ERR; echo "cluster.sh: up failed, tearing down (logs were in $dir/log)" >&2; tail -n 20 "$dir"/log/*.out >&2 || true; down "$dir"; exit 1' ERR
 
   local fsid port2 port1
@@ -187,7 +195,7 @@ make_osd() {       # make_osd ID: a loop device over a sparse file, BlueStore on
   # Direct I/O on the backing file: the OSD's writes reach the disk (and its
   # blkio throttle) instead of piling up in the page cache.
   dev=$(losetup -f --show --direct-io=on "$back")
-  undo_add "losetup -d $dev"
+  undo_add "detach_loop $dev $back"
   echo "$dev" > "$dir/osd$id.dev"
   uuid=$(cat /proc/sys/kernel/random/uuid); key=$(ceph-authtool --gen-print-key)
   data=$dir/osd/ceph-$id; mkdir -p "$data"
@@ -202,9 +210,21 @@ make_osd() {       # make_osd ID: a loop device over a sparse file, BlueStore on
   start_daemon "osd.$id" ceph-osd -c "$dir/ceph.conf" -i "$id"
 }
 
-stop_pid() {       # TERM, wait up to 15 s, then KILL; only the PID recorded at start
+ours() {           # ours PID: the process's command line names this cluster's directory
+  tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline" | grep -qF "$dir/"
+}
+
+detach_loop() {    # detach_loop DEV BACKING_FILE: only while DEV is still backed by that file
+  local back
+  back=$(losetup -nO BACK-FILE "$1" 2>/dev/null) || return 0
+  [[ ${back% (deleted)} == "$2" ]] && losetup -d "$1"
+  return 0
+}
+
+stop_pid() {       # TERM, wait up to 15 s, then KILL; only the PID recorded at start, if still ours
   local pid=$1 t
   kill -0 "$pid" 2>/dev/null || return 0
+  ours "$pid" || return 0
   kill -TERM "$pid" 2>/dev/null || true
   for ((t = 0; t < 150; t++)); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null || true
@@ -232,12 +252,57 @@ down() {
   local wd=""
   [[ -e $dir/watchdog.pid ]] && wd=$(cat "$dir/watchdog.pid")
   rm -rf "$dir"
-  if [[ -n $wd && $wd != "${WATCHDOG_SELF:-}" ]]; then
+  if [[ -n $wd && $wd != "${WATCHDOG_SELF:-}" ]] && watchdog_of "$dir" "$wd"; then
     kill -TERM "$wd" 2>/dev/null || true
     # It exits after its current one-second sleep.
     local t
     for ((t = 0; t < 30; t++)); do kill -0 "$wd" 2>/dev/null || break; sleep 0.1; done
   fi
+  return 0
+}
+
+watchdog_of() {    # watchdog_of DIR PID: PID is DIR's watchdog (not a PID reused since)
+  tr '\0' ' ' 2>/dev/null < "/proc/$2/cmdline" | grep -qF "_watch $1 "
+}
+
+# Leftovers of clusters whose watchdog died with them, recognised by this
+# script's own names; under the machine lock, so no other cluster of this
+# script is being set up or torn down meanwhile. MINE (the caller's cluster)
+# is spared.
+reap() {
+  local mine=${1:-} d pid wd cmd back dev cg
+  stale() {        # stale DIR: not MINE and no live watchdog
+    [[ $1 != "$mine" ]] || return 1
+    wd=$(cat "$1/watchdog.pid" 2>/dev/null) || return 0
+    ! watchdog_of "$1" "$wd"
+  }
+  for d in /tmp/iodiag-ceph-*; do
+    [[ -d $d ]] && stale "$d" || continue
+    echo "cluster.sh: tearing down $d, left by a cluster whose watchdog is gone" >&2
+    (down "$d")
+  done
+  # Daemons and loads started with `-c /tmp/iodiag-ceph-X/ceph.conf` whose
+  # directory is stale or gone, stopped by PID.
+  for d in /proc/[0-9]*; do
+    pid=${d#/proc/}
+    cmd=$(tr '\0' ' ' 2>/dev/null < "$d/cmdline") || continue
+    [[ $cmd =~ ^[^\ ]*(ceph-osd|ceph-mon|ceph-mgr|rados)\ -c\ (/tmp/iodiag-ceph-[A-Za-z0-9]+)/ceph.conf ]] || continue
+    stale "${BASH_REMATCH[2]}" || continue
+    echo "cluster.sh: stopping ${BASH_REMATCH[1]} (pid $pid) of ${BASH_REMATCH[2]}" >&2
+    (dir=${BASH_REMATCH[2]}; stop_pid "$pid")
+  done
+  # Loop devices over such a directory's backing files.
+  while read -r dev back; do
+    [[ ${back% (deleted)} =~ ^(/tmp/iodiag-ceph-[A-Za-z0-9]+)/backing/osd[0-9]+\.img$ ]] || continue
+    stale "${BASH_REMATCH[1]}" || continue
+    echo "cluster.sh: detaching $dev (backed by $back)" >&2
+    losetup -d "$dev" || true
+  done < <(losetup -nl -O NAME,BACK-FILE 2>/dev/null)
+  # Fault cgroups are named after the `fault` call's PID, not the directory:
+  # those left empty are removed (a live one holds its OSDs; rmdir refuses it).
+  for cg in /sys/fs/cgroup/blkio/iodiag-ceph-* /sys/fs/cgroup/cpu/iodiag-ceph-*; do
+    [[ -d $cg && -z $(cat "$cg/cgroup.procs" 2>/dev/null) ]] && rmdir "$cg" 2>/dev/null && echo "cluster.sh: removed empty cgroup $cg" >&2
+  done
   return 0
 }
 
@@ -292,7 +357,7 @@ move_to() {        # move_to PID CONTROLLER CGROUP_DIR: the whole process; undon
   local pid=$1 ctl=$2 to=$3 from
   from=$(awk -F: -v c="$ctl" '$1 != "0" && ("," $2 ",") ~ ("," c ",") {print $3}' "/proc/$pid/cgroup")
   echo "$pid" > "$to/cgroup.procs"
-  echo "echo $pid > /sys/fs/cgroup/$ctl${from%/}/cgroup.procs" >> "$dir/faults"
+  echo "ours $pid && echo $pid > /sys/fs/cgroup/$ctl${from%/}/cgroup.procs" >> "$dir/faults"
 }
 
 clear_faults() {
@@ -336,6 +401,10 @@ case $cmd in
   load) load "$@" ;;
   fault) fault "$@" ;;
   _watch) watch "$@" ;;
+  reap)
+    need_tools
+    if [[ ${IODIAG_LIVE_LOCK_HELD:-0} != 1 ]]; then exec 9>/run/lock/iodiag-live.lock; flock 9; fi
+    reap ;;
   run)
     [[ $# -gt 0 ]] || die "run CMD..."
     tmp=$(mktemp -d /tmp/iodiag-ceph-XXXXXX); rmdir "$tmp"

@@ -313,3 +313,52 @@ TEST(LiveCeph, ThreeFaultsOnARealClusterThenNothingIsLeft) {
     run_capture("ls /sys/fs/cgroup/blkio /sys/fs/cgroup/cpu", &out);
     EXPECT_EQ(out.find("iodiag-ceph"), std::string::npos) << out;
 }
+
+// A cluster whose watchdog died with it (SIGKILL of the whole session, a
+// restart of every process) leaves its directory, loop devices and fault
+// cgroups; the next `up` (here `reap`, what `up` runs first) recognises them
+// by the script's own names and removes them, and nothing else: another loop
+// device, a recorded PID that is no longer the cluster's daemon.
+TEST(LiveCeph, LeftoversOfAClusterKilledWithItsWatchdogAreReaped) {
+    if (auto why = missing_ceph(); !why.empty()) GTEST_SKIP() << why;
+    ::setenv("IODIAG_LIVE_LOCK_HELD", "1", 1);
+    char t1[] = "/tmp/iodiag-ceph-XXXXXX", t2[] = "/tmp/iodiag-ceph-XXXXXX", other[] = "/tmp/iodiag-reapXXXXXX";
+    const std::string left = ::mkdtemp(t1), gone = ::mkdtemp(t2), elsewhere = ::mkdtemp(other);
+    std::string out, dev_left, dev_gone, dev_other;
+    auto attach = [&](const std::string& file, std::string* dev) {
+        ASSERT_EQ(run_capture("truncate -s 16M " + file + " && losetup -f --show " + file, &out), 0) << out;
+        *dev = trim(out);
+        out.clear();
+    };
+    fs::create_directories(left + "/backing");
+    fs::create_directories(left + "/pids");
+    fs::create_directories(gone + "/backing");
+    attach(left + "/backing/osd0.img", &dev_left);
+    attach(gone + "/backing/osd1.img", &dev_gone);
+    attach(elsewhere + "/osd0.img", &dev_other);
+    // As `up` wrote them; the watchdog's and the daemon's PIDs since reused by
+    // a process that is not the cluster's (this test).
+    std::ofstream(left + "/undo") << "detach_loop " << dev_left << " " << left << "/backing/osd0.img\n";
+    std::ofstream(left + "/watchdog.pid") << ::getpid() << "\n";
+    std::ofstream(left + "/pids/osd.0") << ::getpid() << "\n";
+    fs::remove_all(gone);   // its directory removed, its loop device still attached
+    const std::string cg = "/sys/fs/cgroup/cpu/iodiag-ceph-" + std::to_string(::getpid()) + "-cpu";
+    fs::create_directory(cg);
+
+    EXPECT_EQ(run_capture(kCluster + " reap 2>&1", &out), 0) << out;
+    std::printf("%s", out.c_str());
+    out.clear();
+    run_capture("losetup -nl -O NAME,BACK-FILE", &out);
+    EXPECT_EQ(out.find(left), std::string::npos) << out;
+    EXPECT_EQ(out.find(gone), std::string::npos) << out;
+    EXPECT_NE(out.find(elsewhere), std::string::npos) << "a loop device that is not the cluster's was detached\n" << out;
+    EXPECT_FALSE(fs::exists(left));
+    EXPECT_FALSE(fs::exists(cg));
+    run_capture("losetup -d " + dev_other, nullptr);
+    fs::remove_all(elsewhere);
+    if (fs::exists(cg)) fs::remove(cg);
+    // Left attached only if reap failed (detaching a number reused since would hit another's device).
+    if (out.find(left) != std::string::npos) run_capture("losetup -d " + dev_left, nullptr);
+    if (out.find(gone) != std::string::npos) run_capture("losetup -d " + dev_gone, nullptr);
+    fs::remove_all(left);
+}
