@@ -58,6 +58,12 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress) {
         CollectorStatus& st = status[i];
         if (st.name.empty()) st.name = collectors[i]->name();
         running[i] = st.available;
+        if (!st.available && !collectors[i]->applicable()) {
+            // Nothing of its kind on this host (no Ceph OSD): not a layer left
+            // unobserved, so neither the evidence nor the verdict mentions it.
+            spdlog::debug("{}: {}", st.name, st.reason);
+            continue;
+        }
         if (!st.available) spdlog::info("{} unavailable: {}", st.name, st.reason);   // the verdict lists it too
         ev.collectors.push_back(std::move(st));
     }

@@ -53,6 +53,10 @@ public:
     // collectors' before/after interval is the window itself, not the time
     // the BPF verifier took.
     virtual bool slow_to_start() const { return false; }
+    // False (after start()) when what this collector observes does not exist
+    // on this host at all, e.g. no Ceph OSD: its status is then left out of the
+    // evidence, so such a host pays nothing for it in the verdict either.
+    virtual bool applicable() const { return true; }
 };
 
 }  // namespace iodiag

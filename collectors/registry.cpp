@@ -2,6 +2,7 @@
 
 #include "collectors/block_bpf.hpp"
 #include "collectors/block_queue_config.hpp"
+#include "collectors/ceph_collector.hpp"
 #include "collectors/cgroup_collector.hpp"
 #include "collectors/delayacct.hpp"
 #include "collectors/diskstats.hpp"
@@ -32,6 +33,7 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     c.push_back(std::make_unique<DelayacctCollector>());
     c.push_back(std::make_unique<IouringBpfCollector>());
     c.push_back(std::make_unique<SyscallBpfCollector>());
+    c.push_back(std::make_unique<CephCollector>());
     return c;
 }
 

@@ -18,12 +18,36 @@ inline const std::string kCgroup = "cgroup";            // blk-throttle, io.late
 inline const std::string kLocks = "locks";              // rwsem / mutex waits off-CPU
 inline const std::string kSyscall = "syscall";          // whole syscall as the application sees it
 inline const std::string kCpu = "cpu";                  // run-queue delay, application / CPU
+// A Ceph OSD's own path, above the device it sits on (seed 004): BlueStore's
+// commit (kv sync of RocksDB), the OSD's op path (messenger dispatch, op
+// queue, PG lock, op execution) and waiting for the replicas (peers, network).
+inline const std::string kBluestore = "bluestore";
+inline const std::string kOsdOp = "osd_op";
+inline const std::string kReplication = "replication";
 
 // Bottom-up order.
 inline const std::vector<std::string>& all() {
     static const std::vector<std::string> v{kDevice, kBlockQueue, kFilesystem, kJournal,
                                             kPageCache, kDirty, kReclaim, kCgroup,
                                             kLocks, kSyscall, kCpu};
+    return v;
+}
+
+// The Ceph layers, bottom-up. They are in play only where a Ceph collector
+// reported (a host without Ceph gets no rows, no trail steps and no coverage
+// penalty for them).
+inline const std::vector<std::string>& ceph() {
+    static const std::vector<std::string> v{kBluestore, kOsdOp, kReplication};
+    return v;
+}
+
+// Every layer a rule may name: the I/O stack's, then Ceph's.
+inline const std::vector<std::string>& known() {
+    static const std::vector<std::string> v = [] {
+        std::vector<std::string> all_layers = all();
+        all_layers.insert(all_layers.end(), ceph().begin(), ceph().end());
+        return all_layers;
+    }();
     return v;
 }
 

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "engine/evidence/bundle.hpp"
+#include "engine/triage/ceph_attribution.hpp"
+#include "engine/triage/ceph_host_findings.hpp"
 #include "engine/triage/derived_metrics.hpp"
 #include "engine/triage/layer_table.hpp"
 #include "engine/evidence/layers.hpp"
@@ -269,19 +271,22 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     std::vector<const Rule*> fired_rules;
     std::vector<const RuleResult*> unknown;
     const std::vector<RuleResult> results = evaluate_rules(rules, ev);
+    const std::vector<std::string> layers = layers_in_play(ev);
     for (const auto& r : results) {
         if (r.outcome == Tri::True) {
             fired.push_back(make_finding(r, ev));
             fired_rules.push_back(r.rule);
         }
-        if (r.outcome == Tri::Unknown) unknown.push_back(&r);
+        if (r.outcome == Tri::Unknown && !ceph_rule_out_of_play(r.rule->layer, r.rule->for_each, layers))
+            unknown.push_back(&r);
     }
     fold_same_causes(fired, fired_rules);
+    yield_osd_findings_to_ceph(fired, ev);
     v.not_evaluated = summarize_unknown(unknown);
 
     std::map<std::string, LayerState> state;
     size_t observed = 0;
-    for (const auto& l : layer::all()) {
+    for (const auto& l : layers) {
         const bool seen = ev.layer_observed(l);
         observed += seen;
         state[l] = seen ? LayerState::Normal : LayerState::NotObserved;
@@ -299,7 +304,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
             if (e.from == layer::kSyscall && e.to == f.layer && e.when.count(LayerState::Abnormal))
                 state[layer::kSyscall] = LayerState::Abnormal;
     }
-    v.coverage = static_cast<double>(observed) / static_cast<double>(layer::all().size());
+    v.coverage = static_cast<double>(observed) / static_cast<double>(layers.size());
     // An observed layer where nothing fired is normal only if its rules could
     // judge it: a global rule, or a per-device rule on a device that did I/O,
     // left unknown with part of its evidence present means it could not.
@@ -328,7 +333,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
         if (state[l] == LayerState::Unjudged) s += (s.empty() ? "" : " — ") + ("not judged: " + unjudged_why[l]);
         return s;
     };
-    const WalkResult walk = walk_triage([&](const std::string& l) { return state.at(l); }, summary_of);
+    const WalkResult walk = walk_triage([&](const std::string& l) { return state.at(l); }, summary_of, layers);
     v.trail = walk.trail;
 
     for (auto& f : fired) {
@@ -351,7 +356,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
 
     v.fixes = order_fixes(v.findings);
     std::vector<std::pair<std::string, LayerState>> states;
-    for (const auto& l : layer::all()) states.push_back({l, state[l]});
+    for (const auto& l : layers) states.push_back({l, state[l]});
     v.layers = build_layer_table(ev, states);
     v.who_suffered = who_suffered(ev);
     v.slowest = slowest_exemplars(ev, 5);

@@ -8,6 +8,7 @@
 
 #include "engine/evidence/format.hpp"
 #include "engine/evidence/layers.hpp"
+#include "engine/triage/ceph_attribution.hpp"
 #include "engine/triage/slow_floor.hpp"
 
 namespace iodiag {
@@ -528,6 +529,8 @@ std::vector<MetricSpec> derived_metric_specs() {
         specs.push_back({"attr.sufferer." + c + "_pct", K::Metric, "pct", c == "other" ? layer::kSyscall : c, "",
                          "share of " + c + " in the slow syscalls of the application that suffered most "
                          "(attr.app.*), or of the machine's slow set where that was not measured"});
+    auto ceph = ceph_derived_metric_specs();
+    specs.insert(specs.end(), ceph.begin(), ceph.end());
     return specs;
 }
 
@@ -583,6 +586,7 @@ void add_nominal_latencies(Evidence& ev) {
             add_reference(ev, "device.nominal_write_latency_ms", labels, n.write_ms,
                           {"reference", std::string(n.source) + via});
     }
+    add_ceph_derived_metrics(ev);   // after the device references it joins
 }
 
 }  // namespace iodiag

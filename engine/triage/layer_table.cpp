@@ -5,6 +5,7 @@
 
 #include "engine/evidence/format.hpp"
 #include "engine/evidence/layers.hpp"
+#include "engine/triage/ceph_attribution.hpp"
 
 namespace iodiag {
 
@@ -88,6 +89,7 @@ std::string layer_figures(const Evidence& ev, const std::string& layer) {
         return figures;
     }
     if (layer == kBlockQueue) return block_queue_figures(ev);
+    if (std::find(ceph().begin(), ceph().end(), layer) != ceph().end()) return ceph_layer_figures(ev, layer);
     append(out, cite(ev, "time", "attr.slow." + layer + "_us"));
     if (layer == kDirty) {
         append(out, cite(ev, "dirty+writeback at", "dirty.pct_of_limit"));
@@ -149,6 +151,9 @@ std::vector<LayerRow> build_layer_table(const Evidence& ev,
         row.share_all_pct = metric(ev, "attr.all." + layer + "_pct");
         if (row.share_slow_pct || row.share_all_pct) {
             row.share_basis = slow_basis;
+        } else if (auto c = ceph_layer_share(ev, layer)) {
+            row.share_all_pct = c->pct;
+            row.share_basis = c->basis;
         } else if (!busy.empty() && (layer == layer::kDevice || layer == layer::kBlockQueue)) {
             // Without syscall attribution the block collector still splits block
             // time between the device (D2C) and the queue above it.

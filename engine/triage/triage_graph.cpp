@@ -1,5 +1,7 @@
 #include "engine/triage/triage_graph.hpp"
 
+#include <algorithm>
+
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
@@ -65,16 +67,37 @@ const std::vector<TriageEdge>& triage_edges() {
         // looked at whatever the syscall's state; when the syscalls are normal
         // it is where the walk ends ("the storage stack is not what is slow").
         {kSyscall, kCpu, kAny, "runnable but not running: application locks or CPU scheduling?"},
+        // A Ceph OSD (seed 004): above its device, BlueStore's commit (kv sync
+        // of RocksDB); above that, the OSD's op path (dispatch, op queue, PG
+        // lock); then the replicas and the network between them.
+        {kBlockQueue, kBluestore, kAny, "an OSD's writes wait for BlueStore's commit, itself waiting for this device"},
+        {kBluestore, kOsdOp, kAny, "BlueStore explains only the commit: look at the OSD's op queue above it"},
+        {kOsdOp, kReplication, kAny, "a client write also waits for its replicas: peers and network"},
+        {kOsdOp, kCpu, kNotNormal, "op path slow or unseen: are the OSD's threads starved of CPU?"},
     };
     return edges;
 }
 
+std::vector<std::string> layers_in_play(const Evidence& ev) {
+    std::vector<std::string> out = layer::all();
+    for (const auto& l : layer::ceph())
+        for (const auto& c : ev.collectors)
+            if (std::find(c.layers.begin(), c.layers.end(), l) != c.layers.end()) {
+                out.push_back(l);
+                break;
+            }
+    return out;
+}
+
 WalkResult walk_triage(const std::function<LayerState(const std::string&)>& state_of,
-                       const std::function<std::string(const std::string&)>& summary_of) {
+                       const std::function<std::string(const std::string&)>& summary_of,
+                       const std::vector<std::string>& layers) {
     Graph g;
     std::map<std::string, Vertex> vertex_of;
-    for (const auto& l : layer::all()) vertex_of[l] = boost::add_vertex(VertexProps{l}, g);
-    for (const auto& e : triage_edges()) boost::add_edge(vertex_of.at(e.from), vertex_of.at(e.to), EdgeProps{&e}, g);
+    for (const auto& l : layers) vertex_of[l] = boost::add_vertex(VertexProps{l}, g);
+    for (const auto& e : triage_edges())
+        if (vertex_of.count(e.from) && vertex_of.count(e.to))
+            boost::add_edge(vertex_of.at(e.from), vertex_of.at(e.to), EdgeProps{&e}, g);
 
     std::map<Vertex, S> states;
     for (const auto& [name, v] : vertex_of) states[v] = state_of(name);

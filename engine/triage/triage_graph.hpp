@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/evidence/layers.hpp"
 #include "engine/triage/verdict.hpp"
 
 namespace iodiag {
@@ -31,7 +32,13 @@ struct WalkResult {
 };
 
 // Walks from the device layer. state_of gives each layer's state and summary.
+// `layers` are the vertices (edges to a layer not among them are left out).
 WalkResult walk_triage(const std::function<LayerState(const std::string&)>& state_of,
-                       const std::function<std::string(const std::string&)>& summary_of);
+                       const std::function<std::string(const std::string&)>& summary_of,
+                       const std::vector<std::string>& layers = layer::all());
+
+// The layers a verdict speaks about: the I/O stack's, and Ceph's where a
+// collector of the evidence claims them (a host without Ceph has no such rows).
+std::vector<std::string> layers_in_play(const Evidence& ev);
 
 }  // namespace iodiag

@@ -1,0 +1,121 @@
+#include "engine/triage/ceph_host_findings.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace iodiag {
+
+namespace {
+
+// Thread names ceph-osd gives its threads (Thread::create in the 16.2
+// sources: BlueStore's kv sync/final/aio threads, the sharded op workers, the
+// async messenger's workers, RocksDB's background threads). Used only where a
+// bundle has no OSD pids to join on.
+bool osd_thread_name(const std::string& comm) {
+    static const char* const prefixes[] = {"bstore_", "tp_osd_tp", "msgr-worker", "ceph-osd", "rocksdb:"};
+    return std::any_of(std::begin(prefixes), std::end(prefixes),
+                       [&](const char* p) { return comm.rfind(p, 0) == 0; });
+}
+
+// A global rule's finding (no instance) whose share is of the slow syscall set.
+bool about_slow_set(const Finding& f) {
+    return f.instance_key.empty() && f.rule_id.rfind("ceph.", 0) != 0 && f.share_metric.rfind("attr.slow.", 0) == 0;
+}
+
+CitedValue cited_fact(const Fact& f) {
+    CitedValue c;
+    c.name = f.name;
+    c.labels = f.labels;
+    c.provenance = f.provenance;
+    c.text = f.value;
+    c.formatted = f.value;
+    return c;
+}
+
+void trim_end(std::string& s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+}
+
+void cite_once(Finding& into, const CitedValue& c) {
+    for (const auto& e : into.evidence)
+        if (e.name == c.name && e.labels == c.labels) return;
+    into.evidence.push_back(c);
+}
+
+}  // namespace
+
+std::optional<std::string> slow_set_osd(const Evidence& ev) {
+    const std::vector<std::string> osds = ev.instances("osd");
+    if (osds.empty()) return std::nullopt;
+    const Fact* pid = ev.find_fact("attr.slow.top_pid");
+    bool pids_known = false;
+    for (const auto& osd : osds) {
+        const Fact* p = ev.find_fact("ceph.osd.pid", {{"osd", osd}});
+        if (!p) continue;
+        pids_known = true;
+        if (pid && p->value == pid->value) return osd;
+    }
+    if (pids_known) return std::nullopt;
+    const Fact* comm = ev.find_fact("attr.slow.top_comm");
+    if (comm && osd_thread_name(comm->value)) return std::string();
+    return std::nullopt;
+}
+
+void yield_osd_findings_to_ceph(std::vector<Finding>& fired, const Evidence& ev) {
+    const std::optional<std::string> osd = slow_set_osd(ev);
+    if (!osd) return;
+    // An OSD whose admin socket gave nothing was not judged by the Ceph rules:
+    // nothing yields to a view that did not see it.
+    for (const auto& o : ev.instances("osd"))
+        if ((osd->empty() || o == *osd) && ev.find_fact("ceph.osd.not_observed", {{"osd", o}})) return;
+    // The Ceph finding that takes them: on the sufferer's OSD first, else the
+    // highest-scoring one above info.
+    std::optional<size_t> target;
+    for (size_t i = 0; i < fired.size(); ++i) {
+        const Finding& c = fired[i];
+        if (c.rule_id.rfind("ceph.", 0) != 0 || c.severity == Severity::Info) continue;
+        const bool on_osd = !osd->empty() && c.instance == *osd;
+        const bool target_on_osd = target && !osd->empty() && fired[*target].instance == *osd;
+        if (!target || (on_osd && !target_on_osd) || (on_osd == target_on_osd && c.score > fired[*target].score))
+            target = i;
+    }
+    const std::string who = osd->empty() ? "an OSD of this host" : *osd;
+    std::vector<bool> gone(fired.size(), false);
+    const Fact* comm = ev.find_fact("attr.slow.top_comm");
+    const std::string thread = comm ? " (thread " + comm->value + ")" : "";
+    for (size_t i = 0; i < fired.size(); ++i) {
+        Finding& f = fired[i];
+        if (!about_slow_set(f)) continue;
+        if (target) {
+            Finding& c = fired[*target];
+            gone[i] = true;
+            c.folded.push_back(f.rule_id + (f.instance.empty() ? "" : "@" + f.instance));
+            for (const auto& e : f.evidence) cite_once(c, e);
+            trim_end(c.mechanism);
+            c.mechanism += " (The host's slow syscalls are " + who + "'s" + thread + ": " + f.rule_id +
+                           " saw this OSD from outside and is folded into this finding with its evidence.)";
+            continue;
+        }
+        f.severity = Severity::Info;
+        f.title += " — " + who + "'s own I/O" + thread + ", normal by the Ceph rules";
+        // Its fixes are written for an application's fsyncs (separate a
+        // database log, group commits); an OSD's commit path is tuned from the
+        // Ceph view's findings, and here there is none to act on.
+        f.fixes.clear();
+        f.verify.clear();
+        trim_end(f.mechanism);
+        f.mechanism += " (These slow syscalls are " + who + "'s" + thread +
+                       ": on a Ceph node an OSD's syncs of its block device are BlueStore's commit path and its "
+                       "waits the op path's. The Ceph rules judged that OSD from its own counters (device under "
+                       "it, bluestore, op queue, replicas) and found nothing above info, so this is a note: the "
+                       "slowest syscalls of a host whose main I/O is its OSDs' commits.)";
+        if (const Fact* pid = osd->empty() ? nullptr : ev.find_fact("ceph.osd.pid", {{"osd", *osd}}))
+            cite_once(f, cited_fact(*pid));
+    }
+    std::vector<Finding> kept;
+    for (size_t i = 0; i < fired.size(); ++i)
+        if (!gone[i]) kept.push_back(std::move(fired[i]));
+    fired = std::move(kept);
+}
+
+}  // namespace iodiag

@@ -1,0 +1,364 @@
+// A real Ceph cluster on this host (tests/ceph/cluster.sh: one monitor, one
+// manager, three BlueStore OSDs on loop devices, all in a temporary
+// directory), a client write load, and three faults injected for real:
+//   (a) one OSD's disk made slow (blkio write-IOPS limit under its loop device)
+//       -> that OSD's disk is the top finding, with a share within 15 points of
+//          what its perf counters and the block tracer show, and the other OSDs'
+//          replica waits are traced to it;
+//   (b) the OSDs starved of CPU (a cgroup CPU quota) -> CPU / op queue, not the disk;
+//   (c) healthy -> nothing above info.
+// Then the cluster is torn down and nothing is left: no daemon, no loop
+// device, no directory, nothing in /var/lib/ceph or /var/run/ceph.
+//
+// IODIAG_CEPH_SAVE_BUNDLES=DIR keeps each fault's bundle (how the replay
+// fixtures tests/fixtures/bundles/ceph_*.json were recorded).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/live/live_support.hpp"
+
+using namespace iodiag::live;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kIodiag = IODIAG_BINARY;
+const std::string kCluster = std::string(IODIAG_SOURCE_DIR) + "/tests/ceph/cluster.sh";
+constexpr int kOsds = 3;
+
+std::string missing_ceph() {
+    if (auto r = missing_root(); !r.empty()) return r;
+    for (const char* t : {"ceph-mon", "ceph-mgr", "ceph-osd", "ceph", "ceph-authtool", "monmaptool", "rados", "losetup"})
+        if (auto r = missing_tool(t); !r.empty()) return r + " (packages ceph-mon ceph-mgr ceph-osd ceph-common)";
+    if (!fs::exists("/sys/fs/cgroup/blkio") || !fs::exists("/sys/fs/cgroup/cpu"))
+        return "needs the cgroup v1 blkio and cpu controllers (the faults use them)";
+    return "";
+}
+
+std::string trim(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+json perf_dump_cli(const std::string& conf, const std::string& run, int osd) {
+    // The ceph CLI's own admin-socket client, independent of iodiag's.
+    std::string out;
+    run_capture("ceph -c " + conf + " daemon " + run + "/ceph-osd." + std::to_string(osd) + ".asok perf dump 2>/dev/null", &out);
+    return json::parse(out, nullptr, false);
+}
+
+double window_mean(const json& a, const json& b, const std::string& section, const std::string& key) {
+    const json& x = a[section][key];
+    const json& y = b[section][key];
+    const double n = y["avgcount"].get<double>() - x["avgcount"].get<double>();
+    return n > 0 ? (y["sum"].get<double>() - x["sum"].get<double>()) / n * 1000.0 : 0;
+}
+double window_sum_ms(const json& a, const json& b, const std::string& section, const std::string& key) {
+    return (b[section][key]["sum"].get<double>() - a[section][key]["sum"].get<double>()) * 1000.0;
+}
+
+double bundle_metric(const json& bundle, const std::string& name, const std::map<std::string, std::string>& labels) {
+    for (const auto& m : bundle["metrics"])
+        if (m["name"] == name && m["labels"] == json(labels)) return m["value"].get<double>();
+    return NAN;
+}
+std::string bundle_fact(const json& bundle, const std::string& name, const std::map<std::string, std::string>& labels) {
+    for (const auto& f : bundle["facts"])
+        if (f["name"] == name && f["labels"] == json(labels)) return f["value"].get<std::string>();
+    return "";
+}
+
+struct Recording {
+    json verdict;
+    json bundle;
+    json perf_before, perf_after;   // per OSD, from the ceph CLI around the window
+    double perf_window_s = 0;       // time between the two CLI dumps
+};
+
+std::set<std::string> listing(const std::string& d) {
+    std::set<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::recursive_directory_iterator(d, ec)) out.insert(e.path().string());
+    return out;
+}
+
+// The cluster, up for the life of the object; down on every exit path (and,
+// should this process be killed, by the script's watchdog).
+class Cluster {
+public:
+    Cluster() {
+        // This process holds the machine lock (live_support): the script and
+        // its watchdog must not wait for it again.
+        ::setenv("IODIAG_LIVE_LOCK_HELD", "1", 1);
+        ::setenv("IODIAG_CEPH_OWNER", std::to_string(::getpid()).c_str(), 1);
+        char tmpl[] = "/tmp/iodiag-ceph-XXXXXX";
+        dir_ = ::mkdtemp(tmpl);
+        fs::remove(dir_);
+        const auto t0 = std::chrono::steady_clock::now();
+        ok_ = run_capture(kCluster + " up " + dir_ + " " + std::to_string(kOsds) + " 2>&1", &error_) == 0;
+        std::printf("cluster up: %.0f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        conf_ = dir_ + "/ceph.conf";
+        keyring_ = dir_ + "/ceph.client.admin.keyring";
+        run_ = dir_ + "/run";
+    }
+    ~Cluster() { down(); }
+    void down() {
+        if (down_) return;
+        down_ = true;
+        const auto t0 = std::chrono::steady_clock::now();
+        run_capture(kCluster + " down " + dir_ + " 2>&1", nullptr);
+        std::printf("cluster down: %.0f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    bool ok() const { return ok_; }
+    const std::string& error() const { return error_; }
+    const std::string& dir() const { return dir_; }
+
+    std::string osd_device(int id) const {
+        std::ifstream in(dir_ + "/osd" + std::to_string(id) + ".dev");
+        std::string dev;
+        in >> dev;
+        return dev.substr(dev.rfind('/') + 1);
+    }
+
+    // Fault on, client writes, iodiag records a window, fault off.
+    Recording record(const std::string& name, const std::string& fault) const {
+        Recording r;
+        std::string out;
+        if (!fault.empty()) {
+            EXPECT_EQ(run_capture(kCluster + " fault " + dir_ + " " + fault + " 2>&1", &out), 0) << out;
+        }
+        std::string load;
+        run_capture(kCluster + " load " + dir_ + " 40 16 4096", &load);
+        load = trim(load);
+        // Let the fault reach a steady state (queues fill, the kv sync slows).
+        std::this_thread::sleep_for(std::chrono::seconds(4));
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < kOsds; ++i) r.perf_before[std::to_string(i)] = perf_dump_cli(conf_, run_, i);
+        const std::string bundle = dir_ + "/" + name + ".json";
+        const std::string env = "IODIAG_CEPH_RUN_DIR=" + run_ + " CEPH_CONF=" + conf_ + " CEPH_KEYRING=" + keyring_ + " ";
+        out.clear();
+        EXPECT_EQ(run_capture(env + kIodiag + " record --duration 6 -o " + bundle + " --format json 2>/dev/null", &out), 0);
+        r.verdict = json::parse(out, nullptr, false);
+        for (int i = 0; i < kOsds; ++i) r.perf_after[std::to_string(i)] = perf_dump_cli(conf_, run_, i);
+        r.perf_window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!load.empty()) run_capture("kill " + load + " 2>/dev/null", nullptr);
+        if (!fault.empty()) run_capture(kCluster + " fault " + dir_ + " clear 2>&1", nullptr);
+        std::ifstream in(bundle);
+        r.bundle = json::parse(in, nullptr, false);
+        if (const char* keep = std::getenv("IODIAG_CEPH_SAVE_BUNDLES"))
+            fs::copy_file(bundle, std::string(keep) + "/ceph_" + name + ".json", fs::copy_options::overwrite_existing);
+        // Let a slow OSD drain its backlog before the next fault.
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+        return r;
+    }
+
+private:
+    std::string dir_, conf_, keyring_, run_, error_;
+    bool ok_ = false, down_ = false;
+};
+
+std::string summary(const json& v) {
+    std::string s;
+    for (const auto& f : v["findings"])
+        s += "  " + f["severity"].get<std::string>() + " " + f["rule_id"].get<std::string>() + " " +
+             f["instance"].get<std::string>() + " share " + (f["share_pct"].is_null() ? "-" : f["share_pct"].dump()) +
+             ": " + f["title"].get<std::string>() + "\n";
+    return s;
+}
+
+void check_slow_osd_disk(const Cluster& cluster) {
+    const int slow = 1;
+    const std::string device = cluster.osd_device(slow);
+    // Writes of the slow OSD's loop worker to the disk under its backing file:
+    // 40 per second, far below what BlueStore's WAL, data and flushes need.
+    const Recording r = cluster.record("slow_osd_disk", "slow-disk " + std::to_string(slow) + " 40");
+    ASSERT_TRUE(r.verdict.is_object());
+    ASSERT_TRUE(r.bundle.is_object());
+    SCOPED_TRACE(summary(r.verdict));
+    ASSERT_FALSE(r.verdict["findings"].empty());
+    const json& top = r.verdict["findings"][0];
+    EXPECT_EQ(top["rule_id"], "ceph.osd_disk_slow");
+    EXPECT_EQ(top["instance"], "osd." + std::to_string(slow));
+    EXPECT_NE(top["title"].get<std::string>().find(device), std::string::npos) << top["title"];
+    ASSERT_FALSE(top["share_pct"].is_null());
+    const double share = top["share_pct"].get<double>();
+
+    // What the OSD's own perf counters (read with the ceph CLI around the
+    // window) and the block tracer (the bundle's Q2C/D2C of its device) show:
+    // the transaction's wait for the kv sync pipeline and its data writes, the
+    // block layer's share of the kv sync thread's time, the device's share of
+    // the block time, over the client write latency.
+    const json& a = r.perf_before[std::to_string(slow)];
+    const json& b = r.perf_after[std::to_string(slow)];
+    ASSERT_TRUE(a.is_object() && b.is_object());
+    const double w = window_mean(a, b, "osd", "op_w_latency");
+    const double kv = window_mean(a, b, "bluestore", "state_kv_queued_lat") + window_mean(a, b, "bluestore", "state_kv_commiting_lat");
+    const double aio = window_mean(a, b, "bluestore", "state_aio_wait_lat");
+    const double kv_busy = window_sum_ms(a, b, "bluestore", "kv_sync_lat");
+    double q2c = 0, d2c = 0;
+    for (const char* op : {"write", "flush"}) {
+        const double q = bundle_metric(r.bundle, "block.q2c_total_us", {{"device", device}, {"op", op}});
+        const double d = bundle_metric(r.bundle, "block.d2c_total_us", {{"device", device}, {"op", op}});
+        if (!std::isnan(q)) q2c += q / 1000.0, d2c += d / 1000.0;
+    }
+    ASSERT_GT(q2c, 0) << "the block tracer saw no writes on " << device;
+    ASSERT_GT(w, 0);
+    // Per second of each one's own window: the bundle's and the CLI's differ.
+    const double block_per_s = q2c / r.bundle["window"]["duration_s"].get<double>();
+    const double kv_per_s = kv_busy / r.perf_window_s;
+    const double io = aio + kv * std::min(1.0, block_per_s / kv_per_s);
+    const double expected = std::min(100.0, 100.0 * io * (d2c / q2c) / w);
+    std::printf("slow OSD disk: finding share %.1f %%, from the perf counters and the block tracer %.1f %% "
+                "(write latency %.1f ms, kv wait %.1f ms, D2C/Q2C %.2f)\n", share, expected, w, kv, d2c / q2c);
+    EXPECT_NEAR(share, expected, 15.0);
+
+    // The other OSDs wait for it as their replica: each one's replica-wait
+    // finding names it as the slowest peer.
+    std::set<std::string> traced;
+    for (const auto& f : r.verdict["findings"]) {
+        if (f["rule_id"] != "ceph.replica_wait_dominated") continue;
+        std::string peer;
+        for (const auto& e : f["evidence"])
+            if (e["name"] == "ceph.osd.slowest_peer") peer = e["value"].get<std::string>();
+        std::printf("%s: replica wait %.1f %% of its client op time, slowest peer %s\n",
+                    f["instance"].get<std::string>().c_str(), f["share_pct"].get<double>(), peer.c_str());
+        EXPECT_EQ(peer, "osd." + std::to_string(slow)) << f["instance"];
+        if (peer == "osd." + std::to_string(slow)) traced.insert(f["instance"].get<std::string>());
+    }
+    for (int i = 0; i < kOsds; ++i)
+        if (i != slow) {
+            EXPECT_TRUE(traced.count("osd." + std::to_string(i))) << "osd." << i << "'s replica wait not traced";
+        }
+}
+
+void check_cpu_starved(const Cluster& cluster) {
+    // Every OSD in one cpu cgroup with a quota of a fifth of one CPU.
+    const Recording r = cluster.record("cpu_starved", "cpu-starve 20");
+    ASSERT_TRUE(r.verdict.is_object());
+    SCOPED_TRACE(summary(r.verdict));
+    ASSERT_FALSE(r.verdict["findings"].empty());
+    const json& top = r.verdict["findings"][0];
+    EXPECT_TRUE(top["layer"] == "cpu" || top["layer"] == "osd_op") << top["rule_id"];
+    for (const auto& f : r.verdict["findings"]) {
+        EXPECT_NE(f["rule_id"], "ceph.osd_disk_slow");
+        EXPECT_NE(f["layer"], "device") << f["rule_id"];
+    }
+}
+
+void check_healthy(const Cluster& cluster) {
+    const Recording r = cluster.record("healthy", "");
+    ASSERT_TRUE(r.verdict.is_object());
+    SCOPED_TRACE(summary(r.verdict));
+    for (const auto& f : r.verdict["findings"]) EXPECT_EQ(f["severity"], "info") << f["rule_id"];
+    // The Ceph layers were observed, not skipped.
+    for (const auto& row : r.verdict["layers"])
+        if (row["layer"] == "bluestore" || row["layer"] == "osd_op" || row["layer"] == "replication") {
+            EXPECT_NE(row["state"], "not observed") << row["layer"];
+        }
+    // The cluster's facts came from the monitors (the client keyring is readable).
+    EXPECT_EQ(bundle_fact(r.bundle, "ceph.cluster.health", {}), "HEALTH_OK");
+}
+
+}  // namespace
+
+TEST(LiveCeph, ThreeFaultsOnARealClusterThenNothingIsLeft) {
+    if (auto why = missing_ceph(); !why.empty()) GTEST_SKIP() << why;
+    const auto var_lib_before = listing("/var/lib/ceph");
+    const auto var_run_before = listing("/var/run/ceph");
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string dir;
+    {
+        Cluster cluster;
+        dir = cluster.dir();
+        ASSERT_TRUE(cluster.ok()) << cluster.error();
+        {
+            SCOPED_TRACE("fault (c): healthy");
+            check_healthy(cluster);
+        }
+        {
+            SCOPED_TRACE("fault (a): one OSD's disk slow");
+            check_slow_osd_disk(cluster);
+        }
+        {
+            SCOPED_TRACE("fault (b): OSDs starved of CPU");
+            check_cpu_starved(cluster);
+        }
+        cluster.down();
+    }
+    std::printf("the whole Ceph test: %.0f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    std::string out;
+    run_capture("losetup -a", &out);
+    EXPECT_EQ(out.find(dir), std::string::npos) << out;
+    out.clear();
+    run_capture("ps -eo args", &out);
+    EXPECT_EQ(out.find(dir), std::string::npos) << out;
+    EXPECT_FALSE(fs::exists(dir));
+    EXPECT_EQ(listing("/var/lib/ceph"), var_lib_before);
+    EXPECT_EQ(listing("/var/run/ceph"), var_run_before);
+    out.clear();
+    run_capture("ls /sys/fs/cgroup/blkio /sys/fs/cgroup/cpu", &out);
+    EXPECT_EQ(out.find("iodiag-ceph"), std::string::npos) << out;
+}
+
+// A cluster whose watchdog died with it (SIGKILL of the whole session, a
+// restart of every process) leaves its directory, loop devices and fault
+// cgroups; the next `up` (here `reap`, what `up` runs first) recognises them
+// by the script's own names and removes them, and nothing else: another loop
+// device, a recorded PID that is no longer the cluster's daemon.
+TEST(LiveCeph, LeftoversOfAClusterKilledWithItsWatchdogAreReaped) {
+    if (auto why = missing_ceph(); !why.empty()) GTEST_SKIP() << why;
+    ::setenv("IODIAG_LIVE_LOCK_HELD", "1", 1);
+    char t1[] = "/tmp/iodiag-ceph-XXXXXX", t2[] = "/tmp/iodiag-ceph-XXXXXX", other[] = "/tmp/iodiag-reapXXXXXX";
+    const std::string left = ::mkdtemp(t1), gone = ::mkdtemp(t2), elsewhere = ::mkdtemp(other);
+    std::string out, dev_left, dev_gone, dev_other;
+    auto attach = [&](const std::string& file, std::string* dev) {
+        ASSERT_EQ(run_capture("truncate -s 16M " + file + " && losetup -f --show " + file, &out), 0) << out;
+        *dev = trim(out);
+        out.clear();
+    };
+    fs::create_directories(left + "/backing");
+    fs::create_directories(left + "/pids");
+    fs::create_directories(gone + "/backing");
+    attach(left + "/backing/osd0.img", &dev_left);
+    attach(gone + "/backing/osd1.img", &dev_gone);
+    attach(elsewhere + "/osd0.img", &dev_other);
+    // As `up` wrote them; the watchdog's and the daemon's PIDs since reused by
+    // a process that is not the cluster's (this test).
+    std::ofstream(left + "/undo") << "detach_loop " << dev_left << " " << left << "/backing/osd0.img\n";
+    std::ofstream(left + "/watchdog.pid") << ::getpid() << "\n";
+    std::ofstream(left + "/pids/osd.0") << ::getpid() << "\n";
+    fs::remove_all(gone);   // its directory removed, its loop device still attached
+    const std::string cg = "/sys/fs/cgroup/cpu/iodiag-ceph-" + std::to_string(::getpid()) + "-cpu";
+    fs::create_directory(cg);
+
+    EXPECT_EQ(run_capture(kCluster + " reap 2>&1", &out), 0) << out;
+    std::printf("%s", out.c_str());
+    out.clear();
+    run_capture("losetup -nl -O NAME,BACK-FILE", &out);
+    EXPECT_EQ(out.find(left), std::string::npos) << out;
+    EXPECT_EQ(out.find(gone), std::string::npos) << out;
+    EXPECT_NE(out.find(elsewhere), std::string::npos) << "a loop device that is not the cluster's was detached\n" << out;
+    EXPECT_FALSE(fs::exists(left));
+    EXPECT_FALSE(fs::exists(cg));
+    run_capture("losetup -d " + dev_other, nullptr);
+    fs::remove_all(elsewhere);
+    if (fs::exists(cg)) fs::remove(cg);
+    // Left attached only if reap failed (detaching a number reused since would hit another's device).
+    if (out.find(left) != std::string::npos) run_capture("losetup -d " + dev_left, nullptr);
+    if (out.find(gone) != std::string::npos) run_capture("losetup -d " + dev_gone, nullptr);
+    fs::remove_all(left);
+}

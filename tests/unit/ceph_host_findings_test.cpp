@@ -1,0 +1,113 @@
+// Host-level findings about the slow syscall set yield to the Ceph view when
+// the slow syscalls are an OSD's: folded into the Ceph finding on that OSD, or
+// kept as a note where the Ceph rules found nothing; untouched when the
+// sufferer is another process, the OSD was not observed, or the host has no
+// OSDs.
+#include <gtest/gtest.h>
+
+#include "engine/triage/ceph_host_findings.hpp"
+
+using namespace iodiag;
+
+namespace {
+
+Evidence osd_host(const std::string& top_pid, const std::string& top_comm, bool with_pids = true) {
+    Evidence ev;
+    for (const auto& [osd, pid] : {std::pair{"osd.0", "100"}, std::pair{"osd.1", "101"}}) {
+        ev.add_fact("ceph.osd.device", {{"osd", osd}}, std::string("loop") + osd[4], {"file", "test"});
+        if (with_pids) ev.add_fact("ceph.osd.pid", {{"osd", osd}}, pid, {"admin_socket", "test SO_PEERCRED"});
+    }
+    ev.add_fact("attr.slow.top_pid", {}, top_pid, {"tracepoint", "test"});
+    ev.add_fact("attr.slow.top_comm", {}, top_comm, {"tracepoint", "test"});
+    return ev;
+}
+
+Finding fsync_chain() {
+    Finding f;
+    f.rule_id = "syscall.fsync_chain";
+    f.layer = "journal";
+    f.severity = Severity::Warning;
+    f.share_pct = 90;
+    f.share_metric = "attr.slow.fsync_chain_pct";
+    f.mechanism = "Slow fsyncs wait for their data.";
+    f.fixes.push_back({Priority::P1, "Separate the database log from big writers", "journal-fsync-wait"});
+    CitedValue c;
+    c.name = "attr.slow.fsync_chain_pct";
+    c.value = 90;
+    f.evidence.push_back(c);
+    return f;
+}
+
+Finding ceph(const std::string& rule, const std::string& osd, Severity s, double score) {
+    Finding f;
+    f.rule_id = rule;
+    f.layer = "device";
+    f.severity = s;
+    f.instance_key = "osd";
+    f.instance = osd;
+    f.score = score;
+    return f;
+}
+
+}  // namespace
+
+TEST(CephHostFindings, TheSlowSetsOsdIsFoundByItsPidOrElseByItsThreadName) {
+    EXPECT_EQ(slow_set_osd(osd_host("101", "bstore_kv_sync")), "osd.1");
+    // Another process's slow syscalls, whatever its thread is called.
+    EXPECT_EQ(slow_set_osd(osd_host("555", "bstore_kv_sync")), std::nullopt);
+    // A bundle without the OSDs' pids: one of this host's OSDs, not which.
+    EXPECT_EQ(slow_set_osd(osd_host("555", "bstore_kv_sync", false)), "");
+    EXPECT_EQ(slow_set_osd(osd_host("555", "postgres", false)), std::nullopt);
+    Evidence none;
+    none.add_fact("attr.slow.top_comm", {}, "bstore_kv_sync", {"tracepoint", "test"});
+    EXPECT_EQ(slow_set_osd(none), std::nullopt);
+}
+
+TEST(CephHostFindings, FoldsIntoTheCephFindingOnThatOsd) {
+    std::vector<Finding> fired{ceph("ceph.replica_wait_dominated", "osd.0", Severity::Warning, 0.9), fsync_chain(),
+                               ceph("ceph.osd_disk_slow", "osd.1", Severity::Critical, 0.5)};
+    yield_osd_findings_to_ceph(fired, osd_host("101", "bstore_kv_sync"));
+    ASSERT_EQ(fired.size(), 2u);
+    const Finding& disk = fired[1];
+    EXPECT_EQ(disk.rule_id, "ceph.osd_disk_slow");
+    EXPECT_EQ(disk.folded, std::vector<std::string>{"syscall.fsync_chain"});
+    ASSERT_EQ(disk.evidence.size(), 1u);
+    EXPECT_EQ(disk.evidence[0].name, "attr.slow.fsync_chain_pct");
+    EXPECT_NE(disk.mechanism.find("osd.1's (thread bstore_kv_sync)"), std::string::npos) << disk.mechanism;
+    EXPECT_TRUE(fired[0].folded.empty());
+}
+
+TEST(CephHostFindings, WithoutACephFindingAboveInfoItIsANote) {
+    std::vector<Finding> fired{fsync_chain(), ceph("ceph.osd_disk_scheduler", "osd.1", Severity::Info, 0.1)};
+    yield_osd_findings_to_ceph(fired, osd_host("101", "bstore_kv_sync"));
+    ASSERT_EQ(fired.size(), 2u);
+    EXPECT_EQ(fired[0].severity, Severity::Info);
+    EXPECT_NE(fired[0].mechanism.find("found nothing above info"), std::string::npos);
+    EXPECT_NE(fired[0].title.find("osd.1's own I/O (thread bstore_kv_sync)"), std::string::npos) << fired[0].title;
+    EXPECT_TRUE(fired[0].fixes.empty());
+    EXPECT_EQ(fired[0].evidence.back().name, "ceph.osd.pid");
+    EXPECT_EQ(fired[0].evidence.back().text, "101");
+}
+
+TEST(CephHostFindings, OtherFindingsAndUnjudgedOsdsAreLeftAlone) {
+    Finding per_device = fsync_chain();
+    per_device.instance_key = "device";
+    per_device.instance = "loop1";
+    Finding other_share = fsync_chain();
+    other_share.share_metric = "block.d2c_share_pct";
+    std::vector<Finding> fired{per_device, other_share};
+    yield_osd_findings_to_ceph(fired, osd_host("101", "bstore_kv_sync"));
+    for (const auto& f : fired) EXPECT_EQ(f.severity, Severity::Warning) << f.share_metric;
+
+    // Not an OSD's slow syscalls.
+    fired = {fsync_chain()};
+    yield_osd_findings_to_ceph(fired, osd_host("555", "postgres"));
+    EXPECT_EQ(fired[0].severity, Severity::Warning);
+
+    // The OSD's admin socket gave nothing: the Ceph rules did not judge it.
+    Evidence hung = osd_host("101", "bstore_kv_sync");
+    hung.add_fact("ceph.osd.not_observed", {{"osd", "osd.1"}}, "timed out after 2 s", {"admin_socket", "test"});
+    fired = {fsync_chain()};
+    yield_osd_findings_to_ceph(fired, hung);
+    EXPECT_EQ(fired[0].severity, Severity::Warning);
+}
