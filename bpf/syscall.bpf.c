@@ -616,6 +616,9 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
             f->state = CLS_CPU;            /* still runnable: waits for a CPU */
         else if (f->reclaim_depth)
             f->state = CLS_RECLAIM;        /* no need to look: reclaim takes it all */
+        else if (f->flags & IOD_F_CQ_WAIT)
+            f->state = CLS_OTHER;          /* a CQ wait (no classifier names io_cqring_wait; the
+                                            * io_uring collector times it): no stack walk per wait */
         else
             f->state = classify_stack(ctx, &f->journal_kind);
     }
@@ -771,6 +774,18 @@ int BPF_PROG(on_xfs_log_force) { count(CNT_XFS_LOG_FORCES, 1); return 0; }
 
 SEC("tp_btf/btrfs_sync_file")
 int BPF_PROG(on_btrfs_fsync) { count(CNT_BTRFS_FSYNC, 1); return 0; }
+
+/* io_uring_enter fires this once it has submitted and is about to wait for
+ * completions: every later switch of this syscall is that wait (or a
+ * preemption), so on_switch skips the stack walk for it. A wait inside the
+ * submission (a tag or a lock) is still classified. */
+SEC("tp_btf/io_uring_cqring_wait")
+int BPF_PROG(on_cqring_wait)
+{
+    struct inflight *f = current_inflight();
+    if (f && f->sys == SYS_IO_URING_ENTER + 1) f->flags |= IOD_F_CQ_WAIT;
+    return 0;
+}
 
 SEC("tp_btf/page_cache_sync_ra")
 int BPF_PROG(on_sync_ra)

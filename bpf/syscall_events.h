@@ -166,5 +166,6 @@ struct iod_exemplar {
 #define IOD_F_RECLAIM 0x4u
 #define IOD_F_PATH_FROM_USER 0x8u  /* name is openat's user-space path */
 #define IOD_F_Q_INLINE 0x10u       /* a bio of this syscall reached block_bio_queue in its own context */
+#define IOD_F_CQ_WAIT 0x20u        /* io_uring_enter is waiting for completions (io_uring_cqring_wait fired) */
 
 #endif

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -43,6 +45,24 @@ std::optional<std::string> program_fault(const std::string& step, const std::str
                                      tracepoint_of_section(bpf_program__section_name(prog))});
 }
 
+// The skeleton each program was loaded with: a collector that attaches its
+// programs one by one (bpf_program__attach) fails on "attach:<skeleton>" too.
+// Collectors start in parallel, hence the lock.
+std::mutex skeleton_names_lock;
+std::map<const bpf_program*, std::string> skeleton_names;
+
+void remember_skeleton_programs(bpf_object_skeleton* s) {
+    std::lock_guard<std::mutex> g(skeleton_names_lock);
+    bpf_program* prog;
+    bpf_object__for_each_program(prog, *s->obj) skeleton_names[prog] = s->name ? s->name : "";
+}
+
+std::string skeleton_of(const bpf_program* prog) {
+    std::lock_guard<std::mutex> g(skeleton_names_lock);
+    const auto it = skeleton_names.find(prog);
+    return it == skeleton_names.end() ? std::string() : it->second;
+}
+
 // The first fault asked for `step` on the skeleton or one of its autoloaded programs.
 std::optional<std::string> skeleton_fault(const std::string& step, bpf_object_skeleton* s) {
     if (!std::getenv(kBpfFaultsEnv)) return std::nullopt;
@@ -68,6 +88,7 @@ bpf_link* __real_bpf_program__attach(const bpf_program* prog);
 
 int __wrap_bpf_object__load_skeleton(bpf_object_skeleton* s) {
     if (iodiag::skeleton_fault("load", s)) return -EACCES;
+    if (std::getenv(iodiag::kBpfFaultsEnv)) iodiag::remember_skeleton_programs(s);
     return __real_bpf_object__load_skeleton(s);
 }
 
@@ -77,7 +98,7 @@ int __wrap_bpf_object__attach_skeleton(bpf_object_skeleton* s) {
 }
 
 bpf_link* __wrap_bpf_program__attach(const bpf_program* prog) {
-    if (std::getenv(iodiag::kBpfFaultsEnv) && iodiag::program_fault("attach", "", prog)) {
+    if (std::getenv(iodiag::kBpfFaultsEnv) && iodiag::program_fault("attach", iodiag::skeleton_of(prog), prog)) {
         errno = ENOENT;
         return nullptr;
     }

@@ -175,6 +175,7 @@ std::pair<std::string, std::string> tracepoint_of(const std::string& section) {
     if (name.rfind("btrfs_", 0) == 0) return {"btrfs", name};
     if (name.rfind("page_cache_", 0) == 0) return {"readahead", name};
     if (name == "balance_dirty_pages") return {"writeback", name};
+    if (name.rfind("io_uring_", 0) == 0) return {"io_uring", name};
     return {"", name};
 }
 
@@ -352,9 +353,10 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     auto has = [&](const std::string& tp) { return attached.count(tp) > 0; };
     t.mark("attach");
     if (!has("sys_enter") || !has("sys_exit")) {
-        st.reason = "syscall.bpf.o: attach sys_enter/sys_exit (raw_syscalls, tp_btf) failed";
+        st.reason = "syscall.bpf.o: sys_enter/sys_exit (raw_syscalls, tp_btf) did not attach";
         for (const auto& m : missing)
-            if (m.rfind("sys_", 0) == 0) st.reason += "; " + m;
+            if (m.rfind("sys_", 0) == 0)
+                st.reason += "; " + (m.find(' ') == std::string::npos ? m + " (no such tracepoint)" : m);
         return st;
     }
     impl->rb = ring_buffer__new(bpf_map__fd(impl->skel->maps.exemplars), ringbuf_cb, impl.get(), nullptr);

@@ -96,8 +96,8 @@ HeatmapLookup find_heatmap_series(const Series& series, const HeatmapQuery& quer
         return out;
     }
     if (matching.empty()) {
-        std::string what = metric.empty() ? std::string("any series") : "'" + metric + "'";
-        out.error = "no series of " + what + " has " + labels_suffix(query.labels) + "; these exist:\n" +
+        const std::string what = metric.empty() ? std::string("no heatmap series") : "no series '" + metric + "'";
+        out.error = what + " has " + labels_suffix(query.labels) + "; these exist:\n" +
                     (metric.empty() ? describe_heatmap_series(series) : [&] {
                         Series only;
                         for (const auto* h : named) only.histograms.push_back(*h);

@@ -1,6 +1,7 @@
 #include "engine/render/report_charts.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -48,6 +49,15 @@ std::vector<LayerSeries> layer_series(const Series& series, const std::string& m
 
 double value_at(const ValueSeries& v, size_t i) {
     return i < v.intervals.size() && v.intervals[i] > 0 ? v.intervals[i] : 0;
+}
+
+// A layer's share of the window for the legend: one decimal is what the eye
+// compares; a sliver shows as "< 0.1 %" rather than as a number like 0.000254.
+std::string legend_share(double pct) {
+    if (pct > 0 && pct < 0.1) return "< 0.1 %";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %%", pct);
+    return buf;
 }
 
 }  // namespace
@@ -167,7 +177,7 @@ std::string render_share_chart(const Series& series, const std::string& metric, 
         const double y = chart_top + 16.0 * static_cast<double>(k);
         o << "<rect x=\"" << num(lx) << "\" y=\"" << num(y) << "\" width=\"12\" height=\"12\" fill=\""
           << layer_colour(layers[idx].layer) << "\"/><text x=\"" << num(lx + 17) << "\" y=\"" << num(y + 10) << "\">"
-          << xml_escape(layers[idx].layer + " " + format_number(shares[idx].second) + " %") << "</text>\n";
+          << xml_escape(layers[idx].layer + " " + legend_share(shares[idx].second)) << "</text>\n";
     }
     o << "</g>\n</svg>\n";
     return o.str();

@@ -9,7 +9,8 @@ gives back the DOM after load, a screenshot and every console message. Checks:
   a blocked load or a CSP violation). That the check can fail is proven first
   on a page with a deliberate console.error and an uncaught exception;
 - every heatmap has intervals x buckets cells, the numbers computed here from
-  the bundle itself (rows from the lowest to the highest bucket used);
+  the bundle itself (rows from the lowest to the highest bucket used, over
+  both bundles of a before/after pair), and counts the bundle's operations;
 - the heatmaps the series call for are all there (per series name, the busiest
   series of the fewest label keys, up to 6);
 - the title of the verdict's top finding (from `iodiag replay --format json`)
@@ -21,8 +22,10 @@ gives back the DOM after load, a screenshot and every console message. Checks:
   recording.
 
 Cases: a version-2 bundle built from a recorded version-1 fixture with a
-series added here, that fixture itself, the two as before/after, and every
-recorded bundle in tests/fixtures/series/. With --bundle [--after], only that
+series added here, that fixture itself, the two as before/after, every
+recorded bundle in tests/fixtures/series/, and the made one before a recorded
+one (both sides with heatmaps: each side's cells from its own intervals, the
+rows of a pair shared, every series both kept drawn on both sides). With --bundle [--after], only that
 case (the live test uses it on a fresh recording).
 
 Exit 0 passed, 1 failed, 77 skipped (no chromium), printed with the reason.
@@ -174,6 +177,9 @@ class DomReader(html.parser.HTMLParser):
         self.text, self.heatmaps, self.scripts = [], [], 0
         self._in_heatmap = None
         self._skip = 0
+        # A before/after page heads each side of a pair with <h4>before</h4> or
+        # <h4>after</h4>: the side a heatmap is drawn for.
+        self._side, self._in_h4 = None, False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -182,20 +188,27 @@ class DomReader(html.parser.HTMLParser):
             self.scripts += 1
         if tag in ("style", "title", "script"):
             self._skip += 1
+        if tag == "h4":
+            self._in_h4 = True
         if tag == "svg" and "heatmap" in classes:
             self._in_heatmap = {k[5:]: v for k, v in a.items() if k.startswith("data-")}
             self._in_heatmap["cells"] = 0
+            self._in_heatmap["side"] = self._side
             self.heatmaps.append(self._in_heatmap)
         if tag == "rect" and "cell" in classes and self._in_heatmap is not None:
             self._in_heatmap["cells"] += 1
 
     def handle_endtag(self, tag):
+        if tag == "h4":
+            self._in_h4 = False
         if tag in ("style", "title", "script") and self._skip:
             self._skip -= 1
         if tag == "svg":
             self._in_heatmap = None
 
     def handle_data(self, data):
+        if self._in_h4 and data.strip() in ("before", "after"):
+            self._side = data.strip()
         if not self._skip:
             self.text.append(data)
 
@@ -207,24 +220,24 @@ def labels_suffix(labels):
     return "{" + ",".join(f"{k}={v}" for k, v in sorted(labels.items())) + "}" if labels else ""
 
 
-def series_rows(bundles, name, labels):
-    """(intervals, rows, total) a heatmap of that series must have: rows from the
-    lowest to the highest bucket any interval of any of `bundles` uses."""
+def series_rows(bundles, name, labels, own):
+    """(intervals, rows, total) a heatmap of that series drawn for bundle `own`
+    must have: its intervals and operations from `own`, rows from the lowest to
+    the highest bucket any interval of any of `bundles` uses (a before/after
+    pair is drawn on one scale)."""
     lo, hi, total, intervals = None, None, 0, 0
     for b in bundles:
         for h in b.get("series", {}).get("histograms", []):
             if h["name"] != name or labels_suffix(h.get("labels", {})) != labels:
                 continue
-            intervals = b["series"]["count"]
+            if b is own:
+                intervals = b["series"]["count"]
+                total = sum(sum(row) for row in h["log2_buckets"])
             for buckets in h["log2_buckets"]:
                 for i, c in enumerate(buckets):
                     if c:
                         lo = i if lo is None else min(lo, i)
                         hi = i if hi is None else max(hi, i)
-    if len(bundles) == 1:
-        for h in bundles[0].get("series", {}).get("histograms", []):
-            if h["name"] == name and labels_suffix(h.get("labels", {})) == labels:
-                total = sum(sum(b) for b in h["log2_buckets"])
     return intervals, (0 if lo is None else hi - lo + 1), total
 
 
@@ -285,7 +298,10 @@ def check_report(iodiag, chromium, workdir, name, bundle_paths):
 
     # Every heatmap: intervals x buckets cells, as the bundle(s) say.
     for hm in reader.heatmaps:
-        intervals, rows, total = series_rows(bundles, hm["metric"], hm["labels"])
+        if len(bundles) == 2 and hm["side"] not in ("before", "after"):
+            raise Failure(f"{name}: heatmap {hm['metric']}{hm['labels']} is under neither 'before' nor 'after'")
+        own = bundles[1] if len(bundles) == 2 and hm["side"] == "after" else bundles[0]
+        intervals, rows, total = series_rows(bundles, hm["metric"], hm["labels"], own)
         # Beyond MAX_COLUMNS intervals, neighbouring ones share a column.
         per = -(-intervals // MAX_COLUMNS) if intervals > MAX_COLUMNS else 1
         columns = -(-intervals // per)
@@ -294,13 +310,21 @@ def check_report(iodiag, chromium, workdir, name, bundle_paths):
             raise Failure(f"{name}: heatmap {hm['metric']}{hm['labels']} has {hm['cells']} cells "
                           f"({hm['columns']} columns of {hm['intervals']} intervals x {hm['rows']} rows); the "
                           f"bundle says {intervals} intervals ({columns} columns) x {rows} buckets")
-        if len(bundles) == 1 and int(hm["total"]) != total:
+        if int(hm["total"]) != total:
             raise Failure(f"{name}: heatmap {hm['metric']}{hm['labels']} counts {hm['total']} operations, "
                           f"the bundle {total}")
     drawn = {(hm["metric"], hm["labels"]) for hm in reader.heatmaps}
     want = set().union(*(expected_heatmaps(b) for b in bundles))
     if drawn != want:
         raise Failure(f"{name}: heatmaps drawn {sorted(drawn)}, the series call for {sorted(want)}")
+    # Before/after: a series both recordings kept is drawn on both sides.
+    if len(bundles) == 2:
+        sides = {(hm["side"], hm["metric"], hm["labels"]) for hm in reader.heatmaps}
+        for metric, labels in sorted(want):
+            for side, b in (("before", bundles[0]), ("after", bundles[1])):
+                if series_rows([b], metric, labels, b)[2] and (side, metric, labels) not in sides:
+                    raise Failure(f"{name}: {metric}{labels} has operations in the {side} bundle but no "
+                                  f"heatmap on the {side} side")
 
     # The top finding of each verdict is on the page.
     for p in bundle_paths:
@@ -417,10 +441,14 @@ def main():
             v2 = with_series(v1, os.path.join(workdir, "dirty_throttle_series.json"))
             cases = [("v2-series", [v2]), ("v1-no-series", [v1]), ("before-after", [v1, v2])]
             series_dir = os.path.join(args.fixtures, "series")
-            if os.path.isdir(series_dir):
-                for f in sorted(os.listdir(series_dir)):
-                    if f.endswith(".json"):
-                        cases.append(("recorded-" + f[:-5], [os.path.join(series_dir, f)]))
+            recorded = sorted(os.path.join(series_dir, f) for f in os.listdir(series_dir)
+                              if f.endswith(".json")) if os.path.isdir(series_dir) else []
+            for path in recorded:
+                cases.append(("recorded-" + os.path.basename(path)[:-5], [path]))
+            # Both sides with series: the pairs of heatmaps, each side its own
+            # intervals, both on one scale.
+            if recorded:
+                cases.append(("before-after-series", [v2, recorded[0]]))
         for name, paths in cases:
             check_report(args.iodiag, chromium, workdir, name, paths)
         check_standalone_heatmap(args.iodiag, workdir, cases[0][1][-1] if not args.bundle else args.bundle)

@@ -281,14 +281,45 @@ TEST(PicturesCli, OutputsAreReplacedAtomicallyAndNeverHalfWritten) {
     EXPECT_EQ(run_capture(kIodiag + " report " + b.dir.path + "/missing.json -o " + html + " 2>&1", &out), 3);
     EXPECT_EQ(read_file(html), "old");
     EXPECT_EQ(run_capture(kIodiag + " report " + b.v2 + " -o " + b.dir.path + "/no/such/dir/r.html 2>&1", &out), 3);
-    // Success replaces it whole, and leaves no temporary file behind.
+    // Success replaces it whole (a new file renamed over the old one: a reader
+    // that had the old file open still reads all of it), and leaves no
+    // temporary file behind.
+    std::ifstream old_svg(svg), old_html(html);
     ASSERT_EQ(run_capture(kIodiag + " heatmap " + b.v2 + " -o " + svg + " 2>&1", &out), 0) << out;
     EXPECT_EQ(read_file(svg).rfind("<?xml", 0), 0u);
     EXPECT_NE(read_file(svg).find("</svg>"), std::string::npos);
     ASSERT_EQ(run_capture(kIodiag + " report " + b.v2 + " -o " + html + " 2>&1", &out), 0) << out;
     EXPECT_NE(read_file(html).find("</html>"), std::string::npos);
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(old_svg)), {}), "old") << "rewritten in place";
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(old_html)), {}), "old") << "rewritten in place";
     ASSERT_EQ(run_capture(kIodiag + " report " + b.v1 + " " + b.v2 + " -o " + html + " 2>&1", &out), 0) << out;
     EXPECT_NE(read_file(html).find("id=\"diff\""), std::string::npos);
     for (const auto& e : std::filesystem::directory_iterator(b.dir.path))
         EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+TEST(PicturesCli, ReportWritesAMarkdownTicketWithItsHeatmapsBesideIt) {
+    Bundles b;
+    std::string out;
+    const std::string md = b.dir.path + "/ticket.md", html = b.dir.path + "/r.html";
+    ASSERT_EQ(run_capture(kIodiag + " report " + b.v2 + " -o " + html + " --markdown " + md + " 2>&1", &out), 0) << out;
+    const std::string text = read_file(md);
+    const auto at = text.find("## Latency over time");
+    ASSERT_NE(at, std::string::npos) << text;
+    // Every linked picture exists beside the ticket, whole.
+    size_t links = 0;
+    for (size_t pos = text.find("](", at); pos != std::string::npos; pos = text.find("](", pos + 2)) {
+        const std::string file = text.substr(pos + 2, text.find(')', pos) - pos - 2);
+        const std::string svg = read_file(b.dir.path + "/" + file);
+        EXPECT_EQ(svg.rfind("<?xml", 0), 0u) << file;
+        EXPECT_NE(svg.find("</svg>"), std::string::npos) << file;
+        ++links;
+    }
+    EXPECT_GE(links, 2u) << text;
+    // A version-1 bundle: the ticket says why there is no picture.
+    ASSERT_EQ(run_capture(kIodiag + " report " + b.v1 + " -o " + html + " --markdown " + md + " 2>&1", &out), 0) << out;
+    EXPECT_NE(read_file(md).find("need a newer recording"), std::string::npos);
+    // Two bundles: the comparison is the HTML page only.
+    EXPECT_EQ(run_capture(kIodiag + " report " + b.v1 + " " + b.v2 + " -o " + html + " --markdown " + md + " 2>&1", &out),
+              3);
 }

@@ -1,0 +1,396 @@
+#!/usr/bin/env python3
+"""Overhead of iodiag beside its peers, measured in one run, printed, never asserted.
+
+Workload A (the per-I/O figures): fio 4 KiB random reads, io_uring, O_DIRECT,
+queue depth 32, on a loop device over a file in /dev/shm (fast, so tracing
+cost shows). Modes, in alternating rounds so drift on a shared machine hits
+them alike:
+  none          no tracing (each round's baseline)
+  biolatency    libbpf-tools biolatency (the peer; built from the unmodified
+                sources by ../shared/anchors/libbpf-tools-biolatency/build.sh)
+  block         iodiag's block collector alone, no series (sample() never called)
+  block+series  the same with its per-interval series read once a second
+  all           the whole of iodiag (`iodiag --duration N`)
+  bpftrace      seed 001's block breakdown script (tests/bench/seed001_block_breakdown.bt)
+IOPS ratios come from rounds with BPF run-time statistics OFF (median and
+min-max of the ratio to the same round's baseline); BPF ns per I/O from rounds
+with them ON (kernel.bpf_stats_enabled=1 adds ~60 ns per program run to every
+tool alike): each program's run_time_ns over the fio I/Os of the round.
+
+Workload B (the syscall collector): fio 4 KiB random pread/pwrite (70/30),
+psync, on a file that stays in the page cache (ext4 on a loop device in
+/dev/shm). Modes none, syscall (the syscall collector alone), all. BPF ns per
+traced syscall = all programs' run time over fio's operations.
+
+Then: `iodiag --duration 1` wall and CPU time (idle), and iodiag's resident
+memory and lost events while workload A runs.
+
+The machine lock is held for the whole run (bench_support.hold_machine_lock).
+
+usage: sudo tests/bench/overhead.py [--rounds 8] [--stats-rounds 3] [--runtime 3] [--build DIR]
+(about 15 minutes with the defaults on a 2-core VM; --skip a,b,startup leaves sections out)
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_support import hold_bpf_stats, hold_machine_lock, prog_stats, sh  # noqa: E402
+
+# The peers live outside the repository, next to it (../shared/anchors from a
+# checkout's root) or where IODIAG_ANCHORS says.
+ANCHORS = [os.environ.get("IODIAG_ANCHORS", ""), os.path.join(HERE, "../../../shared/anchors"),
+           "/work/shared/anchors"]
+
+
+def biolatency_build_script():
+    for d in ANCHORS:
+        script = os.path.join(d, "libbpf-tools-biolatency/build.sh") if d else ""
+        if script and os.access(script, os.X_OK):
+            return script
+    sys.exit("libbpf-tools-biolatency/build.sh not found in " + ", ".join(d for d in ANCHORS if d) +
+             " (set IODIAG_ANCHORS to the anchors folder)")
+
+
+def exit_on_signal(signum, _frame):
+    """SIGTERM/SIGHUP end the run through the finally blocks: tracers stopped,
+    loop devices detached, the BPF stats sysctl restored."""
+    raise SystemExit(128 + signum)
+
+# Program names per collector (the SEC names in bpf/*.bpf.c).
+BLOCK = {f"{p}_{n}" for p in ("btf", "raw") for n in (
+    "bio_queue", "split", "getrq", "rq_insert", "rq_issue", "rq_complete", "bio_backmerge",
+    "bio_frontmerge", "rq_merge", "rq_requeue")}
+IOURING = {f"{p}_{n}" for p in ("btf", "raw") for n in (
+    "submit_req", "queue_async_work", "complete", "cqring_wait", "sys_exit")}
+
+
+def collector_of(prog_name):
+    # the kernel keeps 15 characters of a program's name (BPF_OBJ_NAME_LEN)
+    if prog_name in {n[:15] for n in BLOCK} or prog_name in BLOCK:
+        return "block"
+    if prog_name in {n[:15] for n in IOURING} or prog_name in IOURING:
+        return "iouring"
+    return "syscall"
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+class Tracer:
+    """A tracing process started for one round, stopped by pid on every path."""
+
+    def __init__(self, argv, ready_progs=1, wait_s=15):
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                  start_new_session=True)
+        deadline = time.time() + wait_s
+        last = -1
+        while time.time() < deadline:   # attached when its programs stop appearing
+            if self.p.poll() is not None:
+                raise RuntimeError(f"{argv[0]} exited early with {self.p.returncode}")
+            n = len(prog_stats(self.p.pid))
+            if n >= ready_progs and n == last:
+                break
+            last = n
+            time.sleep(0.5)
+
+    def stats(self):
+        return {x["id"]: x for x in prog_stats(self.p.pid)}
+
+    def rss_kib(self):
+        try:
+            with open(f"/proc/{self.p.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1])
+        except OSError:
+            pass
+        return None
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.p.poll() is None:
+            os.killpg(self.p.pid, sig)
+        try:
+            out, _ = self.p.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.p.pid, signal.SIGKILL)
+            out, _ = self.p.communicate()
+        return out
+
+
+def delta_progs(before, after):
+    out = []
+    for pid, x in after.items():
+        b = before.get(pid, {})
+        runs = x.get("run_cnt", 0) - b.get("run_cnt", 0)
+        ns = x.get("run_time_ns", 0) - b.get("run_time_ns", 0)
+        if runs > 0:
+            out.append((x.get("name", "?"), runs, ns))
+    return out
+
+
+def fio_json(args):
+    out = sh("fio --output-format=json " + args)
+    return json.loads(out[out.index("{"):])["jobs"][0]
+
+
+def set_stats(on):
+    sh(f"sysctl -qw kernel.bpf_stats_enabled={1 if on else 0}")
+
+
+def median(v):
+    return statistics.median(v) if v else float("nan")
+
+
+def workload_a(a, dev, biolatency):
+    build = a.build
+    modes = {
+        "none": None,
+        "biolatency": lambda: Tracer([biolatency], 2),
+        "block": lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "block_bpf", "--interval", "0"], 5),
+        "block+series": lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "block_bpf",
+                                        "--interval", "1"], 5),
+        "all": lambda: Tracer([f"{build}/iodiag", "--duration", "600", "--format", "json"], 30),
+        "bpftrace": lambda: Tracer(["bpftrace", os.path.join(HERE, "seed001_block_breakdown.bt")], 3, 30),
+    }
+    fio = (f"--name=bench --filename={dev} --rw=randread --bs=4k --ioengine=io_uring --direct=1 "
+           f"--iodepth=32 --runtime={a.runtime} --time_based")
+    ratios = {m: [] for m in modes}
+    base_iops = []
+    ns_io = {m: [] for m in modes}
+    per_prog = {m: {} for m in modes}
+    per_coll = {m: {} for m in modes}
+    rss, lost = [], []
+    total = a.rounds + a.stats_rounds
+    for r in range(total):
+        stats_on = r >= a.rounds
+        set_stats(stats_on)
+        stats_fd = hold_bpf_stats() if stats_on else -1
+        base = None
+        try:
+            for mode, start in modes.items():
+                t = start() if start else None
+                try:
+                    before = t.stats() if t else {}
+                    job = fio_json(fio)
+                    after = t.stats() if t else {}
+                    if t and mode == "all":
+                        rss.append(t.rss_kib())
+                finally:
+                    # SIGINT ends iodiag's window early and it prints its verdict (lost events)
+                    out = (t.stop(signal.SIGINT) if mode == "all" else t.stop()) if t else ""
+                if mode == "all" and out:
+                    try:
+                        lost.append(json.loads(out).get("lost_events", []))
+                    except ValueError:
+                        pass
+                iops, ios = job["read"]["iops"], job["read"]["total_ios"]
+                if mode == "none":
+                    base = iops
+                    if not stats_on:
+                        base_iops.append(iops)
+                if not stats_on:
+                    ratios[mode].append(iops / base)
+                elif t and ios:
+                    progs = delta_progs(before, after)
+                    ns_io[mode].append(sum(ns for _, _, ns in progs) / ios)
+                    coll = {}
+                    for name, runs, ns in progs:
+                        per_prog[mode].setdefault(name, []).append((ns / runs, runs / ios))
+                        coll[collector_of(name)] = coll.get(collector_of(name), 0) + ns / ios
+                    for c, v in coll.items():
+                        per_coll[mode].setdefault(c, []).append(v)
+                print(f"  round {r + 1}/{total} stats {'on ' if stats_on else 'off'} {mode:12s} "
+                      f"IOPS {iops:9.0f}" + (f"  ratio {iops / base:5.3f}" if base else ""), flush=True)
+        finally:
+            if stats_fd >= 0:
+                os.close(stats_fd)
+    return ratios, base_iops, ns_io, per_prog, per_coll, rss, lost
+
+
+def workload_b(a, dev, mnt):
+    build = a.build
+    modes = {
+        "none": None,
+        "syscall": lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "syscall_bpf",
+                                   "--interval", "1"], 10),
+        "all": lambda: Tracer([f"{build}/iodiag", "--duration", "600", "--format", "json"], 25),
+    }
+    path = os.path.join(mnt, "cached.dat")
+    fio = (f"--name=buffered --filename={path} --size=64M --rw=randrw --rwmixread=70 --bs=4k "
+           f"--ioengine=psync --invalidate=0 --runtime={a.runtime} --time_based")
+    fio_json(fio.replace(f"--runtime={a.runtime}", "--runtime=2"))   # lay out and warm the cache
+    ratios = {m: [] for m in modes}
+    ns_op = {m: [] for m in modes}
+    per_prog = {m: {} for m in modes}
+    total = a.rounds + a.stats_rounds
+    for r in range(total):
+        stats_on = r >= a.rounds
+        set_stats(stats_on)
+        stats_fd = hold_bpf_stats() if stats_on else -1
+        base = None
+        try:
+            for mode, start in modes.items():
+                t = start() if start else None
+                try:
+                    before = t.stats() if t else {}
+                    job = fio_json(fio)
+                    after = t.stats() if t else {}
+                finally:
+                    if t:
+                        t.stop()
+                ops = job["read"]["total_ios"] + job["write"]["total_ios"]
+                rate = ops / a.runtime
+                if mode == "none":
+                    base = rate
+                if not stats_on:
+                    ratios[mode].append(rate / base)
+                elif t and ops:
+                    progs = delta_progs(before, after)
+                    ns_op[mode].append(sum(ns for _, _, ns in progs) / ops)
+                    for name, runs, ns in progs:
+                        per_prog[mode].setdefault(name, []).append((ns / runs, runs / ops))
+                print(f"  round {r + 1}/{total} stats {'on ' if stats_on else 'off'} {mode:8s} "
+                      f"ops/s {rate:9.0f}" + (f"  ratio {rate / base:5.3f}" if base else ""), flush=True)
+        finally:
+            if stats_fd >= 0:
+                os.close(stats_fd)
+    return ratios, ns_op, per_prog
+
+
+def startup(a, runs=5):
+    walls, cpus = [], []
+    for _ in range(runs):
+        t0 = time.time()
+        r0 = os.times()
+        subprocess.run([f"{a.build}/iodiag", "--duration", "1"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False)
+        walls.append(time.time() - t0)
+        r1 = os.times()
+        cpus.append((r1.children_user - r0.children_user) + (r1.children_system - r0.children_system))
+    return walls, cpus
+
+
+def fmt_progs(per_prog):
+    parts = []
+    for name, v in sorted(per_prog.items(), key=lambda kv: -median([a * b for a, b in kv[1]])):
+        per_io = median([a * b for a, b in v])
+        if per_io >= 1:
+            parts.append(f"{name} {median([a for a, _ in v]):.0f}x{median([b for _, b in v]):.2f}")
+    return ", ".join(parts)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.normpath(os.path.join(HERE, "../../build")))
+    ap.add_argument("--rounds", type=int, default=8, help="rounds with BPF stats off (IOPS ratios)")
+    ap.add_argument("--stats-rounds", type=int, default=3, help="rounds with BPF stats on (ns per I/O)")
+    ap.add_argument("--runtime", type=int, default=3, help="seconds of fio per mode and round")
+    ap.add_argument("--peer-dir", default=None, help="where to build biolatency (default BUILD/anchors)")
+    ap.add_argument("--skip", default="", help="comma list of sections to skip: a,b,startup")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("needs root (BPF, losetup, mount, sysctl)")
+    # rules and playbooks from this checkout, whatever is installed elsewhere
+    os.environ.setdefault("IODIAG_DATA_DIR", os.path.normpath(os.path.join(HERE, "../..")))
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, exit_on_signal)
+    _lock = hold_machine_lock()  # noqa: F841 (held until exit)
+    peer_dir = a.peer_dir or os.path.join(a.build, "anchors")
+    biolatency = os.path.join(peer_dir, "biolatency")
+    if not os.access(biolatency, os.X_OK):
+        sh(f"{biolatency_build_script()} {peer_dir}")
+    skip = set(a.skip.split(","))
+
+    cpu = sh("grep -m1 'model name' /proc/cpuinfo").split(":", 1)[-1].strip()
+    print(f"machine: {os.uname().nodename}, kernel {os.uname().release}, {os.cpu_count()} CPUs ({cpu}), "
+          f"{int(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB; "
+          f"load average at start {loadavg()}")
+    old_stats = sh("sysctl -n kernel.bpf_stats_enabled").strip()
+    imgs, devs, mnts = [], [], []
+    try:
+        def loop(size_mb):
+            img = tempfile.NamedTemporaryFile(dir="/dev/shm", prefix="iodiag-bench-", delete=False)
+            img.truncate(size_mb << 20)
+            img.close()
+            imgs.append(img.name)
+            dev = sh(f"losetup -f --show {img.name}").strip()
+            devs.append(dev)
+            return dev
+        if "a" not in skip:
+            print("\nworkload A: fio 4 KiB randread, io_uring, direct, QD 32, loop device over /dev/shm")
+            res_a = workload_a(a, loop(512), biolatency)
+        if "b" not in skip:
+            print("\nworkload B: fio 4 KiB pread/pwrite 70/30, psync, cached file on ext4 (loop over /dev/shm)")
+            dev = loop(256)
+            mnt = tempfile.mkdtemp(prefix="iodiag-bench-mnt-")
+            sh(f"mkfs.ext4 -qF {dev} && mount {dev} {mnt}")
+            mnts.append(mnt)
+            res_b = workload_b(a, dev, mnt)
+        if "startup" not in skip:
+            set_stats(False)
+            walls, cpus = startup(a)
+    finally:
+        sh(f"sysctl -qw kernel.bpf_stats_enabled={old_stats}")
+        for m in mnts:
+            subprocess.run(["umount", m], check=False)
+            os.rmdir(m)
+        for d in devs:
+            subprocess.run(["losetup", "-d", d], check=False)
+        for i in imgs:
+            os.unlink(i)
+
+    print(f"\nload average at end {loadavg()}")
+    if "a" not in skip:
+        ratios, base_iops, ns_io, per_prog, per_coll, rss, lost = res_a
+        print(f"\nWorkload A (randread io_uring QD32): baseline {median(base_iops):.0f} IOPS "
+              f"(rounds {min(base_iops):.0f}-{max(base_iops):.0f}); IOPS ratio: median of {a.rounds} rounds, stats off; "
+              f"BPF ns per I/O: median of {a.stats_rounds} rounds, stats on")
+        print("| mode | IOPS ratio (median) | min-max | BPF ns per I/O | per program (ns per run x runs per I/O) |")
+        print("|---|---|---|---|---|")
+        for m in ratios:
+            if m == "none":
+                continue
+            r = ratios[m]
+            print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns_io[m]):.0f} | {fmt_progs(per_prog[m])} |")
+        bio = median(ns_io["biolatency"])
+        print(f"\nblock collector / biolatency: {median(ns_io['block']) / bio:.2f} x (budget <= 0.75 x)")
+        print(f"series drain: block+series - block = {median(ns_io['block+series']) - median(ns_io['block']):+.0f} "
+              f"ns per I/O (budget < 50)")
+        for c in ("block", "iouring", "syscall"):
+            if c in per_coll["all"]:
+                print(f"all, {c} collector's programs: {median(per_coll['all'][c]):.0f} ns per I/O")
+        rss = [x for x in rss if x]
+        if rss:
+            print(f"iodiag resident memory during workload A: {median(rss) / 1024:.1f} MiB "
+                  f"(min-max {min(rss) / 1024:.1f}-{max(rss) / 1024:.1f}; budget 32)")
+        nonzero = [(e["collector"], e["what"], e["count"]) for run in lost for e in run]
+        print(f"lost events in the 'all' rounds: {nonzero if nonzero else 'none'}")
+    if "b" not in skip:
+        ratios, ns_op, per_prog = res_b
+        print(f"\nWorkload B (cached 4 KiB pread/pwrite): ops/s ratio median of {a.rounds} rounds (stats off); "
+              f"BPF ns per fio operation (every operation is a traced syscall) median of {a.stats_rounds} (stats on)")
+        print("| mode | ops/s ratio (median) | min-max | BPF ns per traced syscall | per program |")
+        print("|---|---|---|---|---|")
+        for m in ratios:
+            if m == "none":
+                continue
+            r = ratios[m]
+            print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns_op[m]):.0f} | {fmt_progs(per_prog[m])} |")
+    if "startup" not in skip:
+        print(f"\n`iodiag --duration 1`, idle (no fio), 5 runs: wall median {median(walls):.2f} s "
+              f"(min {min(walls):.2f}, max {max(walls):.2f}; budget 1.15), CPU (user+sys) median {median(cpus):.2f} s")
+
+
+if __name__ == "__main__":
+    main()
