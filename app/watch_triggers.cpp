@@ -89,7 +89,8 @@ std::optional<TriggerHit> evaluate_triggers(const std::deque<WatchSample>& sampl
 
     const size_t await_n = sustained_count(samples, cfg.await_for_s);
     if (await_n == 0) return std::nullopt;
-    for (const auto& [device, _] : samples.back().devices) {
+    for (const auto& entry : samples.back().devices) {
+        const std::string& device = entry.first;   // not a binding: clang < 16 cannot capture one
         for (const bool read : {true, false}) {
             const char* dir = read ? "read" : "write";
             std::optional<double> ref;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 #include "collectors/text_file.hpp"
 #include "engine/evidence/format.hpp"
@@ -34,7 +35,9 @@ std::map<int, ProcIo> read_proc_io(const std::string& root) {
         if (const auto stat = try_read_first_line(entry.path().string() + "/stat")) {
             const size_t close = stat->rfind(')');
             if (close != std::string::npos) {
-                const auto fields = split_ws(stat->substr(close + 2));   // fields[0] = state (field 3)
+                // After ')', not 2 past it: a stat line that ends at the name
+                // (fuzzing found it) made substr throw out_of_range.
+                const auto fields = split_ws(stat->substr(close + 1));   // fields[0] = state (field 3)
                 constexpr unsigned long long kPfKthread = 0x00200000;
                 if (fields.size() > 6 && (std::strtoull(fields[6].c_str(), nullptr, 10) & kPfKthread)) continue;
             }
@@ -50,7 +53,9 @@ std::map<int, ProcIo> read_proc_io(const std::string& root) {
             at = end + 1;
         }
         p.comm = try_read_first_line(entry.path().string() + "/comm").value_or("?");
-        out[std::atoi(name.c_str())] = p;
+        const long pid = std::strtol(name.c_str(), nullptr, 10);   // saturates, unlike atoi (UB past INT_MAX)
+        if (pid <= 0 || pid > std::numeric_limits<int>::max()) continue;
+        out[static_cast<int>(pid)] = p;
     }
     return out;
 }

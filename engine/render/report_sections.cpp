@@ -650,7 +650,11 @@ std::string side_by_side(const Evidence& before, const Evidence& after, size_t p
         o << missing("Neither bundle has histogram series" +
                      std::string(before.series.empty() || after.series.empty() ? " (a bundle without per-interval series needs a newer recording)" : "") + ".");
     }
-    for (const auto& [name, labels] : keys) {
+    for (const Key& key : keys) {
+        // Named references, not a structured binding: clang before 16 (the
+        // sanitizer and fuzz build) cannot capture a binding in the lambda below.
+        const auto& name = key.first;
+        const auto& labels = key.second;
         const HistogramSeries* hb = before.series.find_histogram(name, labels);
         const HistogramSeries* ha = after.series.find_histogram(name, labels);
         std::optional<Heatmap> mb, ma;

@@ -485,7 +485,9 @@ std::vector<std::string> apply_device_config(const SiteConfig& config, Evidence&
              {std::tuple{"device.nominal_read_latency_ms", d.read_latency_ms, d.read_pos, "read"},
               std::tuple{"device.nominal_write_latency_ms", d.write_latency_ms, d.write_pos, "write"}}) {
             if (!value) continue;
-            std::erase_if(ev.metrics, [&](const Metric& m) { return m.name == metric && m.labels == labels; });
+            const std::string name_of_metric = metric;   // clang < 16 cannot capture a structured binding
+            std::erase_if(ev.metrics,
+                          [&](const Metric& m) { return m.name == name_of_metric && m.labels == labels; });
             ev.add_metric(metric, labels, *value, "ms", {"config", source(pos)});
             parts.push_back(std::string("reference ") + word + " " + format_value(*value, "ms"));
         }

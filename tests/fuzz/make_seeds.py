@@ -151,6 +151,34 @@ def yaml_seeds(target, directory):
             write(target, n, read(os.path.join(directory, n), "rb"))
 
 
+def site_config_seeds():
+    """The example of the README's site configuration section, and a few variants."""
+    readme = read(os.path.join(ROOT, "README.md"))
+    start = readme.find("## Site configuration")
+    block = readme[readme.find("```yaml", start) + len("```yaml\n"):]
+    example = block[:block.find("```")]
+    write("site_config", "readme_example.yaml", example)
+    write("site_config", "devices.yaml", "devices:\n  vda: {class: nvme}\n  /dev/nvme0n1:\n"
+          "    read_latency_ms: 2\n    write_latency_ms: 5\n")
+    write("site_config", "rules.yaml", "rules:\n  device.saturated: {disable: true}\n"
+          "  device.slow_for_class:\n    severity: critical\n    thresholds:\n      disk.read_await_ms: 20\n")
+    write("site_config", "history.yaml", "history:\n  state_dir: /var/lib/iodiag\n  nights: 7\n  keep: 30\n"
+          "  max_bytes: 128MiB\n")
+
+
+def proc_io_seeds():
+    """A writer, a kernel thread (PF_KTHREAD: skipped) and a process whose io is unreadable."""
+    stat = "{pid} ({comm}) S 1 {pid} {pid} 0 -1 {flags} 100 0 0 0 5 3 0 0 20 0 1 0 100 1000 50\n"
+    io = "rchar: 4096\nwchar: 8192\nsyscr: 3\nsyscw: 2\nread_bytes: 0\nwrite_bytes: {wb}\ncancelled_write_bytes: 0\n"
+    entries = [("proc/4242/stat", stat.format(pid=4242, comm="postgres", flags=4194560)),
+               ("proc/4242/io", io.format(wb=1 << 20)), ("proc/4242/comm", "postgres\n"),
+               ("proc/17/stat", stat.format(pid=17, comm="kworker/u4:2", flags=0x04208060)),
+               ("proc/17/io", io.format(wb=1 << 30)), ("proc/17/comm", "kworker/u4:2\n"),
+               ("proc/99/stat", stat.format(pid=99, comm="a) b", flags=4194304)), ("proc/99/comm", "a) b\n"),
+               ("proc/self/io", io.format(wb=1))]
+    write("proc_io", "writers", b"\n".join(b"@@ " + n.encode() + b"\n" + c.encode() for n, c in entries))
+
+
 WANTED_SYMBOLS = ["blk_mq_get_tag", "folio_wait_bit_common", "jbd2_log_wait_commit", "xlog_wait_on_iclog",
                   "rwsem_down_write_slowpath", "__mutex_lock", "io_schedule", "balance_dirty_pages"]
 
@@ -238,6 +266,8 @@ def main():
     write("kernel_hz", "config", "# Kernel configuration\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n")
     bundle_seeds()
     yaml_seeds("rules", os.path.join(ROOT, "rules"))
+    site_config_seeds()
+    proc_io_seeds()
     yaml_seeds("playbook", os.path.join(ROOT, "playbooks"))
     for target in sorted(os.listdir(CORPUS)):
         print(f"{target}: {len(os.listdir(os.path.join(CORPUS, target)))} seeds")

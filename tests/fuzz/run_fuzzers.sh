@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs libFuzzer targets built with -DIODIAG_FUZZ=ON (see README "Fuzzing").
 #
-#   tests/fuzz/run_fuzzers.sh [--build DIR] [--seconds N] [--nice] [TARGET...]
+#   tests/fuzz/run_fuzzers.sh [--build DIR] [--seconds N] [--timeout S] [--nice] [TARGET...]
 #
 # Each target (default: every fuzz_* binary in DIR) fuzzes for N seconds (default
 # 600), one after the other, starting from its seeds (tests/fuzz/corpus/NAME)
-# and its crash reproducers (tests/fuzz/regressions/NAME), which run first. New
+# after its crash reproducers (tests/fuzz/regressions/NAME) ran once each. New
 # inputs go to DIR/fuzz/corpus/NAME (kept between runs, never into the source
-# tree); a crash, leak, timeout (10 s for one input) or sanitizer report leaves
+# tree); a crash, leak, timeout (S s for one input, default 10; more on a loaded
+# machine, where wall time per input grows) or sanitizer report leaves
 # its input in DIR/fuzz/artifacts/NAME/ and fails. --nice runs at nice 19.
 # One line per target on stdout: NAME: SECONDS s, RUNS runs, EXECS/s, corpus
 # N inputs, coverage C: no crash | CRASH (reproduce: COMMAND).
@@ -15,14 +16,16 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$here/../.." && pwd)/build-sanitize
 seconds=600
+timeout=10
 nice=()
 targets=()
 while (($#)); do
   case "$1" in
     --build) build=$(cd "$2" && pwd); shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
     --nice) nice=(nice -n 19); shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     -*) echo "run_fuzzers.sh: unknown option $1" >&2; exit 3 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -47,13 +50,24 @@ for t in "${targets[@]}"; do
   artifacts=$build/fuzz/artifacts/$t/
   log=$build/fuzz/logs/$t.log
   mkdir -p "$work" "$artifacts" "${log%/*}"
+  # The crash reproducers run first, each once; they are not part of the
+  # corpus (a large one would raise libFuzzer's -max_len for every mutation).
+  : >"$log"
+  if compgen -G "$here/regressions/$t/*" >/dev/null; then
+    if ! "$bin" -timeout="$timeout" -rss_limit_mb=2048 "$here/regressions/$t"/* >>"$log" 2>&1; then
+      status=1
+      echo "$t: a regression input fails again (log $log)"
+      grep -m1 -E 'ERROR: |runtime error|iodiag fuzz target|uncaught exception|terminate called' "$log" | sed 's/^/  /'
+      continue
+    fi
+  fi
   dirs=("$work")
-  for d in "$here/corpus/$t" "$here/regressions/$t"; do [[ -d $d ]] && dirs+=("$d"); done
-  opts=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+  [[ -d $here/corpus/$t ]] && dirs+=("$here/corpus/$t")
+  opts=(-max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -print_final_stats=1
         -artifact_prefix="$artifacts")
   [[ -f $here/dicts/$t.dict ]] && opts+=(-dict="$here/dicts/$t.dict")
   start=$(date +%s)
-  "${nice[@]}" "$bin" "${opts[@]}" "${dirs[@]}" >"$log" 2>&1
+  "${nice[@]}" "$bin" "${opts[@]}" "${dirs[@]}" >>"$log" 2>&1
   rc=$?
   took=$(( $(date +%s) - start ))
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -5,10 +5,13 @@
 // loadable, and every BPF collector keeps running.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -35,18 +38,36 @@ constexpr int kCgroupsPerHierarchy = 1000;
 constexpr int kLoopDevices = 64;
 constexpr int kThreads = 2000;
 
-// `count` empty groups under <mount>/iodiag-flood-<pid>/, removed on destruction.
+// "iodiag-flood-<pid>" of a process that no longer exists: left by a killed run.
+bool left_by_a_killed_run(const fs::path& p) {
+    const std::string name = p.filename().string();
+    if (name.rfind("iodiag-flood-", 0) != 0) return false;
+    const long pid = std::atol(name.c_str() + 13);
+    return pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+// Removes <dir>/g* and <dir>.
+void remove_groups(const std::string& dir) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_directory(ec)) rmdir(e.path().c_str());
+    rmdir(dir.c_str());
+}
+
+// `count` empty groups under <mount>/iodiag-flood-<pid>/, removed on
+// destruction. A run killed before that (SIGKILL, a ctest timeout) leaves its
+// groups: the next run removes those of processes that no longer exist.
 class FloodCgroups {
 public:
     FloodCgroups(const std::string& mount, int count) : parent_(mount + "/iodiag-flood-" + std::to_string(getpid())) {
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(mount, ec))
+            if (left_by_a_killed_run(e.path())) remove_groups(e.path().string());
         if (mkdir(parent_.c_str(), 0755) != 0) return;
         for (int i = 0; i < count; ++i)
             if (mkdir((parent_ + "/g" + std::to_string(i)).c_str(), 0755) == 0) ++made_;
     }
-    ~FloodCgroups() {
-        for (int i = 0; i < made_; ++i) rmdir((parent_ + "/g" + std::to_string(i)).c_str());
-        rmdir(parent_.c_str());
-    }
+    ~FloodCgroups() { remove_groups(parent_); }
     int made() const { return made_; }
 
 private:
@@ -99,6 +120,9 @@ size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.beg
 TEST(Flood, ThousandsOfThreadsCgroupsAndDevicesKeepMemoryAndTheVerdictBounded) {
     IODIAG_LIVE_REQUIRE(missing_bpf());
     const std::string dir = "/dev/shm/iodiag-flood-" + std::to_string(getpid());
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/dev/shm", ec))
+        if (left_by_a_killed_run(e.path())) fs::remove_all(e.path(), ec);
     fs::create_directories(dir);
     struct RemoveDir {
         std::string d;
@@ -127,10 +151,12 @@ TEST(Flood, ThousandsOfThreadsCgroupsAndDevicesKeepMemoryAndTheVerdictBounded) {
     // The highest event rate: 4 KiB direct reads at queue depth 32 through
     // io_uring on RAM, 512-byte cached preads from 8 threads, and thousands of
     // threads each in a pread loop (each a task the syscall collector tracks).
-    Background fio("fio --output=/dev/null --time_based --runtime=60 --name=direct --filename=" + loops[0]->path() +
+    // --thread before the first job: every job a thread of one process (a job
+    // process would be in a session of its own, out of reach of the group kill).
+    Background fio("fio --output=/dev/null --thread --time_based --runtime=60 --name=direct --filename=" + loops[0]->path() +
                    " --rw=randread --bs=4k --ioengine=io_uring --direct=1 --iodepth=32"
                    " --name=small --filename=" + dir + "/cached --size=1M --rw=randread --bs=512"
-                   " --ioengine=psync --thread --numjobs=8");
+                   " --ioengine=psync --numjobs=8");
     Background threads("python3 -c 'import os, threading, time\n"
                        "fd = os.open(\"" + dir + "/cached\", os.O_RDONLY | os.O_CREAT)\n"
                        "def spin():\n"

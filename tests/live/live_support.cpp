@@ -5,11 +5,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
 #include <fcntl.h>
+#include <linux/loop.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -91,28 +100,77 @@ int run_measured(const std::string& command, std::string* out, long* peak_rss_ki
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+namespace {
+
+// Backing files of loop devices that a killed test run left in `dir`: the
+// device itself went with the run (autoclear, below), the file did not.
+// Removed while holding the machine lock, so no other live run is using them.
+void remove_orphaned_backing_files(const std::string& dir) {
+    std::string attached;
+    run_capture("cat /sys/block/loop*/loop/backing_file 2>/dev/null", &attached);
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        const std::string path = e.path().string();
+        if (e.path().filename().string().rfind("iodiag-live-", 0) == 0 && attached.find(path) == std::string::npos)
+            std::filesystem::remove(e.path(), ec);
+    }
+}
+
+}  // namespace
+
 LoopDevice::LoopDevice(const std::string& dir, int size_mb) {
+    remove_orphaned_backing_files(dir);
     char tmpl[256];
     std::snprintf(tmpl, sizeof tmpl, "%s/iodiag-live-XXXXXX", dir.c_str());
-    const int fd = mkstemp(tmpl);
-    if (fd < 0) {
+    const int backing = mkstemp(tmpl);
+    if (backing < 0) {
         error_ = "cannot create a backing file in " + dir;
         return;
     }
     file_ = tmpl;
-    const bool sized = ftruncate(fd, static_cast<off_t>(size_mb) * 1024 * 1024) == 0;
-    close(fd);
-    if (!sized) {
+    if (ftruncate(backing, static_cast<off_t>(size_mb) * 1024 * 1024) != 0) {
         error_ = "cannot size " + file_;
+        close(backing);
         return;
     }
-    std::string out;
-    if (run_capture("losetup -f --show " + file_ + " 2>&1", &out) != 0) {
-        error_ = "losetup failed: " + out;
+    // Attached with LO_FLAGS_AUTOCLEAR while this object holds the device
+    // open: the kernel detaches it when the last opener closes it, so a test
+    // process killed with SIGKILL (a ctest timeout) leaves no loop device.
+    const int control = ::open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+    if (control < 0) {
+        error_ = std::string("cannot open /dev/loop-control: ") + std::strerror(errno);
+        close(backing);
         return;
     }
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-    name_ = out.substr(out.rfind('/') + 1);
+    for (int attempt = 0; attempt < 16 && name_.empty(); ++attempt) {
+        const int n = ioctl(control, LOOP_CTL_GET_FREE);
+        if (n < 0) {
+            error_ = std::string("no free loop device: ") + std::strerror(errno);
+            break;
+        }
+        const std::string name = "loop" + std::to_string(n);
+        const int dev = ::open(("/dev/" + name).c_str(), O_RDWR | O_CLOEXEC);
+        if (dev < 0) {
+            error_ = "cannot open /dev/" + name + ": " + std::strerror(errno);
+            continue;
+        }
+        loop_config cfg{};
+        cfg.fd = static_cast<__u32>(backing);
+        cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+        std::snprintf(reinterpret_cast<char*>(cfg.info.lo_file_name), sizeof cfg.info.lo_file_name, "%s",
+                      file_.c_str());
+        if (ioctl(dev, LOOP_CONFIGURE, &cfg) == 0) {
+            name_ = name;
+            device_fd_ = dev;
+            error_.clear();
+        } else {
+            error_ = "LOOP_CONFIGURE /dev/" + name + ": " + std::strerror(errno);   // EBUSY: taken meanwhile
+            close(dev);
+        }
+    }
+    close(control);
+    close(backing);
+    if (name_.empty()) return;
     const std::string queue = "/sys/block/" + name_ + "/queue/";
     run_capture("cat " + queue + "nr_requests 2>/dev/null", &nr_requests_);
     std::string sched;
@@ -128,8 +186,10 @@ LoopDevice::~LoopDevice() {
         while (!nr_requests_.empty() && (nr_requests_.back() == '\n' || nr_requests_.back() == ' ')) nr_requests_.pop_back();
         if (!nr_requests_.empty())
             run_capture("echo " + nr_requests_ + " > " + queue + "nr_requests 2>/dev/null", nullptr);
-        run_capture("losetup -d /dev/" + name_ + " 2>/dev/null", nullptr);
     }
+    // The last close detaches the device (autoclear); one still open
+    // elsewhere (a mount) goes when that closes, like `losetup -d` on a busy one.
+    if (device_fd_ >= 0) close(device_fd_);
     if (!file_.empty()) unlink(file_.c_str());
 }
 
@@ -137,6 +197,9 @@ Background::Background(const std::string& command) {
     pid_ = fork();
     if (pid_ == 0) {
         setpgid(0, 0);
+        // Dies with the test process, also when that is killed (SIGKILL
+        // cannot run the destructor).
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
         _exit(127);
     }
@@ -147,11 +210,50 @@ bool Background::running() const {
     return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0;
 }
 
+namespace {
+
+// Every process below `root` (by parent pid, from /proc/[pid]/stat). A process
+// group is not enough: fio runs each job that is not a thread in a process of
+// its own session (setsid), which outlived the group's kill and kept the test's
+// loop device busy for the rest of its runtime.
+std::vector<pid_t> descendants(pid_t root) {
+    std::map<pid_t, std::vector<pid_t>> children;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(e.path() / "stat");
+        std::string stat;
+        std::getline(in, stat);
+        const size_t close = stat.rfind(')');
+        if (close == std::string::npos) continue;
+        char state = 0;
+        int ppid = 0;
+        if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2)
+            children[ppid].push_back(static_cast<pid_t>(std::stol(name)));
+    }
+    std::vector<pid_t> out, todo{root};
+    while (!todo.empty()) {
+        const pid_t parent = todo.back();
+        todo.pop_back();
+        for (pid_t c : children[parent]) {
+            out.push_back(c);
+            todo.push_back(c);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 Background::~Background() {
     if (pid_ <= 0) return;
+    const std::vector<pid_t> below = descendants(pid_);
     kill(-pid_, SIGTERM);
+    for (pid_t p : below) kill(p, SIGTERM);
     for (int i = 0; i < 50 && waitpid(pid_, nullptr, WNOHANG) == 0; ++i) usleep(100000);
     kill(-pid_, SIGKILL);
+    for (pid_t p : below) kill(p, SIGKILL);
     waitpid(pid_, nullptr, 0);
 }
 

@@ -29,7 +29,9 @@ int run_capture(const std::string& command, std::string* out);
 int run_measured(const std::string& command, std::string* out, long* peak_rss_kib);
 
 // A loop device over a sparse file of `size_mb` in `dir` ("/tmp" sits on the
-// virtual disk, "/dev/shm" in RAM).
+// virtual disk, "/dev/shm" in RAM). Detached by the kernel when this process
+// ends, however it ends (autoclear); a backing file a killed run left behind
+// is removed by the next one.
 class LoopDevice {
 public:
     LoopDevice(const std::string& dir, int size_mb);
@@ -43,13 +45,14 @@ public:
 
 private:
     std::string file_, name_, error_;
+    int device_fd_ = -1;   // held open: the device lives as long as this object (autoclear)
     // A loop device keeps its queue settings after it is detached: what a test
     // changes is put back, so the next user of that loopN starts clean.
     std::string nr_requests_, scheduler_;
 };
 
 // A command running in the background (its own process group), killed on
-// destruction.
+// destruction, and by the kernel when the test process dies (PR_SET_PDEATHSIG).
 class Background {
 public:
     explicit Background(const std::string& command);

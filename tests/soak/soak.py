@@ -18,17 +18,24 @@ any fails:
   - the BPF programs and links on the machine after iodiag exits are exactly
     those before it started (nothing left attached).
 Takes the machine lock; everything it sets up (loop device, files, fio) is
-removed on every exit path.
+removed on every exit path. Killed with SIGKILL, what it started still goes:
+fio and iodiag die with it (PR_SET_PDEATHSIG), the loop device is detached by
+the kernel (autoclear: it lives while this process holds it open) and its
+backing file in /dev/shm is already unlinked.
 
   sudo tests/soak/soak.py                            # 30 minutes, a line a minute
   sudo tests/soak/soak.py --duration 60 --every 10   # the test command's version
-Exit 77 (skipped) without root, fio, bpftool or losetup.
+Exit 77 (skipped) without root, fio or bpftool.
 """
 import argparse
+import ctypes
+import errno
+import fcntl
 import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -39,6 +46,54 @@ sys.path.insert(0, os.path.join(HERE, "..", "bench"))
 from bench_support import hold_machine_lock  # noqa: E402
 
 SKIP = 77
+
+LOOP_CTL_GET_FREE, LOOP_CONFIGURE, LO_FLAGS_AUTOCLEAR = 0x4C82, 0x4C0A, 4
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent():
+    """preexec_fn: the child gets SIGKILL when this process dies, however it dies."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def remove_left_by_killed_runs(directory):
+    """Work directories (iodiag-soak-PID-*) of runs killed before their cleanup;
+    called under the machine lock, so no other soak uses them."""
+    for name in os.listdir(directory):
+        parts = name.split("-")
+        if name.startswith("iodiag-soak-") and len(parts) >= 4 and parts[2].isdigit():
+            try:
+                os.kill(int(parts[2]), 0)
+            except ProcessLookupError:
+                shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
+            except PermissionError:
+                pass
+
+
+def attach_autoclear_loop(backing):
+    """A free loop device over `backing` with LO_FLAGS_AUTOCLEAR: (open fd, /dev/loopN).
+    The kernel detaches it when the last opener closes it, so holding the fd
+    ties the device's life to this process (also when it is killed)."""
+    ctl = os.open("/dev/loop-control", os.O_RDWR | os.O_CLOEXEC)
+    bf = os.open(backing, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        for _ in range(16):
+            n = fcntl.ioctl(ctl, LOOP_CTL_GET_FREE)
+            dev = os.open(f"/dev/loop{n}", os.O_RDWR | os.O_CLOEXEC)
+            # struct loop_config { u32 fd, block_size; struct loop_info64 info; u64 reserved[8]; }
+            info = struct.pack("=5Q4I64s64s32s2Q", 0, 0, 0, 0, 0, 0, 0, 0, LO_FLAGS_AUTOCLEAR,
+                               backing.encode()[:63], b"", b"", 0, 0)
+            try:
+                fcntl.ioctl(dev, LOOP_CONFIGURE, struct.pack("=II", bf, 0) + info + bytes(64))
+                return dev, f"/dev/loop{n}"
+            except OSError as e:
+                os.close(dev)
+                if e.errno != errno.EBUSY:   # EBUSY: another process took it meanwhile
+                    raise
+        raise OSError(errno.EBUSY, "no free loop device after 16 tries")
+    finally:
+        os.close(bf)
+        os.close(ctl)
 
 
 def bpftool_json(*args):
@@ -126,7 +181,7 @@ def main():
     if os.geteuid() != 0:
         print("soak: skipped: needs root (loop device, BPF)")
         return SKIP
-    for tool in ("fio", "bpftool", "losetup"):
+    for tool in ("fio", "bpftool"):
         if not shutil.which(tool):
             print(f"soak: skipped: needs {tool}")
             return SKIP
@@ -135,14 +190,15 @@ def main():
     cleanup = []
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        work = tempfile.mkdtemp(prefix="iodiag-soak-", dir="/dev/shm")
+        remove_left_by_killed_runs("/dev/shm")
+        work = tempfile.mkdtemp(prefix=f"iodiag-soak-{os.getpid()}-", dir="/dev/shm")
         cleanup.append(lambda: shutil.rmtree(work, ignore_errors=True))
         backing = os.path.join(work, "disk.img")
         with open(backing, "wb") as f:
             f.truncate(512 << 20)
-        loop = subprocess.run(["losetup", "-f", "--show", backing], capture_output=True, text=True,
-                              check=True).stdout.strip()
-        cleanup.append(lambda: subprocess.run(["losetup", "-d", loop], capture_output=True))
+        loop_fd, loop = attach_autoclear_loop(backing)
+        cleanup.append(lambda: os.close(loop_fd))   # the last close detaches it
+        os.unlink(backing)   # the loop device holds the file; nothing to remove if killed
         cached = os.path.join(work, "cached.dat")
         with open(cached, "wb") as f:
             f.write(os.urandom(1 << 20))
@@ -150,12 +206,16 @@ def main():
         before = programs_and_links()
         runtime = int(args.duration + 30)
         fio = subprocess.Popen(
-            ["fio", "--output=/dev/null", "--time_based", f"--runtime={runtime}",
+            # --thread before the first job: all jobs threads of one process (a
+            # job process would sit in a session of its own, out of the group kill's
+            # and PR_SET_PDEATHSIG's reach).
+            ["fio", "--output=/dev/null", "--thread", "--time_based", f"--runtime={runtime}",
              "--name=direct", f"--filename={loop}", "--rw=randread", "--bs=4k", "--ioengine=io_uring",
              "--direct=1", "--iodepth=32",
              "--name=small", f"--filename={cached}", "--rw=randread", "--bs=512", "--ioengine=psync",
-             "--thread", "--numjobs=8"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+             "--numjobs=8"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            preexec_fn=die_with_parent)
         cleanup.append(lambda: (os.killpg(fio.pid, signal.SIGKILL), fio.wait()) if fio.poll() is None else None)
         time.sleep(2)
         if fio.poll() is not None:
@@ -170,7 +230,7 @@ def main():
         iodiag = subprocess.Popen(
             [args.iodiag, "record", "--duration", str(args.duration), "--interval", str(args.every),
              "-o", bundle, "--format", "json"],
-            stdout=verdict_out, stderr=stderr_out)
+            stdout=verdict_out, stderr=stderr_out, preexec_fn=die_with_parent)
         cleanup.append(lambda: iodiag.kill() if iodiag.poll() is None else None)
         print(f"soak: iodiag pid {iodiag.pid}, window {args.duration:g} s, load on {loop} and {cached}; "
               f"BPF programs before: {len(before[0])}, links: {len(before[1])}")

@@ -180,3 +180,17 @@ TEST(BadKernelFile, AFileThatNeverEndsIsCutAtTheLimit) {
         EXPECT_EQ(std::string(e.what()), "/dev/zero: more than 64 MiB: not a kernel text file iodiag reads");
     }
 }
+
+// Text from the system is bytes: a process name or cgroup path that is not
+// UTF-8 (nlohmann's dump() throws on it) is written as U+FFFD, and the bundle
+// still loads.
+TEST(BadText, BytesThatAreNotUtf8AreWrittenAsReplacementCharacters) {
+    Evidence ev = parse_bundle(good().dump());
+    ev.add_fact("io.top_writer", {{"cgroup", "/app/\xff\xfe"}}, "pg\xc3 (pid 7)", {"file", "/proc/7/comm"});
+    std::string text;
+    ASSERT_NO_THROW(text = bundle_text(ev));
+    EXPECT_NE(text.find("pg\xef\xbf\xbd (pid 7)"), std::string::npos);
+    const Evidence back = parse_bundle(text);
+    ASSERT_EQ(back.facts.size(), ev.facts.size());
+    EXPECT_EQ(back.facts.back().labels.at("cgroup"), "/app/\xef\xbf\xbd\xef\xbf\xbd");
+}
