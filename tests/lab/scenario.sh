@@ -125,10 +125,20 @@ case $name in
   idle)
     record ;;
   dirty_midwindow)    # a buffered writer on ext4; vm.dirty_bytes cut to 2 MiB halfway through the
-                      # window (a fault that starts mid-recording, for the per-interval series);
+                      # window and a second, full-speed writer from then on (a fault that starts
+                      # mid-recording, for the per-interval series);
                       # prints "fault_unix T", when the limit was cut
     loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
-    bg fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
+    # Before the cut: writeback from 16 MiB dirty and a writer slower than the
+    # disk, so little is dirty when the limit drops. Under the default limits
+    # (a fifth of memory) hundreds of MiB pile up first, and the first write()
+    # after the cut waits for all of it: past the window's end, where a call
+    # that never returned is in no interval. With the cut a second writer
+    # starts at full speed (faster than the disk), so the 2 MiB limit bites.
+    old_bb=$(cat /proc/sys/vm/dirty_background_bytes) old_br=$(cat /proc/sys/vm/dirty_background_ratio)
+    if [[ $old_bb -ne 0 ]]; then undo+=("echo $old_bb > /proc/sys/vm/dirty_background_bytes"); else undo+=("echo $old_br > /proc/sys/vm/dirty_background_ratio"); fi
+    echo $((16*1024*1024)) > /proc/sys/vm/dirty_background_bytes
+    bg fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync --rate=16m \
        --time_based --runtime=120
     sleep 1
     "$iodiag" -v record --duration "$secs" -o "$out" >/dev/null 2>"$work/record.log" & rec=$!
@@ -142,6 +152,8 @@ case $name in
     sleep "$(awk -v s="$secs" 'BEGIN { print s / 2 }')"
     tiny_dirty_limits
     echo "fault_unix $(date +%s.%N)"
+    bg fio --name=w2 --directory="$work/mnt" --rw=write --bs=64k --size=256m --ioengine=psync \
+       --time_based --runtime=120
     wait $rec || { cat "$work/record.log" >&2; exit 1; } ;;
   cached_reads)       # a read loop over a file that fits in the page cache: healthy
     loop_on /tmp 512; fs_on "$dev" "$work/mnt"   # 512: mkfs.xfs refuses under 300 MB

@@ -176,7 +176,9 @@ TEST(LivePictures, DirtyLimitCutMidWindowShowsInTheSeriesAndTheHeatmap) {
     std::printf("write() calls of 1 ms or more: %.1f %% -> %.1f %%; median p99 bucket %.0f -> %.0f\n%s",
                 slow_before * 100, slow_after * 100, p99_before, p99_after, render_heatmap_terminal(h).c_str());
     EXPECT_GT(slow_after, 3 * slow_before);
-    EXPECT_GT(slow_after, 0.02);
+    // Throttling pauses a writer every so many pages, not every call: the band
+    // is a small fraction of all writes (the rate-limited writer's included).
+    EXPECT_GT(slow_after, 0.005);
     EXPECT_GE(p99_after, p99_before + 3) << "the p99 row moves up at least 8x";
 }
 
