@@ -70,15 +70,18 @@ fs_on() {     # fs_on DEV DIR: makes $fs on DEV (quiet, over any old signature) 
   esac
   mkdir "$2"; mount "$1" "$2"; undo+=("umount $2 || umount -l $2")
 }
-tiny_dirty_limits() {   # vm.dirty_bytes 2 MiB, background 1 MiB; the previous limits come back on exit
-  local old_b old_r old_bb old_br
-  old_b=$(cat /proc/sys/vm/dirty_bytes) old_r=$(cat /proc/sys/vm/dirty_ratio)
-  old_bb=$(cat /proc/sys/vm/dirty_background_bytes) old_br=$(cat /proc/sys/vm/dirty_background_ratio)
+# set_dirty_bytes dirty|dirty_background BYTES: vm.<which>_bytes; the limit in
+# force before (bytes or ratio) comes back on exit.
+set_dirty_bytes() {
+  local bytes ratio
+  bytes=$(cat /proc/sys/vm/$1_bytes) ratio=$(cat /proc/sys/vm/$1_ratio)
   # Writing one of a (bytes, ratio) pair zeroes the other: put back whichever was in force.
-  if [[ $old_b -ne 0 ]]; then undo+=("echo $old_b > /proc/sys/vm/dirty_bytes"); else undo+=("echo $old_r > /proc/sys/vm/dirty_ratio"); fi
-  if [[ $old_bb -ne 0 ]]; then undo+=("echo $old_bb > /proc/sys/vm/dirty_background_bytes"); else undo+=("echo $old_br > /proc/sys/vm/dirty_background_ratio"); fi
-  echo $((2*1024*1024)) > /proc/sys/vm/dirty_bytes
-  echo $((1024*1024)) > /proc/sys/vm/dirty_background_bytes
+  if [[ $bytes -ne 0 ]]; then undo+=("echo $bytes > /proc/sys/vm/$1_bytes"); else undo+=("echo $ratio > /proc/sys/vm/$1_ratio"); fi
+  echo "$2" > /proc/sys/vm/$1_bytes
+}
+tiny_dirty_limits() {   # vm.dirty_bytes 2 MiB, background 1 MiB; the previous limits come back on exit
+  set_dirty_bytes dirty $((2*1024*1024))
+  set_dirty_bytes dirty_background $((1024*1024))
 }
 bg() { setsid "$@" >/dev/null 2>&1 & local pid=$!; undo+=("kill -TERM -$pid; sleep 0.5; kill -KILL -$pid"); }
 # The victims: the processes whose latency the injected cause hurts. They run in
@@ -135,9 +138,7 @@ case $name in
     # after the cut waits for all of it: past the window's end, where a call
     # that never returned is in no interval. With the cut a second writer
     # starts at full speed (faster than the disk), so the 2 MiB limit bites.
-    old_bb=$(cat /proc/sys/vm/dirty_background_bytes) old_br=$(cat /proc/sys/vm/dirty_background_ratio)
-    if [[ $old_bb -ne 0 ]]; then undo+=("echo $old_bb > /proc/sys/vm/dirty_background_bytes"); else undo+=("echo $old_br > /proc/sys/vm/dirty_background_ratio"); fi
-    echo $((16*1024*1024)) > /proc/sys/vm/dirty_background_bytes
+    set_dirty_bytes dirty_background $((16*1024*1024))
     bg fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync --rate=16m \
        --time_based --runtime=120
     sleep 1
@@ -179,12 +180,7 @@ case $name in
     record ;;
   dirty_throttle)     # a buffered writer under a tiny vm.dirty_bytes
     loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
-    old_b=$(cat /proc/sys/vm/dirty_bytes) old_r=$(cat /proc/sys/vm/dirty_ratio)
-    old_bb=$(cat /proc/sys/vm/dirty_background_bytes) old_br=$(cat /proc/sys/vm/dirty_background_ratio)
-    if [[ $old_b -ne 0 ]]; then undo+=("echo $old_b > /proc/sys/vm/dirty_bytes"); else undo+=("echo $old_r > /proc/sys/vm/dirty_ratio"); fi
-    if [[ $old_bb -ne 0 ]]; then undo+=("echo $old_bb > /proc/sys/vm/dirty_background_bytes"); else undo+=("echo $old_br > /proc/sys/vm/dirty_background_ratio"); fi
-    echo $((2*1024*1024)) > /proc/sys/vm/dirty_bytes
-    echo $((1024*1024)) > /proc/sys/vm/dirty_background_bytes
+    tiny_dirty_limits
     victim -- fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
        --time_based --runtime=120
     record ;;
@@ -290,12 +286,7 @@ case $name in
     record ;;
   two_causes)         # a writer under a tiny vm.dirty_bytes and a reader capped by its blkio group
     loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
-    old_b=$(cat /proc/sys/vm/dirty_bytes) old_r=$(cat /proc/sys/vm/dirty_ratio)
-    old_bb=$(cat /proc/sys/vm/dirty_background_bytes) old_br=$(cat /proc/sys/vm/dirty_background_ratio)
-    if [[ $old_b -ne 0 ]]; then undo+=("echo $old_b > /proc/sys/vm/dirty_bytes"); else undo+=("echo $old_r > /proc/sys/vm/dirty_ratio"); fi
-    if [[ $old_bb -ne 0 ]]; then undo+=("echo $old_bb > /proc/sys/vm/dirty_background_bytes"); else undo+=("echo $old_br > /proc/sys/vm/dirty_background_ratio"); fi
-    echo $((2*1024*1024)) > /proc/sys/vm/dirty_bytes
-    echo $((1024*1024)) > /proc/sys/vm/dirty_background_bytes
+    tiny_dirty_limits
     victim -- fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
        --time_based --runtime=120
     loop_on /dev/shm 256; majmin=$(lsblk -ndo MAJ:MIN "$dev" | tr -d ' ')
