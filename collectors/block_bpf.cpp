@@ -171,20 +171,10 @@ const std::vector<std::string> kRequiredTracepoints{
 // Aggregates per disk slot on every CPU: the number of slots, a power of two
 // from 4 to 64, is what fits in 16 MiB of per-CPU memory (more disks than
 // slots go to an on-demand hash).
-uint32_t disk_slots_for(int ncpu) {
-    const size_t budget = 16u << 20;
-    uint32_t slots = 64;
-    while (slots > 4 && size_t(slots) * sizeof(iodiag_dev_stats) * size_t(std::max(ncpu, 1)) > budget) slots /= 2;
-    return slots;
-}
-
-struct BlockProgram {
-    bpf_program* prog;
-    const char* tracepoint;
-};
+uint32_t disk_slots_for(int ncpu) { return per_cpu_slots(sizeof(iodiag_dev_stats), ncpu, 16u << 20, 64, 4); }
 
 // The programs of one attach mode, with their tracepoints.
-std::vector<BlockProgram> programs_of(block_bpf* s, bool btf) {
+std::vector<TracepointProgram> programs_of(block_bpf* s, bool btf) {
     auto& p = s->progs;
     if (btf)
         return {{p.btf_bio_queue, "block_bio_queue"},       {p.btf_split, "block_split"},

@@ -7,6 +7,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -339,6 +340,12 @@ AttachPlan choose_attach_mode(FeatureProbe& probe, const std::vector<std::string
     plan.mode = AttachMode::RawTp;
     plan.reason = "tp_btf refused (" + tp_btf_failure + "), using raw_tp with CO-RE reads";
     return plan;
+}
+
+uint32_t per_cpu_slots(size_t entry_bytes, int ncpu, size_t budget_bytes, uint32_t most, uint32_t fewest) {
+    uint32_t slots = most;
+    while (slots > fewest && size_t(slots) * entry_bytes * size_t(std::max(ncpu, 1)) > budget_bytes) slots /= 2;
+    return slots;
 }
 
 }  // namespace iodiag

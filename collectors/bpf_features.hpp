@@ -9,11 +9,14 @@
 //   AttachMode m = choose_attach_mode(probe, {"block_rq_issue", "block_rq_complete"});
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+struct bpf_program;
 
 namespace iodiag {
 
@@ -107,5 +110,15 @@ private:
 // attaches as raw_tp, else None naming the first tracepoint that failed and why.
 // Tracepoints are given without category ("block_rq_issue").
 AttachPlan choose_attach_mode(FeatureProbe& probe, const std::vector<std::string>& tracepoints);
+
+// One program of a skeleton with the tracepoint it attaches to ("block_rq_issue").
+struct TracepointProgram {
+    bpf_program* prog;
+    const char* tracepoint;
+};
+
+// Slots of a per-CPU array map: the most (a power of two) whose entries of
+// `entry_bytes` on every CPU fit in `budget_bytes`, halving down to `fewest`.
+uint32_t per_cpu_slots(size_t entry_bytes, int ncpu, size_t budget_bytes, uint32_t most, uint32_t fewest);
 
 }  // namespace iodiag

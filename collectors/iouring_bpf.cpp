@@ -188,19 +188,9 @@ struct IouringBpfCollector::Impl {
 namespace {
 
 // Per-CPU ring slots: what fits in 8 MiB over all CPUs, 16..1024.
-uint32_t ring_slots_for(int ncpu) {
-    const size_t budget = 8u << 20;
-    uint32_t slots = 1024;
-    while (slots > 16 && size_t(slots) * sizeof(iouring_stats) * size_t(std::max(ncpu, 1)) > budget) slots /= 2;
-    return slots;
-}
+uint32_t ring_slots_for(int ncpu) { return per_cpu_slots(sizeof(iouring_stats), ncpu, 8u << 20, 1024, 16); }
 
-struct IouringProgram {
-    bpf_program* prog;
-    const char* tracepoint;
-};
-
-std::vector<IouringProgram> iouring_programs(iouring_bpf* s, bool btf) {
+std::vector<TracepointProgram> iouring_programs(iouring_bpf* s, bool btf) {
     auto& p = s->progs;
     if (btf)
         return {{p.btf_submit_req, "io_uring_submit_req"}, {p.btf_queue_async_work, "io_uring_queue_async_work"},
