@@ -252,7 +252,25 @@ void add_ceph_derived_metrics(Evidence& ev) {
                                   {"derived", "derived: ceph.osd.cpu_wait_share_pct x mean client op latency (an estimate)"});
             }
     }
-    // Replica waits: which local peer took longest to commit its replica.
+    // Replica waits. A primary acknowledges a write when every replica has
+    // committed it, so it always waits for its peers: on one host whose OSDs
+    // share the load and the disks, that wait is the normal cost of
+    // replication (its copies are written on the same kind of disk, at the
+    // same pace), not a fault. A peer explains the wait only by how much
+    // slower it commits a replica than this host's OSDs normally do: the
+    // excess of its replica write latency (subop_w_latency: its queue, its
+    // BlueStore commit, its device) over the median of all local OSDs' (one
+    // straggler does not move the median of three or more).
+    std::vector<double> replica_ms;
+    for (const auto& osd : osds)
+        if (metric(ev, "ceph.osd.replica_write_ops", {{"osd", osd}}).value_or(0) > 0)
+            if (auto ms = metric(ev, "ceph.osd.replica_write_latency_ms", {{"osd", osd}})) replica_ms.push_back(*ms);
+    std::optional<double> normal;
+    if (replica_ms.size() >= 2) {
+        std::sort(replica_ms.begin(), replica_ms.end());
+        const size_t n = replica_ms.size();
+        normal = n % 2 ? replica_ms[n / 2] : (replica_ms[n / 2 - 1] + replica_ms[n / 2]) / 2;
+    }
     for (const auto& osd : osds) {
         const Labels l{{"osd", osd}};
         const Fact* peers = ev.find_fact("ceph.osd.replica_peers", l);
@@ -273,19 +291,35 @@ void add_ceph_derived_metrics(Evidence& ev) {
             at = end + 1;
         }
         if (best.empty()) continue;   // no peer on this host: only the wait itself is known
+        const Labels p{{"osd", best}};
         const Provenance prov{"derived", "derived: the peer in ceph.osd.replica_peers with the highest "
                                          "ceph.osd.replica_write_latency_ms (peers on this host)"};
         ev.add_fact("ceph.osd.slowest_peer", l, best, prov);
         ev.add_metric("ceph.osd.slowest_peer_replica_ms", l, best_ms, "ms", prov);
-        if (const Fact* d = ev.find_fact("ceph.osd.device", {{"osd", best}}))
+        if (auto c = metric(ev, "ceph.bluestore.commit_ms", p))
+            ev.add_metric("ceph.osd.slowest_peer_commit_ms", l, *c, "ms",
+                          {"derived", "derived: ceph.bluestore.commit_ms of the slowest peer " + best});
+        if (const Fact* d = ev.find_fact("ceph.osd.device", p))
             ev.add_fact("ceph.osd.slowest_peer_device", l, d->value, prov);
-        if (auto share = metric(ev, "ceph.osd.write_device_pct", {{"osd", best}}))
+        if (auto share = metric(ev, "ceph.osd.write_device_pct", p))
             ev.add_metric("ceph.osd.slowest_peer_device_pct", l, *share, "pct", prov);
-        const double commit = metric(ev, "ceph.bluestore.commit_ms", l).value_or(0);
-        if (*wait > 0)
-            ev.add_metric("ceph.osd.replica_wait_explained_pct", l,
-                          std::min(100.0, 100.0 * std::max(0.0, best_ms - commit) / *wait), "pct",
-                          {"derived", "derived: max(0, slowest peer's replica write - own commit) / own replica wait"});
+        if (auto a = metric(ev, "ceph.osd.device_write_await_ms", p))
+            ev.add_metric("ceph.osd.slowest_peer_device_await_ms", l, *a, "ms",
+                          {"derived", "derived: write await of the slowest peer " + best + "'s device (diskstats)"});
+        if (!normal) continue;   // one OSD with replica writes: nothing to compare it with
+        const Provenance nprov{"derived", "derived: median of ceph.osd.replica_write_latency_ms over this host's " +
+                                              std::to_string(replica_ms.size()) + " OSDs with replica writes"};
+        ev.add_metric("ceph.osd.normal_replica_ms", l, *normal, "ms", nprov);
+        const double excess = std::max(0.0, best_ms - *normal);
+        ev.add_metric("ceph.osd.slowest_peer_excess_ms", l, excess, "ms",
+                      {"derived", "derived: max(0, ceph.osd.slowest_peer_replica_ms - ceph.osd.normal_replica_ms)"});
+        const double explained = *wait > 0 ? std::min(100.0, 100.0 * excess / *wait) : 0.0;
+        ev.add_metric("ceph.osd.replica_wait_explained_pct", l, explained, "pct",
+                      {"derived", "derived: min(100, ceph.osd.slowest_peer_excess_ms / ceph.osd.write_replica_wait_ms)"});
+        if (auto share = metric(ev, "ceph.osd.replica_wait_pct", l))
+            ev.add_metric("ceph.osd.replica_wait_peer_pct", l, *share * explained / 100.0, "pct",
+                          {"derived", "derived: ceph.osd.replica_wait_pct x ceph.osd.replica_wait_explained_pct / 100 "
+                                      "(the client op time the slowest peer's excess costs)"});
     }
 }
 
@@ -323,8 +357,16 @@ std::vector<MetricSpec> ceph_derived_metric_specs() {
     m("ceph.osd.device_queue_share_pct", "pct", layer::kBlockQueue, "Share of block time in the queue on the OSD's device");
     m("ceph.osd.slowest_peer_replica_ms", "ms", layer::kReplication, "Replica write latency of the slowest local peer");
     m("ceph.osd.slowest_peer_device_pct", "pct", layer::kReplication, "Share of the slowest peer's own write latency in its device");
+    m("ceph.osd.slowest_peer_commit_ms", "ms", layer::kReplication, "BlueStore commit latency of the slowest local peer");
+    m("ceph.osd.slowest_peer_device_await_ms", "ms", layer::kReplication, "Write await of the slowest local peer's device");
+    m("ceph.osd.normal_replica_ms", "ms", layer::kReplication,
+      "Median replica write latency of this host's OSDs: the normal cost of a replica write here");
+    m("ceph.osd.slowest_peer_excess_ms", "ms", layer::kReplication,
+      "How much slower the slowest local peer writes a replica than this host's OSDs normally do");
     m("ceph.osd.replica_wait_explained_pct", "pct", layer::kReplication,
-      "Share of the replica wait explained by the slowest peer's replica write being slower than the own commit");
+      "Share of the replica wait explained by the slowest peer's excess over the normal replica write");
+    m("ceph.osd.replica_wait_peer_pct", "pct", layer::kReplication,
+      "Share of the OSD's client op time that the slowest peer's excess costs");
     for (const auto& [name, l, desc] : std::initializer_list<std::tuple<const char*, std::string, const char*>>{
              {"ceph.osd.device_class", layer::kDevice, "Class of the OSD's device (device.class)"},
              {"ceph.osd.device_scheduler", layer::kBlockQueue, "I/O scheduler of the OSD's device"},

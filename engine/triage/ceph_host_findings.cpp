@@ -42,6 +42,47 @@ void cite_once(Finding& into, const CitedValue& c) {
     into.evidence.push_back(c);
 }
 
+// The findings the device and cgroup rules made about the device under an
+// OSD whose disk the Ceph view found slow: the same slow disk seen from below
+// (its service time, or a blk-throttle cap on the I/O under a stacked device
+// that makes it slow). They fold into the OSD's finding, which names the OSD
+// and its device and keeps its share of the OSD's client op time; what they
+// add is the mechanism under the device, its evidence and its fixes (a cap is
+// lifted, not a disk replaced), placed first.
+void fold_device_findings_under_slow_osds(std::vector<Finding>& fired, const Evidence& ev) {
+    std::vector<bool> gone(fired.size(), false);
+    for (size_t i = 0; i < fired.size(); ++i) {
+        if (gone[i] || fired[i].rule_id != "ceph.osd_disk_slow" || fired[i].severity == Severity::Info) continue;
+        const Fact* dev = ev.find_fact("ceph.osd.device", {{"osd", fired[i].instance}});
+        if (!dev || dev->value.empty()) continue;
+        for (size_t j = 0; j < fired.size(); ++j) {
+            const Finding& g = fired[j];
+            if (j == i || gone[j] || g.rule_id.rfind("ceph.", 0) == 0 || g.instance_key != "device" ||
+                g.instance != dev->value || (g.layer != "device" && g.layer != "cgroup"))
+                continue;
+            gone[j] = true;
+            Finding& c = fired[i];
+            c.folded.push_back(g.rule_id + "@" + g.instance);
+            c.folded.insert(c.folded.end(), g.folded.begin(), g.folded.end());
+            for (const auto& e : g.evidence) cite_once(c, e);
+            c.title += " — " + g.title;
+            trim_end(c.mechanism);
+            std::string under = g.mechanism;
+            trim_end(under);
+            c.mechanism += " What makes " + dev->value + " slow, seen from the device (" + g.rule_id +
+                           ", folded into this finding with its evidence): " + under;
+            std::vector<Fix> fixes = g.fixes;
+            fixes.insert(fixes.end(), c.fixes.begin(), c.fixes.end());
+            c.fixes = std::move(fixes);
+            c.verify.insert(c.verify.end(), g.verify.begin(), g.verify.end());
+        }
+    }
+    std::vector<Finding> kept;
+    for (size_t i = 0; i < fired.size(); ++i)
+        if (!gone[i]) kept.push_back(std::move(fired[i]));
+    fired = std::move(kept);
+}
+
 }  // namespace
 
 std::optional<std::string> slow_set_osd(const Evidence& ev) {
@@ -62,6 +103,7 @@ std::optional<std::string> slow_set_osd(const Evidence& ev) {
 }
 
 void yield_osd_findings_to_ceph(std::vector<Finding>& fired, const Evidence& ev) {
+    fold_device_findings_under_slow_osds(fired, ev);
     const std::optional<std::string> osd = slow_set_osd(ev);
     if (!osd) return;
     // An OSD whose admin socket gave nothing was not judged by the Ceph rules:

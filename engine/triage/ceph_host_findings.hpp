@@ -5,7 +5,8 @@
 // then describe an OSD from the outside, in terms made for a filesystem's
 // fsync chain, while the Ceph view describes it from the OSD's own counters,
 // per OSD and per layer (device under the OSD, bluestore, osd_op,
-// replication). Those host findings yield to the Ceph view.
+// replication). Those host findings yield to the Ceph view, and so do the
+// device's own findings about the disk under a slow OSD.
 #pragma once
 
 #include <optional>
@@ -30,7 +31,12 @@ std::optional<std::string> slow_set_osd(const Evidence& ev);
 // finding on that OSD, or the top Ceph finding when no finding names that OSD;
 // where no Ceph finding above info fired, the Ceph rules judged the OSD from
 // its own counters and found it normal, and the host finding is kept as a note
-// (Info) saying so. Runs after fold_same_causes, before the layers' states.
+// (Info) saying so. First, the device and cgroup findings on the device under
+// an OSD whose disk the Ceph view found slow (ceph.osd_disk_slow) fold into
+// that finding: one slow disk, one finding, named by the OSD and its device,
+// with the mechanism under the device (e.g. a blk-throttle cap under its loop
+// device) and its evidence and fixes. Runs after fold_same_causes, before the
+// layers' states.
 void yield_osd_findings_to_ceph(std::vector<Finding>& fired, const Evidence& ev);
 
 }  // namespace iodiag

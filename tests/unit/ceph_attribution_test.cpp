@@ -6,6 +6,7 @@
 
 #include "app/catalog.hpp"
 #include "engine/evidence/layers.hpp"
+#include "engine/rules/rules.hpp"
 #include "engine/triage/analysis.hpp"
 #include "engine/triage/ceph_attribution.hpp"
 #include "engine/triage/derived_metrics.hpp"
@@ -41,14 +42,17 @@ Evidence two_osds() {
         {{"ceph.osd.client_write_ops", 50}, {"ceph.osd.client_write_latency_ms", 200}, {"ceph.osd.client_write_process_ms", 199},
          {"ceph.osd.client_write_prepare_ms", 1}, {"ceph.bluestore.commit_ms", 190}, {"ceph.bluestore.state_aio_wait_ms", 0},
          {"ceph.bluestore.state_kv_queued_ms", 90}, {"ceph.bluestore.state_kv_committing_ms", 95},
-         {"ceph.bluestore.kv_sync_total_ms", 10000}, {"ceph.osd.replica_write_latency_ms", 180}});
+         {"ceph.bluestore.kv_sync_total_ms", 10000}, {"ceph.osd.replica_write_latency_ms", 180},
+         {"ceph.osd.replica_write_ops", 100}});
     block(ev, "loop1", 12000, 11400);
     osd(ev, "osd.0", "loop0",
         {{"ceph.osd.client_write_ops", 60}, {"ceph.osd.client_write_latency_ms", 150}, {"ceph.osd.client_write_process_ms", 149},
          {"ceph.osd.client_write_prepare_ms", 1}, {"ceph.bluestore.commit_ms", 20}, {"ceph.bluestore.state_kv_queued_ms", 8},
          {"ceph.bluestore.state_kv_committing_ms", 10}, {"ceph.bluestore.kv_sync_total_ms", 2000},
-         {"ceph.osd.replica_write_latency_ms", 15}});
+         {"ceph.osd.replica_write_latency_ms", 15}, {"ceph.osd.replica_write_ops", 100}});
     ev.add_fact("ceph.osd.replica_peers", {{"osd", "osd.0"}}, "osd.1,osd.2", {"admin_socket", "test"});
+    // osd.3: a third, healthy OSD of this host (not osd.0's peer here).
+    osd(ev, "osd.3", "loop3", {{"ceph.osd.replica_write_latency_ms", 12}, {"ceph.osd.replica_write_ops", 100}});
     block(ev, "loop0", 1500, 1400);
     ev.add_metric("disk.write_await_ms", {{"device", "loop1"}}, 120, "ms", {"file", "test"});
     return ev;
@@ -84,8 +88,54 @@ TEST(CephAttribution, TracesAPrimarysReplicaWaitToItsSlowPeer) {
     ASSERT_NE(ev.find_fact("ceph.osd.slowest_peer", {{"osd", "osd.0"}}), nullptr);
     EXPECT_EQ(ev.find_fact("ceph.osd.slowest_peer", {{"osd", "osd.0"}})->value, "osd.1");   // osd.2 is not local
     EXPECT_EQ(ev.find_fact("ceph.osd.slowest_peer_device", {{"osd", "osd.0"}})->value, "loop1");
-    EXPECT_NEAR(get(ev, "ceph.osd.replica_wait_explained_pct", "osd.0"), 100, 1e-9);   // (180 - 20) / 128, capped
+    // The host's OSDs normally write a replica in 15 ms (median of 180, 15, 12):
+    // osd.1's excess, 165 ms, explains the whole 128 ms wait.
+    EXPECT_NEAR(get(ev, "ceph.osd.normal_replica_ms", "osd.0"), 15, 1e-9);
+    EXPECT_NEAR(get(ev, "ceph.osd.slowest_peer_excess_ms", "osd.0"), 165, 1e-9);
+    EXPECT_NEAR(get(ev, "ceph.osd.replica_wait_explained_pct", "osd.0"), 100, 1e-9);
+    EXPECT_NEAR(get(ev, "ceph.osd.replica_wait_peer_pct", "osd.0"), 100.0 * 128 / 150, 1e-9);
     EXPECT_NEAR(get(ev, "ceph.osd.slowest_peer_device_pct", "osd.0"), 87.875, 1e-9);
+    EXPECT_NEAR(get(ev, "ceph.osd.slowest_peer_commit_ms", "osd.0"), 190, 1e-9);
+
+    const MetricCatalog cat = full_catalog();
+    LoadContext ctx{&cat, {}};
+    const RuleSet rs = load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules/ceph.yaml"}, ctx);
+    ASSERT_TRUE(rs.ok());
+    bool fired = false;
+    for (const auto& r : evaluate_rules(rs, ev))
+        if (r.rule->id == "ceph.replica_wait_dominated" && r.instance == "osd.0") fired = r.outcome == Tri::True;
+    EXPECT_TRUE(fired);
+}
+
+// One host, every OSD equally loaded on the same kind of disk: each primary
+// waits for its replicas as long as they take to commit, a large share of its
+// write latency, and that is the cost of replication, not a fault: no peer is
+// slower than the host's OSDs normally are, so no replica-wait finding.
+TEST(CephAttribution, ReplicaWaitOfEquallyLoadedOsdsIsNotAFinding) {
+    Evidence ev;
+    ev.window.duration_s = 10;
+    ev.collectors.push_back({"ceph", true, "", layer::ceph()});
+    const double commit[] = {9.7, 9.6, 7.9}, replica[] = {10.1, 10.0, 8.4};
+    for (int i = 0; i < 3; ++i) {
+        const std::string n = "osd." + std::to_string(i);
+        osd(ev, n, "loop" + std::to_string(i),
+            {{"ceph.osd.client_write_ops", 2000}, {"ceph.osd.client_write_latency_ms", 17}, {"ceph.osd.client_write_process_ms", 16.9},
+             {"ceph.osd.client_write_prepare_ms", 0.1}, {"ceph.bluestore.commit_ms", commit[i]},
+             {"ceph.osd.replica_write_latency_ms", replica[i]}, {"ceph.osd.replica_write_ops", 4000}});
+        std::string peers;
+        for (int j = 0; j < 3; ++j)
+            if (j != i) peers += (peers.empty() ? "" : ",") + std::string("osd.") + std::to_string(j);
+        ev.add_fact("ceph.osd.replica_peers", {{"osd", n}}, peers, {"admin_socket", "test"});
+    }
+    add_ceph_derived_metrics(ev);
+    EXPECT_GT(get(ev, "ceph.osd.replica_wait_pct", "osd.2"), 40);   // the old 40 % bar would have fired
+    EXPECT_LT(get(ev, "ceph.osd.replica_wait_peer_pct", "osd.2"), 25);
+    const MetricCatalog cat = full_catalog();
+    LoadContext ctx{&cat, {}};
+    const RuleSet rs = load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules/ceph.yaml"}, ctx);
+    ASSERT_TRUE(rs.ok());
+    for (const auto& r : evaluate_rules(rs, ev))
+        if (r.rule->id == "ceph.replica_wait_dominated") EXPECT_NE(r.outcome, Tri::True) << r.instance;
 }
 
 TEST(CephAttribution, PartsNeverExceedTheMeasuredLatency) {

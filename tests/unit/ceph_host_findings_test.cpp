@@ -111,3 +111,54 @@ TEST(CephHostFindings, OtherFindingsAndUnjudgedOsdsAreLeftAlone) {
     yield_osd_findings_to_ceph(fired, hung);
     EXPECT_EQ(fired[0].severity, Severity::Warning);
 }
+
+// The device rules' findings on the device under a slow OSD (here a blk-throttle
+// cap under its loop device) are the same slow disk: one finding, the OSD's,
+// naming the OSD and its device, with the cap as the mechanism under it, its
+// evidence cited and its fix first. Findings on another OSD's device, or in
+// another layer of the same device, stay.
+TEST(CephHostFindings, TheDeviceFindingUnderASlowOsdFoldsIntoIt) {
+    Evidence ev = osd_host("555", "postgres");
+    Finding disk = ceph("ceph.osd_disk_slow", "osd.1", Severity::Warning, 0.7);
+    disk.title = "osd.1's disk loop1 is slow";
+    disk.mechanism = "osd.1 keeps its data on loop1.";
+    disk.share_pct = 80;
+    disk.fixes.push_back({Priority::P3, "Replace loop1", "ceph-osd-slow-disk"});
+    Finding cap;
+    cap.rule_id = "cgroup.limit_below_stacked_device";
+    cap.layer = "cgroup";
+    cap.instance_key = "device";
+    cap.instance = "loop1";
+    cap.title = "loop1 is slow because the I/O under it is capped";
+    cap.mechanism = "A blk-throttle limit holds the loop worker's I/O.";
+    cap.share_pct = 95;
+    cap.score = 0.76;
+    cap.folded.push_back("device.slow_for_class@loop1");
+    cap.fixes.push_back({Priority::P1, "Raise the cgroup's limit", "cgroup-io-limit"});
+    CitedValue limit;
+    limit.name = "device.lower_limit_setting";
+    limit.labels = {{"device", "loop1"}};
+    limit.text = "blkio.throttle.write_iops_device 40";
+    cap.evidence.push_back(limit);
+    Finding other = cap;
+    other.instance = "loop0";
+    Finding sched = cap;
+    sched.rule_id = "queue.scheduler_mismatch";
+    sched.layer = "block_queue";
+    std::vector<Finding> fired{cap, disk, other, sched};
+    yield_osd_findings_to_ceph(fired, ev);
+    ASSERT_EQ(fired.size(), 3u);
+    const Finding& f = fired[0];
+    EXPECT_EQ(f.rule_id, "ceph.osd_disk_slow");
+    EXPECT_EQ(f.instance, "osd.1");
+    EXPECT_EQ(f.share_pct, 80);   // the share of the OSD's client op time
+    EXPECT_NE(f.title.find("capped"), std::string::npos) << f.title;
+    EXPECT_NE(f.mechanism.find("blk-throttle"), std::string::npos) << f.mechanism;
+    EXPECT_EQ(f.folded, (std::vector<std::string>{"cgroup.limit_below_stacked_device@loop1", "device.slow_for_class@loop1"}));
+    ASSERT_EQ(f.evidence.size(), 1u);
+    EXPECT_EQ(f.evidence[0].name, "device.lower_limit_setting");
+    ASSERT_EQ(f.fixes.size(), 2u);
+    EXPECT_EQ(f.fixes[0].playbook, "cgroup-io-limit");
+    EXPECT_EQ(fired[1].instance, "loop0");
+    EXPECT_EQ(fired[2].rule_id, "queue.scheduler_mismatch");
+}
