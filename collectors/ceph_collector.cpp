@@ -81,6 +81,16 @@ OsdSnapshot CephCollector::snapshot(const Osd& osd, bool with_ops) const {
         return s;
     }
     if (!with_ops) return s;
+    // Threshold 0: every peer's ping times, not only those above the warning
+    // level. A version without the command answers with an error text: then
+    // there are no ping figures, the rest stands.
+    if (const AdminSocketReply n = admin_socket_command(osd.sock.path, R"({"prefix": "dump_osd_network", "value": 0})", timeout);
+        n.ok) {
+        s.pings = parse_osd_network(n.body).pings;
+    } else {
+        s.error = n.error;
+        return s;
+    }
     std::set<std::pair<std::string, double>> seen;
     for (const char* prefix : {"dump_ops_in_flight", "dump_historic_slow_ops", "dump_historic_ops"}) {
         const AdminSocketReply r = ask(prefix);

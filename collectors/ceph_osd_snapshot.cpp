@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -135,6 +136,7 @@ std::vector<MetricSpec> ceph_metric_specs() {
         m("ceph.osd.replica_write_ops", "count", rep, "Replica writes this OSD served for other primaries (Δsubop_w)"),
         m("ceph.osd.replica_write_latency_ms", "ms", rep, "Mean replica write on this OSD, receipt to commit (Δsubop_w_latency)"),
         f("ceph.osd.replica_peers", rep, "Peers this OSD's tracked client writes waited for ('waiting for subops from')"),
+        m("ceph.osd.peer_ping_ms", "ms", rep, "Heartbeat round trip from this OSD to a peer (label peer), 1-minute average (dump_osd_network)"),
         // CPU of the OSD's threads (/proc/PID/task/*/schedstat).
         m("ceph.osd.cpu_used_cores", "cores", cpu, "CPU time of the OSD's threads per second of window"),
         m("ceph.osd.cpu_wait_pct", "pct", cpu, "Share of the OSD threads' runnable time spent waiting for a CPU (run queue)"),
@@ -311,6 +313,13 @@ void add_osd_evidence(const OsdSocket& sock, const OsdConfig& cfg, const OsdSnap
         for (int p : peers) list += (list.empty() ? "" : ",") + ("osd." + std::to_string(p));
         ev.add_fact("ceph.osd.replica_peers", l, list, tracker);
     }
+    // Heartbeat round trips: per peer, the slower of its interfaces.
+    std::map<int, double> ping;
+    for (const auto& p : b.pings) ping[p.to_osd] = std::max(ping[p.to_osd], p.avg_1min_ms);
+    for (const auto& [peer, ms] : ping)
+        ev.add_metric("ceph.osd.peer_ping_ms", {{"osd", sock.name()}, {"peer", "osd." + std::to_string(peer)}}, ms, "ms",
+                      {"admin_socket", sock.path + " dump_osd_network 0: heartbeat round trip, 1-minute average, "
+                                                   "the slower of the front and back interfaces"});
     ev.add_metric("ceph.osd.ops_in_flight", l, b.in_flight, "count", {"admin_socket", sock.path + " dump_ops_in_flight"});
     ev.add_metric("ceph.osd.oldest_op_in_flight_s", l, b.oldest_in_flight_s, "s",
                   {"admin_socket", sock.path + " dump_ops_in_flight"});

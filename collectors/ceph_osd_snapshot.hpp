@@ -10,6 +10,7 @@
 
 #include "collectors/ceph_op_tracker.hpp"
 #include "collectors/ceph_osd_host.hpp"
+#include "collectors/ceph_osd_network.hpp"
 #include "collectors/ceph_perf_counters.hpp"
 #include "engine/evidence/evidence.hpp"
 #include "engine/evidence/metric_catalog.hpp"
@@ -27,6 +28,8 @@ struct OsdSnapshot {
     std::vector<TrackedOp> ops;   // historic + historic slow + in flight, de-duplicated
     int in_flight = 0;
     double oldest_in_flight_s = 0;
+    // End snapshot only: heartbeat round trips to its peers (dump_osd_network 0).
+    std::vector<OsdPing> pings;
 };
 
 // Configuration read once at the start (`config show`, `version`).

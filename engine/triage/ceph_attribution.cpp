@@ -276,21 +276,41 @@ void add_ceph_derived_metrics(Evidence& ev) {
         const Fact* peers = ev.find_fact("ceph.osd.replica_peers", l);
         const auto wait = metric(ev, "ceph.osd.write_replica_wait_ms", l);
         if (!peers || !wait) continue;
+        std::vector<std::string> peer_list;
+        for (size_t at = 0; at <= peers->value.size();) {
+            size_t end = peers->value.find(',', at);
+            if (end == std::string::npos) end = peers->value.size();
+            peer_list.push_back(peers->value.substr(at, end - at));
+            at = end + 1;
+        }
+        const double replica_share = metric(ev, "ceph.osd.replica_wait_pct", l).value_or(0);
+        // The network: every replica write costs the primary a round trip to
+        // the replica at least; the OSD's heartbeats measure that round trip
+        // to each peer, local or not. The slowest one bounds what the network
+        // adds to a write that waits for all its replicas.
+        std::string far;
+        double far_ms = -1;
+        for (const auto& peer : peer_list)
+            if (auto ms = metric(ev, "ceph.osd.peer_ping_ms", {{"osd", osd}, {"peer", peer}}); ms && *ms > far_ms)
+                far_ms = *ms, far = peer;
+        if (!far.empty()) {
+            const Provenance net{"derived", "derived: the highest ceph.osd.peer_ping_ms of " + osd +
+                                                " to a peer in ceph.osd.replica_peers"};
+            ev.add_fact("ceph.osd.slowest_ping_peer", l, far, net);
+            ev.add_metric("ceph.osd.replica_ping_ms", l, far_ms, "ms", net);
+            const double explained = *wait > 0 ? std::min(1.0, far_ms / *wait) : 0.0;
+            ev.add_metric("ceph.osd.replica_wait_network_pct", l, replica_share * explained, "pct",
+                          {"derived", "derived: ceph.osd.replica_wait_pct x min(1, ceph.osd.replica_ping_ms / "
+                                      "ceph.osd.write_replica_wait_ms) (one round trip per replica write)"});
+        }
         std::string best;
         double best_ms = -1;
-        size_t at = 0;
-        const std::string& list = peers->value;
-        while (at <= list.size()) {
-            size_t end = list.find(',', at);
-            if (end == std::string::npos) end = list.size();
-            const std::string peer = list.substr(at, end - at);
+        for (const auto& peer : peer_list)
             if (auto ms = metric(ev, "ceph.osd.replica_write_latency_ms", {{"osd", peer}}); ms && *ms > best_ms) {
                 best_ms = *ms;
                 best = peer;
             }
-            at = end + 1;
-        }
-        if (best.empty()) continue;   // no peer on this host: only the wait itself is known
+        if (best.empty()) continue;   // no peer on this host: only the wait and the round trips are known
         const Labels p{{"osd", best}};
         const Provenance prov{"derived", "derived: the peer in ceph.osd.replica_peers with the highest "
                                          "ceph.osd.replica_write_latency_ms (peers on this host)"};
@@ -316,8 +336,8 @@ void add_ceph_derived_metrics(Evidence& ev) {
         const double explained = *wait > 0 ? std::min(100.0, 100.0 * excess / *wait) : 0.0;
         ev.add_metric("ceph.osd.replica_wait_explained_pct", l, explained, "pct",
                       {"derived", "derived: min(100, ceph.osd.slowest_peer_excess_ms / ceph.osd.write_replica_wait_ms)"});
-        if (auto share = metric(ev, "ceph.osd.replica_wait_pct", l))
-            ev.add_metric("ceph.osd.replica_wait_peer_pct", l, *share * explained / 100.0, "pct",
+        if (metric(ev, "ceph.osd.replica_wait_pct", l))
+            ev.add_metric("ceph.osd.replica_wait_peer_pct", l, replica_share * explained / 100.0, "pct",
                           {"derived", "derived: ceph.osd.replica_wait_pct x ceph.osd.replica_wait_explained_pct / 100 "
                                       "(the client op time the slowest peer's excess costs)"});
     }
@@ -367,11 +387,16 @@ std::vector<MetricSpec> ceph_derived_metric_specs() {
       "Share of the replica wait explained by the slowest peer's excess over the normal replica write");
     m("ceph.osd.replica_wait_peer_pct", "pct", layer::kReplication,
       "Share of the OSD's client op time that the slowest peer's excess costs");
+    m("ceph.osd.replica_ping_ms", "ms", layer::kReplication,
+      "Heartbeat round trip to the replica peer farthest away (1-minute average)");
+    m("ceph.osd.replica_wait_network_pct", "pct", layer::kReplication,
+      "Share of the OSD's client op time its replica writes spend in round trips to the farthest peer");
     for (const auto& [name, l, desc] : std::initializer_list<std::tuple<const char*, std::string, const char*>>{
              {"ceph.osd.device_class", layer::kDevice, "Class of the OSD's device (device.class)"},
              {"ceph.osd.device_scheduler", layer::kBlockQueue, "I/O scheduler of the OSD's device"},
              {"ceph.osd.slowest_peer", layer::kReplication, "The local peer whose replica writes took longest"},
-             {"ceph.osd.slowest_peer_device", layer::kReplication, "The device under the slowest peer"}})
+             {"ceph.osd.slowest_peer_device", layer::kReplication, "The device under the slowest peer"},
+             {"ceph.osd.slowest_ping_peer", layer::kReplication, "The replica peer with the longest heartbeat round trip"}})
         v.push_back({name, K::Fact, "", l, "osd", desc});
     return v;
 }

@@ -181,3 +181,33 @@ TEST(CephAttribution, CephLayersOnlyWhereACephCollectorReported) {
             EXPECT_NE(row.share_basis.find("osd.1"), std::string::npos) << row.share_basis;
         }
 }
+
+// Peers on other hosts: no local figures of theirs, but the primary's own
+// heartbeats measure the round trip to each. A round trip that takes most of
+// the replica wait is the network's share; one of half a millisecond is not.
+TEST(CephAttribution, ReplicaWaitOnASlowNetworkIsTracedToTheFarthestPeer) {
+    for (const double rtt : {30.0, 0.5}) {
+        Evidence ev;
+        ev.window.duration_s = 10;
+        ev.collectors.push_back({"ceph", true, "", layer::ceph()});
+        osd(ev, "osd.0", "sdb",
+            {{"ceph.osd.client_write_ops", 500}, {"ceph.osd.client_write_latency_ms", 45}, {"ceph.osd.client_write_process_ms", 44.5},
+             {"ceph.osd.client_write_prepare_ms", 0.5}, {"ceph.bluestore.commit_ms", 4}});
+        ev.add_fact("ceph.osd.replica_peers", {{"osd", "osd.0"}}, "osd.7,osd.9", {"admin_socket", "test"});
+        ev.add_metric("ceph.osd.peer_ping_ms", {{"osd", "osd.0"}, {"peer", "osd.7"}}, 0.4, "ms", {"admin_socket", "test"});
+        ev.add_metric("ceph.osd.peer_ping_ms", {{"osd", "osd.0"}, {"peer", "osd.9"}}, rtt, "ms", {"admin_socket", "test"});
+        ev.add_metric("ceph.osd.peer_ping_ms", {{"osd", "osd.0"}, {"peer", "osd.3"}}, 90, "ms", {"admin_socket", "test"});  // not a replica peer
+        add_ceph_derived_metrics(ev);
+        // replica wait = 44.5 - 0.5 - 4 = 40 ms of 45.
+        EXPECT_EQ(ev.find_fact("ceph.osd.slowest_ping_peer", {{"osd", "osd.0"}})->value, "osd.9");
+        EXPECT_NEAR(get(ev, "ceph.osd.replica_ping_ms", "osd.0"), rtt, 1e-9);
+        EXPECT_NEAR(get(ev, "ceph.osd.replica_wait_network_pct", "osd.0"), 100.0 * 40 / 45 * rtt / 40, 1e-9);
+        EXPECT_EQ(ev.find_fact("ceph.osd.slowest_peer", {{"osd", "osd.0"}}), nullptr);   // no local peer figures
+        const MetricCatalog cat = full_catalog();
+        LoadContext ctx{&cat, {}};
+        const RuleSet rs = load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules/ceph.yaml"}, ctx);
+        ASSERT_TRUE(rs.ok());
+        for (const auto& r : evaluate_rules(rs, ev))
+            if (r.rule->id == "ceph.replica_wait_network") EXPECT_EQ(r.outcome == Tri::True, rtt > 10) << rtt;
+    }
+}

@@ -104,7 +104,8 @@ TEST(CephCollector, EachBadOsdIsNotObservedWithItsReasonAndTheRestGoesOn) {
                                                {"perf histogram dump", fixture("perf_histogram_dump_16.2.15.json")},
                                                {"dump_historic_ops", fixture("historic_ops.json")},
                                                {"dump_historic_slow_ops", fixture("historic_slow_ops_empty.json")},
-                                               {"dump_ops_in_flight", fixture("ops_in_flight.json")}};
+                                               {"dump_ops_in_flight", fixture("ops_in_flight.json")},
+                                               {"dump_osd_network", fixture("osd_network.json")}};
     FakeAdminSocket good((run / "ceph-osd.0.asok").string(), replies);
     FakeAdminSocket hung((run / "ceph-osd.1.asok").string(), {}, FakeAdminSocket::Mode::Hang);
     auto garbage = replies;
@@ -152,6 +153,10 @@ TEST(CephCollector, EachBadOsdIsNotObservedWithItsReasonAndTheRestGoesOn) {
     EXPECT_EQ(ev.find_fact("ceph.osd.separate_db", osd0)->value, "no");
     EXPECT_DOUBLE_EQ(ev.find_metric("ceph.osd.op_shards", osd0)->value, 5);   // the _hdd variant
     EXPECT_DOUBLE_EQ(ev.find_metric("ceph.osd.ops_in_flight", osd0)->value, 2);
+    // Heartbeat round trips to its peers (dump_osd_network 0).
+    const Metric* ping = ev.find_metric("ceph.osd.peer_ping_ms", {{"osd", "osd.0"}, {"peer", "osd.2"}});
+    ASSERT_NE(ping, nullptr);
+    EXPECT_DOUBLE_EQ(ping->value, 0.565);
     EXPECT_DOUBLE_EQ(ev.find_metric("ceph.host.osds")->value, 5);
     for (const char* osd : {"osd.1", "osd.2", "osd.3", "osd.4"}) {
         const Fact* why = ev.find_fact("ceph.osd.not_observed", {{"osd", osd}});

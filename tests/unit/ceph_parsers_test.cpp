@@ -8,6 +8,7 @@
 
 #include "collectors/ceph_cluster_status.hpp"
 #include "collectors/ceph_op_tracker.hpp"
+#include "collectors/ceph_osd_network.hpp"
 #include "collectors/ceph_osd_snapshot.hpp"
 #include "collectors/ceph_perf_counters.hpp"
 
@@ -217,4 +218,28 @@ TEST(CephOsdConfig, EffectiveShardsAndThreadsFollowTheDeviceType) {
     ASSERT_TRUE(odd);
     EXPECT_EQ(odd->op_shards, 0);
     EXPECT_EQ(odd->complaint_time_s, 5);
+}
+
+TEST(CephOsdNetwork, ParsesARealReplyAndSkipsWhatItCannotUse) {
+    const OsdNetworkParse p = parse_osd_network(fixture("osd_network.json"));
+    EXPECT_TRUE(p.error.empty()) << p.error;
+    ASSERT_EQ(p.pings.size(), 2u);
+    EXPECT_EQ(p.pings[0].to_osd, 2);
+    EXPECT_EQ(p.pings[0].interface, "front");
+    EXPECT_DOUBLE_EQ(p.pings[0].avg_1min_ms, 0.565);   // the average, not 16.2's odd "min"
+    EXPECT_EQ(p.pings[1].to_osd, 1);
+    // A fresh OSD lists nothing yet; stale or malformed entries are skipped.
+    EXPECT_TRUE(parse_osd_network(R"({"threshold": 0, "entries": []})").pings.empty());
+    const OsdNetworkParse odd = parse_osd_network(R"({"entries": [
+        {"to osd": 3, "interface": "back", "stale": true, "average": {"1min": 9}},
+        {"to osd": "x", "interface": "back", "average": {"1min": 9}},
+        {"to osd": 4, "interface": "back", "average": {"1min": -1}},
+        {"to osd": 5, "interface": "back", "average": {"5min": 1}},
+        {"to osd": 6, "interface": "back", "average": {"1min": 1.5}}]})");
+    ASSERT_EQ(odd.pings.size(), 1u);
+    EXPECT_EQ(odd.pings[0].to_osd, 6);
+    // Another version's answer, an error text, garbage.
+    EXPECT_FALSE(parse_osd_network(R"({"threshold": 0})").error.empty());
+    EXPECT_FALSE(parse_osd_network("unknown command dump_osd_network").error.empty());
+    EXPECT_FALSE(parse_osd_network("[1,2]").error.empty());
 }

@@ -3,13 +3,14 @@
 // Fuzzed 150 s (35,000 inputs) with clang 14, ASan and UBSan: no finding;
 // nesting 200,000 deep is parsed fine.
 // What a Ceph OSD's admin socket answers (perf dump, perf histogram dump, the
-// op tracker's dumps, config show): the input is read as two replies,
+// op tracker's dumps, config show, dump_osd_network): the input is read as two replies,
 // "before\n--\nafter", as the collector reads them at the window's edges. The
 // parsers never throw; a reply they cannot use is rejected with a reason, and
 // what they accept gives finite, non-negative window figures.
 #include <cmath>
 
 #include "collectors/ceph_op_tracker.hpp"
+#include "collectors/ceph_osd_network.hpp"
 #include "collectors/ceph_osd_snapshot.hpp"
 #include "collectors/ceph_perf_counters.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
@@ -39,6 +40,10 @@ IODIAG_FUZZ_TARGET(ceph_admin_socket) {
             if (stage && !(*stage >= 0)) fuzz::fail("op stage negative or not finite: " + op.description);
         if (!(op.rw_lock_wait() >= 0)) fuzz::fail("rw lock wait negative");
     }
+    const OsdNetworkParse net = parse_osd_network(second);
+    if (!net.error.empty() && !net.pings.empty()) fuzz::fail("dump_osd_network: pings and an error");
+    for (const auto& p : net.pings)
+        if (!(p.avg_1min_ms >= 0) || !std::isfinite(p.avg_1min_ms) || p.to_osd < 0) fuzz::fail("ping negative or not finite");
     (void)parse_osd_config(second, true);
     (void)parse_ceph_timestamp(first.substr(0, 64));
 }
