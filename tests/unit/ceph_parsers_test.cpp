@@ -223,11 +223,13 @@ TEST(CephOsdConfig, EffectiveShardsAndThreadsFollowTheDeviceType) {
 TEST(CephOsdNetwork, ParsesARealReplyAndSkipsWhatItCannotUse) {
     const OsdNetworkParse p = parse_osd_network(fixture("osd_network.json"));
     EXPECT_TRUE(p.error.empty()) << p.error;
-    ASSERT_EQ(p.pings.size(), 2u);
+    ASSERT_EQ(p.pings.size(), 4u);   // two peers, front and back each
     EXPECT_EQ(p.pings[0].to_osd, 2);
     EXPECT_EQ(p.pings[0].interface, "front");
-    EXPECT_DOUBLE_EQ(p.pings[0].avg_1min_ms, 0.565);   // the average, not 16.2's odd "min"
-    EXPECT_EQ(p.pings[1].to_osd, 1);
+    EXPECT_DOUBLE_EQ(p.pings[0].avg_1min_ms, 0.524);   // the average, not 16.2's odd "min"
+    EXPECT_EQ(p.pings[3].to_osd, 1);
+    EXPECT_EQ(p.pings[3].interface, "back");
+    EXPECT_DOUBLE_EQ(p.pings[3].avg_1min_ms, 0.445);
     // A fresh OSD lists nothing yet; stale or malformed entries are skipped.
     EXPECT_TRUE(parse_osd_network(R"({"threshold": 0, "entries": []})").pings.empty());
     const OsdNetworkParse odd = parse_osd_network(R"({"entries": [
