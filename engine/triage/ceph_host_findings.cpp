@@ -57,8 +57,9 @@ void fold_device_findings_under_slow_osds(std::vector<Finding>& fired, const Evi
         if (!dev || dev->value.empty()) continue;
         for (size_t j = 0; j < fired.size(); ++j) {
             const Finding& g = fired[j];
+            // A note (info) about the device is not the slow disk: it stays a note.
             if (j == i || gone[j] || g.rule_id.rfind("ceph.", 0) == 0 || g.instance_key != "device" ||
-                g.instance != dev->value || (g.layer != "device" && g.layer != "cgroup"))
+                g.instance != dev->value || (g.layer != "device" && g.layer != "cgroup") || g.severity == Severity::Info)
                 continue;
             gone[j] = true;
             Finding& c = fired[i];

@@ -145,9 +145,14 @@ TEST(CephHostFindings, TheDeviceFindingUnderASlowOsdFoldsIntoIt) {
     Finding sched = cap;
     sched.rule_id = "queue.scheduler_mismatch";
     sched.layer = "block_queue";
-    std::vector<Finding> fired{cap, disk, other, sched};
+    Finding note = cap;
+    note.rule_id = "device.dominant_busy";
+    note.layer = "device";
+    note.severity = Severity::Info;
+    std::vector<Finding> fired{cap, disk, other, sched, note};
     yield_osd_findings_to_ceph(fired, ev);
-    ASSERT_EQ(fired.size(), 3u);
+    ASSERT_EQ(fired.size(), 4u);
+    EXPECT_EQ(fired[3].rule_id, "device.dominant_busy");   // a note stays a note
     const Finding& f = fired[0];
     EXPECT_EQ(f.rule_id, "ceph.osd_disk_slow");
     EXPECT_EQ(f.instance, "osd.1");
