@@ -224,8 +224,11 @@ private:
                 const double t0 = now();
                 json j = perf_dump_cli(conf_, run_, sampled_osd);
                 if (j.is_object()) samples.push_back({(t0 + now()) / 2, std::move(j)});
-                // A few dumps a second: the CLI costs CPU the OSDs are using.
-                std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                // Back to back, nearly: the means of a slow OSD's counters
+                // move by a kv sync batch (tens of transactions) when an edge
+                // moves by a quarter second. Only the slow-disk case samples,
+                // where the OSDs wait for the disk rather than for a CPU.
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
             }
         });
         const std::string bundle = dir_ + "/" + name + ".json";
