@@ -9,7 +9,7 @@
 # NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
 #       tiny_nr_requests | memcg_reader | blkio_throttle | busy_healthy | qd1_fast |
 #       classless_slow | stacked_slow | loop_cgroup_limit | cpu_starved | lock_contention |
-#       pgbench_writer | two_causes | hdd_seek
+#       pgbench_writer | two_causes | hdd_seek | hdd_seek_known
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -114,7 +114,11 @@ record() {
     for _ in $(seq 600); do grep -q attached_probes "$work/gt.json" 2>/dev/null && break; sleep 0.1; done
     grep -q attached_probes "$work/gt.json" || { echo "ground truth: bpftrace did not attach" >&2; exit 1; }
   fi
-  "$iodiag" record --duration "$secs" -o "$out" >/dev/null
+  # A scenario that knows its device's real class says so the way an operator
+  # does: a site configuration (written to $site_config), kept in the bundle.
+  local config=()
+  [[ -n ${site_config:-} ]] && config=(--config "$site_config")
+  "$iodiag" record --duration "$secs" "${config[@]}" -o "$out" >/dev/null
   if [[ -n $gt_pid ]]; then
     for _ in $(seq 300); do kill -0 "$gt_pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$gt_pid" 2>/dev/null || true
@@ -295,9 +299,14 @@ case $name in
     victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 \
        --ioengine=psync --numjobs=2 --time_based --runtime=120
     record ;;
-  hdd_seek)           # random reads 8 deep on a device that serves one request at a time and
-                      # seeks (FUSE model of a 7200 rpm disk, tests/lab/slowfs.py), mq-deadline
+  hdd_seek|hdd_seek_known)  # random reads 8 deep on a device that serves one request at a time and
+                      # seeks (FUSE model of a 7200 rpm disk, tests/lab/slowfs.py), mq-deadline;
+                      # _known: the site configuration gives the device its real class (hdd)
     slow_loop_on hdd 1024; echo mq-deadline > /sys/block/$(basename "$dev")/queue/scheduler
+    if [[ $name == hdd_seek_known ]]; then
+      site_config=$work/iodiag.yaml
+      printf 'devices:\n  %s: {class: hdd}\n' "$(basename "$dev")" > "$site_config"
+    fi
     victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
        --numjobs=8 --time_based --runtime=120
     record ;;
