@@ -49,8 +49,12 @@ constexpr double kUnobservedLayerFactor = 0.75;
 // The part of the applications' slow time a block-time finding explains
 // (their wait on the device times the stage's share of its block time), when
 // the syscall attribution measured their wait on that device; else nothing.
+// A tag wait (Q2G) is spent before the request exists, in the syscall's own
+// block_queue class: its part is the applications' tag wait on the device.
 std::optional<double> apps_latency_explained(const Finding& f, const Evidence& ev) {
     if (!f.share_pct || f.share_metric.rfind("block.", 0) != 0 || f.instance_key != "device") return std::nullopt;
+    if (f.share_metric == "block.q2g_share_pct")
+        if (const Metric* t = ev.find_metric("device.tag_wait_share_pct", {{"device", f.instance}})) return t->value;
     const Metric* w = ev.find_metric("device.io_wait_share_pct", {{"device", f.instance}});
     if (!w) return std::nullopt;
     return *f.share_pct * std::min(100.0, w->value) / 100.0;
