@@ -95,6 +95,8 @@ SCENARIOS = [
      {"device.dominant_no_reference"}, gt_device, False),
     ("stacked_slow", "ext4", "loop over ext4 over a loop over slow storage (3 ms)",
      {"device.dominant_no_reference"}, gt_device, False),
+    ("stacked_slow_busy_disk", "ext4", "the same stack while two other programs read the machine's disk",
+     {"device.dominant_no_reference"}, gt_device, False),
     ("loop_cgroup_limit", "ext4", "blkio limit on the disk under a loop device (reader's group)",
      {"cgroup.limit_below_stacked_device", "cgroup.io_limit_reached", "syscall.cgroup_io_control"}, gt_device, False),
     ("blkio_throttle", "ext4", "blkio read IOPS limit on the readers' device",

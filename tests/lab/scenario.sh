@@ -9,7 +9,7 @@
 # NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
 #       tiny_nr_requests | memcg_reader | blkio_throttle | busy_healthy | qd1_fast |
 #       classless_slow | stacked_slow | loop_cgroup_limit | cpu_starved | lock_contention |
-#       pgbench_writer | two_causes | hdd_seek | hdd_seek_known
+#       pgbench_writer | two_causes | hdd_seek | hdd_seek_known | stacked_slow_busy_disk
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -238,11 +238,21 @@ case $name in
     victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
        --numjobs=4 --time_based --runtime=120
     record ;;
-  stacked_slow)       # loop1 over a file on ext4 on loop0, loop0 over slow storage (FUSE, 3 ms)
+  stacked_slow|stacked_slow_busy_disk)
+                      # loop1 over a file on ext4 on loop0, loop0 over slow storage (FUSE, 3 ms);
+                      # _busy_disk: two other programs (dd) read the machine's disk meanwhile,
+                      # which then holds more block time than the victim's stack
     slow_loop_on fixed:3 512; lower=$dev; fs_on "$lower" "$work/mnt"
     loop_on "$work/mnt" 256
     dd if=/dev/zero of="$dev" bs=1M count=64 oflag=direct status=none
     losetup --direct-io=on "$dev" 2>/dev/null || true
+    if [[ $name == stacked_slow_busy_disk ]]; then
+      busy=$(mktemp /tmp/iodiag-lab-XXXXXX.dat); undo+=("rm -f $busy")
+      dd if=/dev/zero of="$busy" bs=1M count=256 oflag=direct status=none
+      for _ in 1 2; do
+        bg sh -c "while :; do dd if=$busy of=/dev/null bs=1M iflag=direct status=none; done"
+      done
+    fi
     victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
        --size=64m --numjobs=2 --time_based --runtime=120
     record ;;
