@@ -137,6 +137,15 @@ struct {
     __uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
+/* Per (disk, submitter tgid) sums (block_events.h); allocated on first use. */
+#define SUBMITTER_ENTRIES 2048
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+    __uint(max_entries, SUBMITTER_ENTRIES);
+    __type(key, struct iodiag_submitter_key);
+    __type(value, struct iodiag_submitter_sums);
+} submitter_sums SEC(".maps");
+
 /* Reference path (reference_accounting only; user space shrinks them to one
  * entry otherwise). */
 struct {
@@ -575,6 +584,26 @@ __noinline int account_completion(struct iodiag_dev_stats *s, struct stage_times
     return 0;
 }
 
+/* The request's Q2C and D2C added to its submitter's sums on this disk: one
+ * per-CPU hash lookup per completion (an insert on a submitter's first). */
+static __always_inline void account_submitter(__u32 dev, __u32 tgid, struct stage_times *t)
+{
+    struct iodiag_submitter_key k = {.dev = dev, .tgid = tgid};
+    struct iodiag_submitter_sums *v = bpf_map_lookup_elem(&submitter_sums, &k);
+    if (!v) {
+        struct iodiag_submitter_sums zero = {};
+        bpf_map_update_elem(&submitter_sums, &k, &zero, BPF_NOEXIST); /* another CPU may have won: fine */
+        v = bpf_map_lookup_elem(&submitter_sums, &k);
+        if (!v) {
+            count_lost(IODIAG_LOST_SUBMITTER_TABLE_FULL);
+            return;
+        }
+    }
+    v->count++;
+    v->q2c_ns += t->ns[IODIAG_Q2C];
+    v->d2c_ns += t->ns[IODIAG_D2C];
+}
+
 /* Stage lengths of a completed entry: a stage not passed takes the next seen
  * stage's time (zero length), and each stage is at least the previous one, so
  * the four stages telescope to exactly C - Q. */
@@ -646,6 +675,7 @@ static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_by
             __sync_fetch_and_add(n, -1);
     }
     account_completion(s, &st, op, e->d ? e->depth : 0);
+    account_submitter(dev, e->tgid, &st);
 
     if (st.ns[IODIAG_Q2C] >= slow_threshold_ns) {
         struct iodiag_block_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);

@@ -79,7 +79,23 @@ enum iodiag_block_lost {
     IODIAG_LOST_INFLIGHT_SLOT_BUSY,    /* request not timed: its slot held a live request */
     IODIAG_LOST_INFLIGHT_STALE,        /* entry idle past STALE_NS reclaimed (no completion seen) */
     IODIAG_LOST_DISK_TABLE_FULL,       /* completion of a disk with no aggregate slot left */
+    IODIAG_LOST_SUBMITTER_TABLE_FULL,  /* completion not in its submitter's sums (table full) */
     IODIAG_LOST_COUNT
+};
+
+/* Per (disk, submitter): the submitter's own requests' Q2C and D2C sums, so
+ * that an application's wait for its I/O is split over the devices by its own
+ * requests, not by everyone's (a disk busy with other programs' I/O holds none
+ * of it). The submitter is the thread group that queued the bio (a loop or dm
+ * device's lower requests: its worker). Cumulative, per CPU. */
+struct iodiag_submitter_key {
+    __u32 dev;  /* disk dev_t, kernel encoding */
+    __u32 tgid;
+};
+struct iodiag_submitter_sums {
+    __u64 count;
+    __u64 q2c_ns;
+    __u64 d2c_ns;
 };
 
 /* Per-request accounting of the reference path (rodata reference_accounting):

@@ -76,6 +76,15 @@ struct BlockLostCounts {
     uint64_t inflight_slot_busy = 0;
     uint64_t inflight_stale = 0;
     uint64_t disk_table_full = 0;
+    uint64_t submitter_table_full = 0;
+};
+
+// One submitter's (thread group's) own completed requests on one disk,
+// cumulative since attach (bpf/block_events.h iodiag_submitter_sums).
+struct BlockSubmitterSums {
+    std::string device;
+    uint32_t tgid = 0;
+    uint64_t count = 0, q2c_ns = 0, d2c_ns = 0;
 };
 
 struct BlockTracerOptions {
@@ -111,6 +120,8 @@ public:
     // The reference path's sums (empty unless reference_accounting).
     std::map<std::string, BlockReferenceSums> reference_sums();
     BlockLostCounts lost() const;
+    // Per (disk, submitter tgid): the submitter's own requests' sums.
+    std::vector<BlockSubmitterSums> submitters();
     uint64_t exemplars_dropped() const { return lost().exemplars_ringbuf_full; }
     uint64_t tracking_failures() const { return lost().inflight_slot_busy; }
     std::string device_name(uint32_t kernel_dev);
@@ -163,6 +174,12 @@ private:
     CumulativeSeries series_;
     std::vector<BlockIoExemplar> exemplars_;
     std::string provenance_suffix_;
+    // Submitters' commands, read from /proc at each sample (a process that
+    // exits before the window ends keeps its name).
+    void learn_submitter_names();
+    void emit_submitters(Evidence& ev, const std::function<Provenance(const std::string&)>& prov);
+    static constexpr size_t kMaxSubmittersPerDevice = 8;
+    std::map<uint32_t, std::string> submitter_comm_;
 };
 
 }  // namespace iodiag

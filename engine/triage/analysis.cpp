@@ -4,9 +4,11 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine/evidence/bundle.hpp"
+#include "engine/evidence/format.hpp"
 #include "engine/triage/ceph_attribution.hpp"
 #include "engine/triage/ceph_host_findings.hpp"
 #include "engine/triage/derived_metrics.hpp"
@@ -44,6 +46,30 @@ double unmeasured_weight(Severity s) {
 // confidence only in part: the rule saw a symptom, not the time it cost.
 constexpr double kUnobservedLayerFactor = 0.75;
 
+// The part of the applications' slow time a block-time finding explains
+// (their wait on the device times the stage's share of its block time), when
+// the syscall attribution measured their wait on that device; else nothing.
+// A tag wait (Q2G) is spent before the request exists, in the syscall's own
+// block_queue class: its part is the applications' tag wait on the device.
+std::optional<double> apps_latency_explained(const Finding& f, const Evidence& ev) {
+    if (!f.share_pct || f.share_metric.rfind("block.", 0) != 0 || f.instance_key != "device") return std::nullopt;
+    if (f.share_metric == "block.q2g_share_pct")
+        if (const Metric* t = ev.find_metric("device.tag_wait_share_pct", {{"device", f.instance}})) return t->value;
+    const Metric* w = ev.find_metric("device.io_wait_share_pct", {{"device", f.instance}});
+    if (!w) return std::nullopt;
+    return *f.share_pct * std::min(100.0, w->value) / 100.0;
+}
+
+// Below this part of the applications' slow time, a block-layer cause is not
+// what they felt: removing it entirely would cut their slow time by less than
+// a twentieth, within the run-to-run spread of a share over a few seconds.
+// Applied only where the applications' own requests were measured per device.
+constexpr double kFeltPct = 5;
+
+void trim_end(std::string& s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+}
+
 Finding make_finding(const RuleResult& r, const Evidence& ev) {
     const Rule& rule = *r.rule;
     Finding f;
@@ -58,14 +84,15 @@ Finding make_finding(const RuleResult& r, const Evidence& ev) {
     if (f.share_pct) f.share_metric = rule.share_metric;
     f.confidence = rule.confidence * (ev.layer_observed(rule.layer) ? 1.0 : kUnobservedLayerFactor);
     f.score = (f.share_pct ? *f.share_pct / 100.0 : unmeasured_weight(f.severity)) * f.confidence;
-    // A share of block time (how much of a device's request time its service
+    // A share of block time (how much of a device's request time a stage
     // took) says nothing of what the applications waited for. Where the
     // syscall attribution measured that (the slow syscalls' wait on this
-    // device), the finding ranks by the smaller of the two: a slow writeback
-    // tail nobody waited for does not outrank the cause the applications felt.
-    if (f.share_pct && rule.share_metric.rfind("block.", 0) == 0 && rule.for_each == "device")
-        if (const Metric* w = ev.find_metric("device.io_wait_share_pct", {{"device", r.instance}}))
-            f.score = std::min(*f.share_pct, w->value) / 100.0 * f.confidence;
+    // device, their own requests' where measured), the finding ranks by the
+    // part of the applications' latency the stage explains: their wait on the
+    // device times the stage's part of its block time. Queueing of another
+    // program's writes on a disk the applications barely waited on does not
+    // outrank the cause they felt.
+    if (const std::optional<double> felt = apps_latency_explained(f, ev)) f.score = *felt / 100.0 * f.confidence;
     f.evidence = r.cited;
     f.fixes = r.fixes;   // placeholders filled for this instance
     f.verify = r.verify;
@@ -199,7 +226,9 @@ std::vector<std::string> summarize_unknown(const std::vector<const RuleResult*>&
 // findings on the same instance, or on an instance it cites (a joined finding
 // names the cgroup and the device it joins). Their evidence is kept (cited
 // once), their share taken when this one has none.
-void fold_same_causes(std::vector<Finding>& fired, const std::vector<const Rule*>& rules) {
+// `rules` (each finding's rule, same order) is compacted with `fired`, so the
+// two stay aligned for whatever runs after.
+void fold_same_causes(std::vector<Finding>& fired, std::vector<const Rule*>& rules) {
     std::vector<bool> gone(fired.size(), false);
     // The instance as a whole token of a cited text ("vda (254:0)", "blkio:/g,memory:/h").
     auto names = [](const std::string& text, const std::string& instance) {
@@ -249,9 +278,14 @@ void fold_same_causes(std::vector<Finding>& fired, const std::vector<const Rule*
         }
     }
     std::vector<Finding> kept;
+    std::vector<const Rule*> kept_rules;
     for (size_t i = 0; i < fired.size(); ++i)
-        if (!gone[i]) kept.push_back(std::move(fired[i]));
+        if (!gone[i]) {
+            kept.push_back(std::move(fired[i]));
+            kept_rules.push_back(rules[i]);
+        }
     fired = std::move(kept);
+    rules = std::move(kept_rules);
 }
 
 }  // namespace
@@ -336,10 +370,24 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     const WalkResult walk = walk_triage([&](const std::string& l) { return state.at(l); }, summary_of, layers);
     v.trail = walk.trail;
 
+    // Only where the applications' own requests were measured per device: a
+    // wait the syscall attribution does not see as device time (an
+    // asynchronous submitter's completions) does not make a device's queue
+    // unfelt.
+    const bool own_requests_measured = !app_own_q2c(ev).empty();
     for (auto& f : fired) {
         const bool on_path = walk.visited.count(f.layer) > 0;
-        if (f.severity == Severity::Info || !on_path) {
+        const std::optional<double> explained = apps_latency_explained(f, ev);
+        const bool unfelt = own_requests_measured && explained && *explained < kFeltPct;
+        if (f.severity == Severity::Info || !on_path || unfelt) {
             if (!on_path) f.mechanism += " (Seen off the triage path: the walk did not reach this layer.)";
+            if (unfelt && on_path) {
+                trim_end(f.mechanism);
+                f.mechanism += " (A note, not a finding: the applications' slow syscalls spent " +
+                               format_number(*explained) + " % of their time in this stage on " + f.instance +
+                               " (their wait on the device, device.io_wait_share_pct, times this stage's part of "
+                               "its block time), so removing it would not make what they wait for noticeably faster.)";
+            }
             v.notes.push_back(std::move(f));
         } else {
             v.findings.push_back(std::move(f));

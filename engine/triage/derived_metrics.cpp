@@ -114,6 +114,27 @@ std::set<std::string> lower_devices(const Evidence& ev) {
     return lower;
 }
 
+}  // namespace
+
+std::map<std::string, double> app_own_q2c(const Evidence& ev, const std::set<std::string>& skip) {
+    std::map<std::string, double> own;
+    const Fact* app = ev.find_fact("attr.app.name");
+    if (!app) return own;
+    double total = 0;
+    for (const auto& m : ev.metrics) {
+        if (m.name != "block.submitter_q2c_total_us" || m.value <= 0) continue;
+        const auto dev = m.labels.find("device"), comm = m.labels.find("comm");
+        if (dev == m.labels.end() || comm == m.labels.end() || comm->second != app->value || skip.count(dev->second))
+            continue;
+        own[dev->second] += m.value;
+        total += m.value;
+    }
+    if (total <= 0) own.clear();
+    return own;
+}
+
+namespace {
+
 // Per device: its own D2C distribution (median, tail ratio), whether it serves
 // at flash speed, whether a reference latency exists, and which share of the
 // slow syscalls' device wait is its own. The syscall collector charges waits
@@ -135,8 +156,29 @@ void add_device_judgement(Evidence& ev) {
     }
     // The suffering application's own device wait where measured (the
     // machine's slow set also holds other programs' syscalls).
-    const Metric* slow_dev = ev.find_metric("attr.sufferer.device_pct");
-    if (!slow_dev) slow_dev = ev.find_metric("attr.slow.device_pct");
+    // (Copied: the metrics added below may move the evidence's vector.)
+    const bool sufferer = ev.find_metric("attr.sufferer.device_pct") != nullptr;
+    const std::string prefix = sufferer ? "attr.sufferer." : "attr.slow.";
+    const Metric* found = ev.find_metric(prefix + "device_pct");
+    const std::optional<double> device_pct = found ? std::optional<double>(found->value) : std::nullopt;
+    found = ev.find_metric(prefix + "block_queue_pct");
+    const std::optional<double> queue_pct = found ? std::optional<double>(found->value) : std::nullopt;
+    // Where the block collector measured each command's own requests, the
+    // suffering application's wait is split by its own requests' block time
+    // (a disk busy with other programs' I/O holds none of its wait), not by
+    // everyone's. Its processes' requests only: the stack below passes the
+    // share down as before (a loop device's lower requests are its worker's).
+    std::map<std::string, double> weight = q2c_total;
+    double weight_total = top_total;
+    std::string basis = "Q2C total (all submitters)";
+    if (sufferer)
+        if (auto own = app_own_q2c(ev, lower); !own.empty()) {
+            weight_total = 0;
+            for (const auto& [d, us] : own) weight_total += us;
+            weight = std::move(own);
+            basis = "the Q2C total of " + ev.find_fact("attr.app.name")->value +
+                    "'s own requests (block.submitter_q2c_total_us)";
+        }
     for (const auto& [d, total] : d2c_total) {
         const Labels l{{"device", d}};
         ev.add_metric("device.reference_known", l, ev.find_metric("device.nominal_read_latency_ms", l) ? 1 : 0, "bool",
@@ -164,7 +206,7 @@ void add_device_judgement(Evidence& ev) {
                                   "000 §3.1 SATA SSD 0.3 ms; §9.4's 3x alert level) x max(1, aqu-sz / 8)"));
         }
     }
-    if (!slow_dev || top_total <= 0) return;
+    if (!device_pct || weight_total <= 0) return;
     // Shares of the devices the applications submit to, then passed down each
     // stack: a lower device holds the part of its upper device's share that
     // its own service time covers (D2C total below / D2C total above, at most
@@ -177,7 +219,7 @@ void add_device_judgement(Evidence& ev) {
         if (lower.count(d)) continue;
         // The syscalls' wait for their own I/O covers its queueing and its
         // service: the wait on this device, and the part the device served.
-        wait[d] += slow_dev->value * q2c / top_total;
+        wait[d] += *device_pct * weight[d] / weight_total;
         const double top_share = wait[d] * d2c_total[d] / q2c;
         share[d] += top_share;
         std::string cur = d;
@@ -194,6 +236,17 @@ void add_device_judgement(Evidence& ev) {
             cur = next;
         }
     }
+    // Their wait for a request or tag (blk_mq_get_tag: the syscall's
+    // block_queue class) happens before their request exists, on the device
+    // they submit to: split the same way, not passed down a stack.
+    if (queue_pct)
+        for (const auto& [d, q2c] : q2c_total)
+            if (!lower.count(d))
+                ev.add_metric("device.tag_wait_share_pct", {{"device", d}},
+                              std::min(100.0, *queue_pct * weight[d] / weight_total), "pct",
+                              derived(prefix + "block_queue_pct split by " + basis +
+                                      " over the devices applications submit to: the slow syscalls' wait for a "
+                                      "request or tag on it"));
     for (const auto& [d, pct] : share) {
         const Labels l{{"device", d}};
         const auto v = via.find(d);
@@ -202,7 +255,7 @@ void add_device_judgement(Evidence& ev) {
                            : "passed down from " + v->second + " (stacked on it), scaled by this device's block "
                                                                "time against the upper device's service time";
         ev.add_metric("device.io_wait_share_pct", l, std::min(100.0, wait[d]), "pct",
-                      derived("attr.slow.device_pct split by Q2C total over " + how +
+                      derived(prefix + "device_pct split by " + basis + " over " + how +
                               ": the slow syscalls' wait for I/O on it, queue included"));
         ev.add_metric("device.slow_share_pct", l, std::min(100.0, pct), "pct",
                       derived("device.io_wait_share_pct x D2C total / Q2C total (the part the device served); " + how));
@@ -500,6 +553,9 @@ std::vector<MetricSpec> derived_metric_specs() {
          "share of the slow syscalls' time spent in this device's service time (D2C part of their I/O wait)"},
         {"device.io_wait_share_pct", K::Metric, "pct", layer::kDevice, "device",
          "share of the slow syscalls' time spent waiting for I/O on this device (block queue + service)"},
+        {"device.tag_wait_share_pct", K::Metric, "pct", layer::kBlockQueue, "device",
+         "share of the slow syscalls' time spent waiting to get a request/tag for this device (their block_queue "
+         "class, split over the devices they submit to)"},
         {"device.upper_devices", K::Fact, "", layer::kDevice, "device",
          "devices stacked on this one whose time it serves"},
         {"device.stack_chain", K::Fact, "", layer::kDevice, "device",

@@ -108,6 +108,37 @@ void device_latency(Evidence& ev, Adder& add, const std::vector<const RunSummary
     }
 }
 
+// An operation against its own normal: tonight's p99 of each traced syscall
+// op against its median over the last runs with enough of them. Latency far
+// above its own normal is abnormal even when no layer's share crosses a rule's
+// threshold (issue 13 §0).
+void op_latency(Evidence& ev, Adder& add, const std::vector<const RunSummary*>& by_time, size_t nights) {
+    for (const auto& m : ev.metrics) {
+        if (m.name != "syscall.p99_us" || !m.labels.count("op") || m.labels.size() != 1) continue;
+        const std::string op = m.labels.at("op");
+        const auto runs = last_runs(by_time, nights, [&](const RunSummary& r) {
+            auto it = r.ops.find(op);
+            return it != r.ops.end() && it->second.count >= kHistoryMinOps && it->second.p99_us;
+        });
+        if (runs.empty()) continue;
+        std::vector<double> values;
+        for (const auto* r : runs) values.push_back(*r->ops.at(op).p99_us);
+        const double med = median(values);
+        const double max = *std::max_element(values.begin(), values.end());
+        const Labels l{{"op", op}};
+        add.metric("history.op_nights", l, static_cast<double>(runs.size()), "count",
+                   add.median_source("runs with at least " + format_number(kHistoryMinOps) + " " + op + " syscalls",
+                                     runs));
+        add.fact("history.op_nights_compared", l, times(runs), add.median_source("the runs compared", runs));
+        add.metric("history.op_p99_median_us", l, med, "us", add.median_source("median of syscall.p99_us{op=" + op + "}", runs));
+        add.metric("history.op_p99_max_us", l, max, "us", add.median_source("highest syscall.p99_us{op=" + op + "}", runs));
+        if (med > 0)
+            add.metric("history.op_p99_ratio", l, m.value / med, "x",
+                       "history: tonight's syscall.p99_us{op=" + op + "} (" + format_value(m.value, "us") +
+                           ") / its median over " + names(runs) + " (" + format_value(med, "us") + ")");
+    }
+}
+
 void layer_shares(Evidence& ev, Adder& add, const std::vector<const RunSummary*>& by_time, size_t nights) {
     for (const auto& layer : layer::all()) {
         const auto tonight = metric(ev, "attr.slow." + layer + "_pct");
@@ -192,6 +223,9 @@ RunSummary summarize_run(const Evidence& ev, const std::string& name) {
     }
     for (const auto& layer : layer::all())
         if (auto v = metric(ev, "attr.slow." + layer + "_pct")) r.layer_share_pct[layer] = *v;
+    for (const auto& m : ev.metrics)
+        if (m.name == "syscall.ops" && m.labels.size() == 1 && m.labels.count("op"))
+            r.ops[m.labels.at("op")] = {m.value, metric(ev, "syscall.p99_us", m.labels)};
     return r;
 }
 
@@ -208,6 +242,7 @@ void add_history_metrics(Evidence& tonight, const std::vector<RunSummary>& past,
                               : add.median_source("runs of " + tonight.host, recent));
     device_latency(tonight, add, by_time, ctx.nights);
     layer_shares(tonight, add, by_time, ctx.nights);
+    op_latency(tonight, add, by_time, ctx.nights);
     smart_growth(tonight, add, by_time);
 }
 
@@ -231,6 +266,12 @@ std::vector<MetricSpec> history_metric_specs() {
          "median of the layer's share of slow syscall time over those runs"},
         {"history.layer_share_change_pct", K::Metric, "pct", sys, "layer",
          "tonight's share minus that median, in percentage points"},
+        {"history.op_nights", K::Metric, "count", sys, "op",
+         "earlier runs with enough syscalls of the op for a p99 (the runs its medians are over)"},
+        {"history.op_nights_compared", K::Fact, "", sys, "op", "when those runs were (UTC)"},
+        {"history.op_p99_median_us", K::Metric, "us", sys, "op", "median of the op's syscall p99 over those runs"},
+        {"history.op_p99_max_us", K::Metric, "us", sys, "op", "highest syscall p99 of the op in those runs"},
+        {"history.op_p99_ratio", K::Metric, "x", sys, "op", "tonight's syscall p99 of the op / its median over those runs"},
         {"history.nvme_span_days", K::Metric, "days", dev, "device",
          "days between the oldest kept run with the drive's SMART log and tonight"},
         {"history.nvme_percent_used_change", K::Metric, "pct", dev, "device",

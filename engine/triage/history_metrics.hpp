@@ -32,6 +32,11 @@ struct RunSummary {
     };
     std::map<std::string, Device> devices;            // by kernel name
     std::map<std::string, double> layer_share_pct;    // attr.slow.<layer>_pct
+    struct Op {
+        double count = 0;
+        std::optional<double> p99_us;
+    };
+    std::map<std::string, Op> ops;                    // traced syscalls by op (syscall.ops, syscall.p99_us)
     struct Smart {
         std::string device;   // kernel name in that run
         std::optional<double> percent_used, media_errors;
@@ -45,6 +50,8 @@ RunSummary summarize_run(const Evidence& ev, const std::string& name);
 // (the same floor as rules/block.yaml's enough_requests_for_p99): nights with
 // fewer do not enter a device's median.
 constexpr double kHistoryMinRequests = 100;
+// The same floor for an operation's p99 (syscall.p99_us {op}).
+constexpr double kHistoryMinOps = 100;
 
 struct HistoryContext {
     std::string where;   // the state directory, for the provenance

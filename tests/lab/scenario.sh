@@ -9,7 +9,7 @@
 # NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
 #       tiny_nr_requests | memcg_reader | blkio_throttle | busy_healthy | qd1_fast |
 #       classless_slow | stacked_slow | loop_cgroup_limit | cpu_starved | lock_contention |
-#       pgbench_writer | two_causes | hdd_seek
+#       pgbench_writer | two_causes | hdd_seek | hdd_seek_known | stacked_slow_busy_disk
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -114,7 +114,11 @@ record() {
     for _ in $(seq 600); do grep -q attached_probes "$work/gt.json" 2>/dev/null && break; sleep 0.1; done
     grep -q attached_probes "$work/gt.json" || { echo "ground truth: bpftrace did not attach" >&2; exit 1; }
   fi
-  "$iodiag" record --duration "$secs" -o "$out" >/dev/null
+  # A scenario that knows its device's real class says so the way an operator
+  # does: a site configuration (written to $site_config), kept in the bundle.
+  local config=()
+  [[ -n ${site_config:-} ]] && config=(--config "$site_config")
+  "$iodiag" record --duration "$secs" "${config[@]}" -o "$out" >/dev/null
   if [[ -n $gt_pid ]]; then
     for _ in $(seq 300); do kill -0 "$gt_pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$gt_pid" 2>/dev/null || true
@@ -234,11 +238,21 @@ case $name in
     victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
        --numjobs=4 --time_based --runtime=120
     record ;;
-  stacked_slow)       # loop1 over a file on ext4 on loop0, loop0 over slow storage (FUSE, 3 ms)
+  stacked_slow|stacked_slow_busy_disk)
+                      # loop1 over a file on ext4 on loop0, loop0 over slow storage (FUSE, 3 ms);
+                      # _busy_disk: two other programs (dd) read the machine's disk meanwhile,
+                      # which then holds more block time than the victim's stack
     slow_loop_on fixed:3 512; lower=$dev; fs_on "$lower" "$work/mnt"
     loop_on "$work/mnt" 256
     dd if=/dev/zero of="$dev" bs=1M count=64 oflag=direct status=none
     losetup --direct-io=on "$dev" 2>/dev/null || true
+    if [[ $name == stacked_slow_busy_disk ]]; then
+      busy=$(mktemp /tmp/iodiag-lab-XXXXXX.dat); undo+=("rm -f $busy")
+      dd if=/dev/zero of="$busy" bs=1M count=256 oflag=direct status=none
+      for _ in 1 2; do
+        bg sh -c "while :; do dd if=$busy of=/dev/null bs=1M iflag=direct status=none; done"
+      done
+    fi
     victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
        --size=64m --numjobs=2 --time_based --runtime=120
     record ;;
@@ -295,9 +309,14 @@ case $name in
     victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 \
        --ioengine=psync --numjobs=2 --time_based --runtime=120
     record ;;
-  hdd_seek)           # random reads 8 deep on a device that serves one request at a time and
-                      # seeks (FUSE model of a 7200 rpm disk, tests/lab/slowfs.py), mq-deadline
+  hdd_seek|hdd_seek_known)  # random reads 8 deep on a device that serves one request at a time and
+                      # seeks (FUSE model of a 7200 rpm disk, tests/lab/slowfs.py), mq-deadline;
+                      # _known: the site configuration gives the device its real class (hdd)
     slow_loop_on hdd 1024; echo mq-deadline > /sys/block/$(basename "$dev")/queue/scheduler
+    if [[ $name == hdd_seek_known ]]; then
+      site_config=$work/iodiag.yaml
+      printf 'devices:\n  %s: {class: hdd}\n' "$(basename "$dev")" > "$site_config"
+    fi
     victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
        --numjobs=8 --time_based --runtime=120
     record ;;

@@ -156,6 +156,56 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
 }
 
 // The collector turns the same run into evidence under the agreed names.
+// Per-request attribution: every completed request is in its submitter's
+// sums, and the command that queued them (fio, named at a sample while it
+// runs) holds them, so an application's wait can be split by its own requests.
+TEST(BlockBpfLive, EveryRequestIsInItsSubmittersSums) {
+    REQUIRE(skip_reason());
+    if (auto why = KernelFeatureProbe().btf_available(); !why.empty()) GTEST_SKIP() << why;
+    LoopDevice loop("/dev/shm", 64);
+    ASSERT_TRUE(loop.ok()) << loop.error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    BlockBpfCollector collector;
+    CollectOptions opts;
+    opts.devices = {loop.name()};
+    const CollectorStatus st = collector.start(opts);
+    ASSERT_TRUE(st.available) << st.reason;
+    {
+        live::Background fio("fio --name=r --filename=" + loop.path() +
+                             " --rw=randread --bs=4k --direct=1 --ioengine=psync --time_based --runtime=2"
+                             " >/dev/null 2>&1");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        collector.sample(0);   // names the submitters while fio runs
+        for (int i = 0; i < 100 && fio.running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    collector.sample(1);
+    Evidence ev;
+    collector.finish(ev);
+
+    const Metric* requests = ev.find_metric("block.requests", {{"device", loop.name()}});
+    ASSERT_NE(requests, nullptr);
+    ASSERT_GT(requests->value, 100);
+    double summed = 0;
+    for (const auto& m : ev.metrics)
+        if (m.name == "block.submitter_requests" && m.labels.at("device") == loop.name()) summed += m.value;
+    EXPECT_EQ(summed, requests->value);
+    const Labels fio_l{{"device", loop.name()}, {"comm", "fio"}};
+    const Metric* own = ev.find_metric("block.submitter_requests", fio_l);
+    ASSERT_NE(own, nullptr);
+    EXPECT_GE(own->value, 0.9 * requests->value);
+    const Metric* own_q2c = ev.find_metric("block.submitter_q2c_total_us", fio_l);
+    const Metric* own_d2c = ev.find_metric("block.submitter_d2c_total_us", fio_l);
+    const Metric* q2c = ev.find_metric("block.q2c_total_us", {{"device", loop.name()}});
+    ASSERT_TRUE(own_q2c && own_d2c && q2c);
+    EXPECT_GT(own_q2c->value, 0);
+    EXPECT_LE(own_d2c->value, own_q2c->value);
+    EXPECT_LE(own_q2c->value, q2c->value * 1.000001);
+    const Metric* lost =
+        ev.find_metric("collector.lost_events", {{"collector", "block_bpf"}, {"what", "submitter_table_full"}});
+    ASSERT_NE(lost, nullptr);
+    EXPECT_EQ(lost->value, 0);
+}
+
 TEST(BlockBpfLive, CollectorEmitsEvidence) {
     REQUIRE(skip_reason());
     LoopDevice loop("/dev/shm", 64);

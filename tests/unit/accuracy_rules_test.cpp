@@ -143,6 +143,75 @@ TEST(AccuracyRules, StackedDevicePassesItsShareToTheDeviceThatServesIt) {
     EXPECT_EQ(v.findings.front().instance, "loop0");
 }
 
+// A virtual disk busy with other programs' I/O beside the application's
+// stack: the application's wait is split by its own requests' block time
+// (block.submitter_q2c_total_us), so the busy disk holds none of it; without
+// those figures the split falls back to everyone's block time.
+TEST(AccuracyRules, ApplicationsWaitIsSplitByItsOwnRequestsNotByEveryonesBlockTime) {
+    Evidence ev;
+    device(ev, "loop1", "loop", 8000, 1000, 1.0);
+    device(ev, "loop0", "loop", 8000, 1000, 1.0);
+    device(ev, "vda", "virtio", 4000, 2500, 3.0);   // more block time than the stack, all of it others'
+    ev.add_fact("device.backing_device", {{"device", "loop1"}}, "loop0", kP);
+    ev.add_fact("device.backing_file", {{"device", "loop1"}}, "/mnt/disk.img", kP);
+    slow_set(ev, {{"device", 95}, {"cpu", 5}});
+    ev.add_fact("attr.app.name", {}, "fio", kP);
+    ev.add_metric("attr.app.ops", {}, 500, "count", kP);
+    ev.add_metric("attr.app.device_pct", {}, 95, "pct", kP);
+    Evidence by_everyone = ev;
+    ev.add_metric("block.submitter_q2c_total_us", {{"device", "loop1"}, {"comm", "fio"}}, 8000.0 * 1000, "us", kP);
+    ev.add_metric("block.submitter_q2c_total_us", {{"device", "vda"}, {"comm", "cc1plus"}}, 4000.0 * 2500, "us", kP);
+    ev.add_metric("block.submitter_q2c_total_us", {{"device", "loop0"}, {"comm", "kworker/u8:1"}}, 8000.0 * 1000,
+                  "us", kP);
+    add_derived_metrics(ev);
+    const Metric* top = ev.find_metric("device.io_wait_share_pct", {{"device", "loop1"}});
+    const Metric* busy = ev.find_metric("device.io_wait_share_pct", {{"device", "vda"}});
+    const Metric* lower = ev.find_metric("device.slow_share_pct", {{"device", "loop0"}});
+    ASSERT_TRUE(top && busy && lower);
+    EXPECT_NEAR(top->value, 95, 0.01);
+    EXPECT_NEAR(busy->value, 0, 0.01);
+    EXPECT_NEAR(lower->value, 95, 0.01);
+    EXPECT_NE(top->provenance.source.find("fio's own requests"), std::string::npos);
+    const Verdict v = analyze(ev, shipped());
+    ASSERT_FALSE(v.findings.empty());
+    EXPECT_EQ(v.findings.front().rule_id, "device.dominant_no_reference");
+    EXPECT_EQ(v.findings.front().instance, "loop0");
+    ASSERT_TRUE(v.findings.front().share_pct);
+    EXPECT_NEAR(*v.findings.front().share_pct, 95, 0.01);
+
+    add_derived_metrics(by_everyone);   // no per-submitter figures: everyone's block time
+    const Metric* old = by_everyone.find_metric("device.io_wait_share_pct", {{"device", "vda"}});
+    ASSERT_NE(old, nullptr);
+    EXPECT_NEAR(old->value, 95.0 * 10 / 18, 0.01);
+}
+
+// Scheduler queueing of another program's writes on a disk the application
+// did not wait on: a note (it explains none of the application's latency),
+// not a warning ranked above the depth-1 reads the application did wait for.
+TEST(AccuracyRules, BlockQueueingNobodyWaitedForIsANoteNotAFinding) {
+    Evidence ev;
+    device(ev, "loop0", "loop", 40, 50000, 0.9);   // the application's reads, at flash speed, one at a time
+    device(ev, "sda", "sata_ssd", 400, 5000, 30);  // a writer's requests, queued in the scheduler
+    const Labels sda{{"device", "sda"}};
+    ev.add_metric("device.nominal_read_latency_ms", sda, 0.3, "ms", kP);
+    ev.add_metric("block.q2c_p99_us", sda, 60000, "us", kP);
+    ev.add_metric("block.i2d_share_pct", sda, 85, "pct", kP);
+    slow_set(ev, {{"device", 80}, {"filesystem", 20}});
+    ev.add_fact("attr.app.name", {}, "fio", kP);
+    ev.add_metric("attr.app.ops", {}, 500, "count", kP);
+    ev.add_metric("attr.app.device_pct", {}, 80, "pct", kP);
+    ev.add_metric("block.submitter_q2c_total_us", {{"device", "loop0"}, {"comm", "fio"}}, 40.0 * 50000, "us", kP);
+    ev.add_metric("block.submitter_q2c_total_us", {{"device", "sda"}, {"comm", "dd"}}, 400.0 * 5000, "us", kP);
+    const Verdict v = analyze(ev, shipped());
+    EXPECT_EQ(find(v.findings, "block.scheduler_queueing_dominant"), nullptr);
+    const Finding* note = find(v.notes, "block.scheduler_queueing_dominant");
+    ASSERT_NE(note, nullptr);
+    EXPECT_NE(note->mechanism.find("A note, not a finding"), std::string::npos);
+    EXPECT_EQ(v.status, Severity::Info);
+    ASSERT_FALSE(v.notes.empty());
+    EXPECT_EQ(v.notes.front().rule_id, "device.sync_depth1_bound");
+}
+
 TEST(AccuracyRules, OneCauseOneFindingDirtyThrottling) {
     Evidence ev;
     slow_set(ev, {{"dirty", 97}, {"cpu", 3}});

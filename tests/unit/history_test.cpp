@@ -327,3 +327,33 @@ TEST(HistoryStore, TwoRunsInOneSecondKeepBothBundles) {
     EXPECT_NE(*a, *b);
     EXPECT_TRUE(HistoryStore::is_run_name(fs::path(*b).filename().string())) << *b;
 }
+
+// An operation far above its own normal is a finding even when no layer's
+// share crosses a rule's threshold: fsync's p99 against its median over the
+// last runs (issue 13 §0).
+TEST(History, OperationFarAboveItsOwnNormalIsAFinding) {
+    auto with_fsyncs = [](Evidence ev, double p99_us) {
+        const Labels op{{"op", "fsync"}};
+        const Provenance tp{"tracepoint", "tracepoint:raw_syscalls:sys_enter/sys_exit"};
+        ev.add_metric("syscall.ops", op, 400, "count", tp);
+        ev.add_metric("syscall.p99_us", op, p99_us, "us", tp);
+        return ev;
+    };
+    TempDir dir;
+    const std::vector<double> normal{1800, 2100, 2000};
+    for (size_t i = 0; i < normal.size(); ++i) write_run(dir, with_fsyncs(run_on(kNight0 + i * kDay, 800), normal[i]));
+
+    const Checked slow = check(dir, with_fsyncs(run_on(kNight0 + 3 * kDay, 800), 16000));
+    const Finding* f = finding(slow.verdict, "history.operation_latency_drift", "fsync");
+    ASSERT_NE(f, nullptr) << render_text(slow.verdict);
+    EXPECT_EQ(f->severity, Severity::Warning);
+    EXPECT_NEAR(slow.ev.find_metric("history.op_p99_ratio", {{"op", "fsync"}})->value, 8, 1e-9);
+    const CitedValue* median = cited(*f, "history.op_p99_median_us");
+    ASSERT_NE(median, nullptr);
+    EXPECT_EQ(median->provenance.kind, "history");
+    EXPECT_NE(slow.verdict.status, Severity::Info);
+
+    // Within 3x of its normal, or not above the slowest earlier run: no finding.
+    const Checked usual = check(dir, with_fsyncs(run_on(kNight0 + 3 * kDay, 800), 5000));
+    EXPECT_EQ(finding(usual.verdict, "history.operation_latency_drift", "fsync"), nullptr);
+}
