@@ -219,7 +219,7 @@ void add_device_judgement(Evidence& ev) {
         if (lower.count(d)) continue;
         // The syscalls' wait for their own I/O covers its queueing and its
         // service: the wait on this device, and the part the device served.
-        wait[d] += *device_pct * weight[d] / weight_total;
+        wait[d] += device_pct.value_or(0.0) * weight[d] / weight_total;
         const double top_share = wait[d] * d2c_total[d] / q2c;
         share[d] += top_share;
         std::string cur = d;
@@ -243,7 +243,7 @@ void add_device_judgement(Evidence& ev) {
         for (const auto& [d, q2c] : q2c_total)
             if (!lower.count(d))
                 ev.add_metric("device.tag_wait_share_pct", {{"device", d}},
-                              std::min(100.0, *queue_pct * weight[d] / weight_total), "pct",
+                              std::min(100.0, queue_pct.value_or(0.0) * weight[d] / weight_total), "pct",
                               derived(prefix + "block_queue_pct split by " + basis +
                                       " over the devices applications submit to: the slow syscalls' wait for a "
                                       "request or tag on it"));

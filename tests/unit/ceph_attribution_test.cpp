@@ -135,7 +135,9 @@ TEST(CephAttribution, ReplicaWaitOfEquallyLoadedOsdsIsNotAFinding) {
     const RuleSet rs = load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules/ceph.yaml"}, ctx);
     ASSERT_TRUE(rs.ok());
     for (const auto& r : evaluate_rules(rs, ev))
-        if (r.rule->id == "ceph.replica_wait_dominated") EXPECT_NE(r.outcome, Tri::True) << r.instance;
+        if (r.rule->id == "ceph.replica_wait_dominated") {
+            EXPECT_NE(r.outcome, Tri::True) << r.instance;
+        }
 }
 
 TEST(CephAttribution, PartsNeverExceedTheMeasuredLatency) {
@@ -208,6 +210,8 @@ TEST(CephAttribution, ReplicaWaitOnASlowNetworkIsTracedToTheFarthestPeer) {
         const RuleSet rs = load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules/ceph.yaml"}, ctx);
         ASSERT_TRUE(rs.ok());
         for (const auto& r : evaluate_rules(rs, ev))
-            if (r.rule->id == "ceph.replica_wait_network") EXPECT_EQ(r.outcome == Tri::True, rtt > 10) << rtt;
+            if (r.rule->id == "ceph.replica_wait_network") {
+                EXPECT_EQ(r.outcome == Tri::True, rtt > 10) << rtt;
+            }
     }
 }
