@@ -156,13 +156,15 @@ void add_device_judgement(Evidence& ev) {
     }
     // The suffering application's own device wait where measured (the
     // machine's slow set also holds other programs' syscalls).
-    // (Copied: the metrics added below may move the evidence's vector.)
     const bool sufferer = ev.find_metric("attr.sufferer.device_pct") != nullptr;
     const std::string prefix = sufferer ? "attr.sufferer." : "attr.slow.";
+    // Copied out: adding metrics below may move the vector these point into.
     const Metric* found = ev.find_metric(prefix + "device_pct");
-    const std::optional<double> device_pct = found ? std::optional<double>(found->value) : std::nullopt;
+    const bool has_device_pct = found != nullptr;
+    const double device_pct = found ? found->value : 0.0;
     found = ev.find_metric(prefix + "block_queue_pct");
-    const std::optional<double> queue_pct = found ? std::optional<double>(found->value) : std::nullopt;
+    const bool has_queue_pct = found != nullptr;
+    const double queue_pct = found ? found->value : 0.0;
     // Where the block collector measured each command's own requests, the
     // suffering application's wait is split by its own requests' block time
     // (a disk busy with other programs' I/O holds none of its wait), not by
@@ -206,7 +208,7 @@ void add_device_judgement(Evidence& ev) {
                                   "000 §3.1 SATA SSD 0.3 ms; §9.4's 3x alert level) x max(1, aqu-sz / 8)"));
         }
     }
-    if (!device_pct || weight_total <= 0) return;
+    if (!has_device_pct || weight_total <= 0) return;
     // Shares of the devices the applications submit to, then passed down each
     // stack: a lower device holds the part of its upper device's share that
     // its own service time covers (D2C total below / D2C total above, at most
@@ -219,7 +221,7 @@ void add_device_judgement(Evidence& ev) {
         if (lower.count(d)) continue;
         // The syscalls' wait for their own I/O covers its queueing and its
         // service: the wait on this device, and the part the device served.
-        wait[d] += device_pct.value_or(0.0) * weight[d] / weight_total;
+        wait[d] += device_pct * weight[d] / weight_total;
         const double top_share = wait[d] * d2c_total[d] / q2c;
         share[d] += top_share;
         std::string cur = d;
@@ -239,11 +241,11 @@ void add_device_judgement(Evidence& ev) {
     // Their wait for a request or tag (blk_mq_get_tag: the syscall's
     // block_queue class) happens before their request exists, on the device
     // they submit to: split the same way, not passed down a stack.
-    if (queue_pct)
+    if (has_queue_pct)
         for (const auto& [d, q2c] : q2c_total)
             if (!lower.count(d))
                 ev.add_metric("device.tag_wait_share_pct", {{"device", d}},
-                              std::min(100.0, queue_pct.value_or(0.0) * weight[d] / weight_total), "pct",
+                              std::min(100.0, queue_pct * weight[d] / weight_total), "pct",
                               derived(prefix + "block_queue_pct split by " + basis +
                                       " over the devices applications submit to: the slow syscalls' wait for a "
                                       "request or tag on it"));
