@@ -750,28 +750,36 @@ static __always_inline int on_rq_requeue(struct request *rq, bool btf)
     return 0;
 }
 
-/* ---- tp_btf variants ---- */
+/* ---- tp_btf variants ----
+ * The arguments are made untrusted pointers first (bpf_rdonly_cast, which the
+ * verifier inlines to nothing): every pointer field loaded from a trusted
+ * pointer makes the verifier search all of vmlinux BTF by name for a
+ * "<type>__safe_trusted" marker (btf_nested_type_is_trusted; ~1/3 of this
+ * object's load time on Linux 6.18). The loads stay plain fault-handled
+ * loads either way. */
+#define UNTRUSTED(ptr, type) KCAST(ptr, type)
+
 SEC("tp_btf/block_bio_queue")
-int BPF_PROG(btf_bio_queue, struct bio *bio) { return on_bio_queue(bio, true); }
+int BPF_PROG(btf_bio_queue, struct bio *bio) { return on_bio_queue(UNTRUSTED(bio, struct bio), true); }
 SEC("tp_btf/block_split")
-int BPF_PROG(btf_split, struct bio *bio, unsigned int new_sector) { return on_bio_split(bio, true); }
+int BPF_PROG(btf_split, struct bio *bio, unsigned int new_sector) { return on_bio_split(UNTRUSTED(bio, struct bio), true); }
 SEC("tp_btf/block_getrq")
-int BPF_PROG(btf_getrq, struct bio *bio) { return on_getrq(bio, true); }
+int BPF_PROG(btf_getrq, struct bio *bio) { return on_getrq(UNTRUSTED(bio, struct bio), true); }
 SEC("tp_btf/block_rq_insert")
-int BPF_PROG(btf_rq_insert, struct request *rq) { return on_rq_insert(rq, true); }
+int BPF_PROG(btf_rq_insert, struct request *rq) { return on_rq_insert(UNTRUSTED(rq, struct request), true); }
 SEC("tp_btf/block_rq_issue")
-int BPF_PROG(btf_rq_issue, struct request *rq) { return on_rq_issue(rq, true); }
+int BPF_PROG(btf_rq_issue, struct request *rq) { return on_rq_issue(UNTRUSTED(rq, struct request), true); }
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(btf_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
-{ return on_rq_complete(rq, nr_bytes, true); }
+{ return on_rq_complete(UNTRUSTED(rq, struct request), nr_bytes, true); }
 SEC("tp_btf/block_bio_backmerge")
-int BPF_PROG(btf_bio_backmerge, struct bio *bio) { return on_bio_merge(bio, false, true); }
+int BPF_PROG(btf_bio_backmerge, struct bio *bio) { return on_bio_merge(UNTRUSTED(bio, struct bio), false, true); }
 SEC("tp_btf/block_bio_frontmerge")
-int BPF_PROG(btf_bio_frontmerge, struct bio *bio) { return on_bio_merge(bio, true, true); }
+int BPF_PROG(btf_bio_frontmerge, struct bio *bio) { return on_bio_merge(UNTRUSTED(bio, struct bio), true, true); }
 SEC("tp_btf/block_rq_merge")
-int BPF_PROG(btf_rq_merge, struct request *rq) { return on_rq_merge(rq, true); }
+int BPF_PROG(btf_rq_merge, struct request *rq) { return on_rq_merge(UNTRUSTED(rq, struct request), true); }
 SEC("tp_btf/block_rq_requeue")
-int BPF_PROG(btf_rq_requeue, struct request *rq) { return on_rq_requeue(rq, true); }
+int BPF_PROG(btf_rq_requeue, struct request *rq) { return on_rq_requeue(UNTRUSTED(rq, struct request), true); }
 
 /* ---- raw_tp variants (CO-RE reads) ---- */
 SEC("raw_tp/block_bio_queue")
