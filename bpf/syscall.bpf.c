@@ -65,6 +65,7 @@ struct inflight {
     __u8 reclaim_depth;
     __u8 seen_storage;           /* ...and whether it is a storage file (saves the
                                   * inode and superblock walk when it comes again) */
+    __u32 bucket;                /* scratch of account_syscall */
 };
 
 struct {
@@ -182,10 +183,10 @@ static __always_inline void gauge(__u32 idx, __u64 v)
 }
 
 /* bucket 0 = 0..1, bucket i = [2^i, 2^(i+1)-1], as Log2Histogram; capped.
- * A global function: its caller sees one unknown bucket, not the ~30
- * distinct constants of the branch-per-bit paths, each of which made the
- * verifier check the rest of account_syscall again (320 times per group). */
-__noinline int log2_bucket(__u64 v)
+ * Branch-per-bit: each path ends with a distinct constant, so a caller that
+ * indexes with the result passes it through memory first (see
+ * account_syscall) or the verifier checks the rest once per bucket. */
+static __always_inline __u32 log2_bucket(__u64 v)
 {
     __u32 r = 0;
     if (v >> 32) { v >>= 32; r += 32; }
@@ -208,14 +209,11 @@ static __always_inline struct inflight *inflight_of(struct task_struct *t)
  * The mark never moves backwards: a wakeup is timed on the waker's CPU, whose
  * clock may be a little behind the one that set the mark; such an instant is
  * charged nowhere and the mark stays. The syscall's duration is taken from
- * the final mark, so the charged parts add up to it to the nanosecond.
- * A global function: verified once on its own; inlined, its branches
- * multiplied with every caller's (on_switch charges twice) and made
- * on_switch ~60k verified instructions, most of the collector's start. */
-__noinline int charge(struct inflight *f, __u64 now)
+ * the final mark, so the charged parts add up to it to the nanosecond. */
+static __always_inline void charge(struct inflight *f, __u64 now)
 {
-    if (!f || now <= f->mark_ns)
-        return 0;
+    if (now <= f->mark_ns)
+        return;
     __u32 cls;
     if (f->reclaim_depth)
         cls = CLS_RECLAIM;              /* a wait inside reclaim counts once, to reclaim */
@@ -236,7 +234,6 @@ __noinline int charge(struct inflight *f, __u64 now)
             count(CNT_JBD2_WAIT_NS + f->journal_kind - 1, d);
     }
     f->mark_ns = now;
-    return 0;
 }
 
 /* Direct BTF pointer walks (bpf_get_current_task_btf): each load is a plain
@@ -442,7 +439,10 @@ __noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 to
 {
     struct iod_aggregates *a = aggs();
     if (!a || !f) return 0;
-    __u32 b = log2_bucket(total / 1000);
+    /* through memory: the verifier does not track the task storage's
+     * contents, so one unknown bucket is checked instead of one per value */
+    f->bucket = log2_bucket(total / 1000);
+    __u32 b = *(volatile __u32 *)&f->bucket;
     __u32 grp = iod_group_of(sys);
     barrier_var(b);
     if (b >= IOD_HIST_BUCKETS || grp >= GRP_COUNT) return 0;
