@@ -1,4 +1,5 @@
 #include "app/fleet_outputs.hpp"
+#include "engine/evidence/atomic_file.hpp"
 
 #include <filesystem>
 #include <iostream>

@@ -1,4 +1,5 @@
 #include "app/heatmap_command.hpp"
+#include "engine/evidence/atomic_file.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,5 @@
 #include "app/history_store.hpp"
+#include "engine/evidence/atomic_file.hpp"
 
 #include <algorithm>
 #include <cstring>

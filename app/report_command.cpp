@@ -1,4 +1,5 @@
 #include "app/report_command.hpp"
+#include "engine/evidence/atomic_file.hpp"
 
 #include <filesystem>
 #include <iostream>

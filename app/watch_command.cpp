@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/utsname.h>
 
+#include "engine/evidence/atomic_file.hpp"
 #include "app/collect.hpp"
 #include "app/command_options.hpp"
 #include "app/commands.hpp"

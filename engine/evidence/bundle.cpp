@@ -1,4 +1,5 @@
 #include "engine/evidence/bundle.hpp"
+#include "engine/evidence/atomic_file.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -220,24 +221,6 @@ Evidence parse_bundle(const std::string& text) {
         throw BundleError("not valid JSON: " + what);
     }
     return evidence_from_json(doc);
-}
-
-void write_file_atomically(const std::string& path, const std::string& content) {
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw std::runtime_error("cannot write " + tmp);
-        out << content;
-        out.flush();
-        if (!out) {
-            std::remove(tmp.c_str());
-            throw std::runtime_error("short write to " + tmp);
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw std::runtime_error("cannot rename " + tmp + " to " + path);
-    }
 }
 
 std::string bundle_text(const Evidence& ev) { return json_text(evidence_to_json(ev), 1) + "\n"; }

@@ -38,9 +38,6 @@ Evidence parse_bundle(const std::string& text);
 // labels or names become U+FFFD).
 std::string bundle_text(const Evidence& ev);
 
-// Writes atomically (temporary file in the same directory, then rename), so a
-// reader never sees a half-written bundle. Throws std::runtime_error.
-void write_file_atomically(const std::string& path, const std::string& content);
 void save_bundle(const std::string& path, const Evidence& ev);
 // Throws BundleError naming the file (and the path inside it) on unreadable or
 // malformed input.

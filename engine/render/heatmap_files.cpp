@@ -1,4 +1,5 @@
 #include "engine/render/heatmap_files.hpp"
+#include "engine/evidence/atomic_file.hpp"
 
 #include "engine/evidence/bundle.hpp"
 #include "engine/evidence/format.hpp"

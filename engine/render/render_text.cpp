@@ -76,7 +76,9 @@ struct SourceLegend {
     std::vector<std::string> sources;
     std::map<std::string, size_t> index;
     size_t ref(const Provenance& p) {
-        const std::string text = p.kind + ": " + p.source;
+        // Many sources already open with their kind ("derived: ...",
+        // "tracepoint:block:..."): print the kind once.
+        const std::string text = p.source.rfind(p.kind + ":", 0) == 0 ? p.source : p.kind + ": " + p.source;
         auto [it, fresh] = index.try_emplace(text, sources.size() + 1);
         if (fresh) sources.push_back(text);
         return it->second;

@@ -30,6 +30,12 @@ while (($#)); do
     *) targets+=("$1"); shift ;;
   esac
 done
+# The fuzz targets that unpack a file tree make their scratch directories under
+# $TMPDIR; libFuzzer ends a crashing or timed-out run with _exit(), which skips
+# their cleanup, so they get a private $TMPDIR that this script removes.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/iodiag-fuzzers-XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+export TMPDIR=$scratch
 if ((${#targets[@]} == 0)); then
   for b in "$build"/fuzz_*; do [[ -x $b ]] && targets+=("${b##*/fuzz_}"); done
 fi

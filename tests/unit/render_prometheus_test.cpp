@@ -12,6 +12,7 @@
 
 #include "app/commands.hpp"
 #include "app/fleet_outputs.hpp"
+#include "engine/evidence/atomic_file.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "engine/render/plugin_output.hpp"
 #include "engine/render/render_prometheus.hpp"
