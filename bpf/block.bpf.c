@@ -310,8 +310,41 @@ static __always_inline __u64 last_touch(struct iodiag_inflight *e)
     return t;
 }
 
+/* The anchor of KEY() as a number (stored once, read back from memory the
+ * verifier does not track), to turn a tp_btf key back into an address. */
+__u64 key_anchor = 0;
+
+/* Whether the bio at `addr` has ended (bi_status set): read only when a
+ * newcomer finds its slot held. A global function, verified once. */
+__noinline int bio_ended(__u64 addr)
+{
+    __u8 status = 0;
+    if (bpf_probe_read_kernel(&status, sizeof(status), &((struct bio *)addr)->bi_status))
+        return 0;
+    return status != 0;
+}
+
+/* An entry that only ever saw Q, of a bio that has ended: a bio refused
+ * before it got a request (REQ_NOWAIT without a free tag, which io_uring then
+ * re-issues from an io-wq worker as a new bio) ends without a request, so no
+ * completion closes its entry. A refused bio's status stays set until its
+ * memory is reused for another bio (bio_init clears it), which then has a
+ * key of its own. Checked only on a collision: nothing on the common path. */
+static __always_inline bool held_by_refused_bio(struct iodiag_inflight *e, bool btf)
+{
+    if (!e->q || e->g || e->i || e->d || e->front_merged)
+        return false;
+    __u64 addr = e->key;
+    if (btf) {
+        if (!key_anchor)
+            key_anchor = (__u64)&slow_threshold_ns;
+        addr += *(volatile __u64 *)&key_anchor;
+    }
+    return bio_ended(addr);
+}
+
 /* A cleared entry for `key` (timestamps zero), or 0 if a live entry holds its slot. */
-static __always_inline struct iodiag_inflight *tbl_claim(__u64 key, __u64 now, bool ref)
+static __always_inline struct iodiag_inflight *tbl_claim(__u64 key, __u64 now, bool ref, bool btf)
 {
     struct iodiag_inflight *e;
     if (ref) {
@@ -327,11 +360,12 @@ static __always_inline struct iodiag_inflight *tbl_claim(__u64 key, __u64 now, b
     if (!e)
         return 0;
     if (e->key && e->key != key) {
-        if (now - last_touch(e) < STALE_NS) {
+        if (now - last_touch(e) >= STALE_NS) {
+            count_lost(IODIAG_LOST_INFLIGHT_STALE);
+        } else if (!held_by_refused_bio(e, btf)) {
             count_lost(IODIAG_LOST_INFLIGHT_SLOT_BUSY);
             return 0;
         }
-        count_lost(IODIAG_LOST_INFLIGHT_STALE);
     }
     e->key = key;
     e->q = e->g = e->i = e->d = 0;
@@ -401,7 +435,7 @@ static __always_inline struct iodiag_inflight *rq_entry_or_new(struct request *r
     if (e || filter_pid)
         return e;
     struct bio *bio = RD(btf, rq, bio);
-    e = tbl_claim(bio ? KEY(btf, bio) : KEY(btf, rq), now, ref);
+    e = tbl_claim(bio ? KEY(btf, bio) : KEY(btf, rq), now, ref, btf);
     if (e)
         fill_submitter(e, btf);
     return e;
@@ -411,7 +445,7 @@ static __always_inline struct iodiag_inflight *rq_entry_or_new(struct request *r
 
 static __always_inline void bio_queue(struct bio *bio, bool btf, __u64 now, bool ref)
 {
-    struct iodiag_inflight *e = tbl_claim(KEY(btf, bio), now, ref);
+    struct iodiag_inflight *e = tbl_claim(KEY(btf, bio), now, ref, btf);
     if (!e)
         return;
     e->q = now;
@@ -446,7 +480,7 @@ static __always_inline void bio_split(struct bio *split, struct bio *parent, boo
         return;
     __u64 q = p->q, task = p->task;
     __u32 tgid = p->tgid, tid = p->tid;
-    struct iodiag_inflight *e = tbl_claim(KEY(btf, split), q, ref);
+    struct iodiag_inflight *e = tbl_claim(KEY(btf, split), q, ref, btf);
     if (!e)
         return;
     e->q = q;
@@ -780,28 +814,36 @@ static __always_inline int on_rq_requeue(struct request *rq, bool btf)
     return 0;
 }
 
-/* ---- tp_btf variants ---- */
+/* ---- tp_btf variants ----
+ * The arguments are made untrusted pointers first (bpf_rdonly_cast, which the
+ * verifier inlines to nothing): every pointer field loaded from a trusted
+ * pointer makes the verifier search all of vmlinux BTF by name for a
+ * "<type>__safe_trusted" marker (btf_nested_type_is_trusted; ~1/3 of this
+ * object's load time on Linux 6.18). The loads stay plain fault-handled
+ * loads either way. */
+#define UNTRUSTED(ptr, type) KCAST(ptr, type)
+
 SEC("tp_btf/block_bio_queue")
-int BPF_PROG(btf_bio_queue, struct bio *bio) { return on_bio_queue(bio, true); }
+int BPF_PROG(btf_bio_queue, struct bio *bio) { return on_bio_queue(UNTRUSTED(bio, struct bio), true); }
 SEC("tp_btf/block_split")
-int BPF_PROG(btf_split, struct bio *bio, unsigned int new_sector) { return on_bio_split(bio, true); }
+int BPF_PROG(btf_split, struct bio *bio, unsigned int new_sector) { return on_bio_split(UNTRUSTED(bio, struct bio), true); }
 SEC("tp_btf/block_getrq")
-int BPF_PROG(btf_getrq, struct bio *bio) { return on_getrq(bio, true); }
+int BPF_PROG(btf_getrq, struct bio *bio) { return on_getrq(UNTRUSTED(bio, struct bio), true); }
 SEC("tp_btf/block_rq_insert")
-int BPF_PROG(btf_rq_insert, struct request *rq) { return on_rq_insert(rq, true); }
+int BPF_PROG(btf_rq_insert, struct request *rq) { return on_rq_insert(UNTRUSTED(rq, struct request), true); }
 SEC("tp_btf/block_rq_issue")
-int BPF_PROG(btf_rq_issue, struct request *rq) { return on_rq_issue(rq, true); }
+int BPF_PROG(btf_rq_issue, struct request *rq) { return on_rq_issue(UNTRUSTED(rq, struct request), true); }
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(btf_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
-{ return on_rq_complete(rq, nr_bytes, true); }
+{ return on_rq_complete(UNTRUSTED(rq, struct request), nr_bytes, true); }
 SEC("tp_btf/block_bio_backmerge")
-int BPF_PROG(btf_bio_backmerge, struct bio *bio) { return on_bio_merge(bio, false, true); }
+int BPF_PROG(btf_bio_backmerge, struct bio *bio) { return on_bio_merge(UNTRUSTED(bio, struct bio), false, true); }
 SEC("tp_btf/block_bio_frontmerge")
-int BPF_PROG(btf_bio_frontmerge, struct bio *bio) { return on_bio_merge(bio, true, true); }
+int BPF_PROG(btf_bio_frontmerge, struct bio *bio) { return on_bio_merge(UNTRUSTED(bio, struct bio), true, true); }
 SEC("tp_btf/block_rq_merge")
-int BPF_PROG(btf_rq_merge, struct request *rq) { return on_rq_merge(rq, true); }
+int BPF_PROG(btf_rq_merge, struct request *rq) { return on_rq_merge(UNTRUSTED(rq, struct request), true); }
 SEC("tp_btf/block_rq_requeue")
-int BPF_PROG(btf_rq_requeue, struct request *rq) { return on_rq_requeue(rq, true); }
+int BPF_PROG(btf_rq_requeue, struct request *rq) { return on_rq_requeue(UNTRUSTED(rq, struct request), true); }
 
 /* ---- raw_tp variants (CO-RE reads) ---- */
 SEC("raw_tp/block_bio_queue")

@@ -289,12 +289,22 @@ static __always_inline int on_enter_exit(void)
     return 0;
 }
 
-/* ---- tp_btf variants ---- */
+/* ---- tp_btf variants ----
+ * The request is read through an untrusted copy of the pointer (bpf_rdonly_cast,
+ * inlined to nothing): a pointer field loaded from a trusted pointer makes
+ * the verifier search all of vmlinux BTF by name for a "__safe_trusted"
+ * marker, a noticeable part of the load time on Linux 6.18. */
 SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(btf_submit_req, struct io_kiocb *req) { return on_submit(req, NUM(true, req), true); }
+int BPF_PROG(btf_submit_req, struct io_kiocb *req)
+{
+    return on_submit(KCAST(req, struct io_kiocb), NUM(true, req), true);
+}
 
 SEC("tp_btf/io_uring_queue_async_work")
-int BPF_PROG(btf_queue_async_work, struct io_kiocb *req, int rw) { return on_punt(req, NUM(true, req), true); }
+int BPF_PROG(btf_queue_async_work, struct io_kiocb *req, int rw)
+{
+    return on_punt(KCAST(req, struct io_kiocb), NUM(true, req), true);
+}
 
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(btf_complete, struct io_ring_ctx *ring, void *req, struct io_uring_cqe *cqe)

@@ -33,6 +33,10 @@ public:
     // Reads the configuration (it is what the window ran under).
     CollectorStatus start(const CollectOptions& opts) override;
     void finish(Evidence& ev) override;
+    // Configuration, not counters: it is read beside the BPF collectors'
+    // loads (a walk of /sys/block, 20-180 ms on a busy host) instead of
+    // delaying the window by that much.
+    bool slow_to_start() const override { return true; }
 
 private:
     Evidence read_;  // metrics and facts read in start(), appended in finish()

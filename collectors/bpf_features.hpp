@@ -29,7 +29,8 @@ public:
     // The tracepoint category/name exists (tracefs events/<category>/<name>).
     virtual bool tracepoint_exists(const std::string& category, const std::string& name) = 0;
     // A tp_btf program for this tracepoint (BTF prototype btf_trace_<name>) loads
-    // and attaches.
+    // (not attached: a collector that then fails to attach its tp_btf set
+    // falls back to raw_tp itself).
     virtual bool tp_btf_loads(const std::string& tracepoint) = 0;
     // A raw_tp program for this tracepoint loads and attaches.
     virtual bool raw_tp_attaches(const std::string& tracepoint) = 0;

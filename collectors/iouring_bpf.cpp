@@ -255,50 +255,66 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
         st.reason = plan.reason;
         return st;
     }
-    auto* s = iouring_bpf__open();
-    if (!s) {
-        st.reason = std::string("iouring.bpf.o: open: ") + std::strerror(errno);
-        return st;
-    }
-    impl_->skel = s;
-    const std::string what = "iouring.bpf.o (" + to_string(plan.mode) + ")";
-    auto fail = [&](const std::string& step, int err, const LibbpfLog* log) {
-        st.reason = what + ": " + step + ": " + std::strerror(err < 0 ? -err : err);
-        if (log)
-            if (auto detail = log->failure(); !detail.empty()) st.reason += " (" + detail + ")";
-        impl_->destroy();
-        return st;
-    };
-    s->rodata->filter_tgid = static_cast<uint32_t>(opts.pid > 0 ? opts.pid : 0);
-    s->rodata->io_uring_enter_nr = SYS_io_uring_enter;
-    impl_->ring_slots = ring_slots_for(libbpf_num_possible_cpus());
-    s->rodata->ring_slot_mask = impl_->ring_slots - 1;
-    if (int err = bpf_map__set_max_entries(s->maps.ring_stats, impl_->ring_slots); err)
-        return fail("sizing ring_stats", err, nullptr);
-    const bool btf = plan.mode == AttachMode::TpBtf;
     // The CQ wait ends at the exit of io_uring_enter (raw_syscalls:sys_exit,
     // x86-64 register layout); without it, waits are counted, not timed.
 #if defined(__x86_64__)
     impl_->cq_exit = probe_->tracepoint_exists("raw_syscalls", "sys_exit");
 #endif
-    for (const auto& p : iouring_programs(s, btf))
-        bpf_program__set_autoload(p.prog, std::string(p.tracepoint) != "sys_exit" || impl_->cq_exit);
-    for (const auto& p : iouring_programs(s, !btf)) bpf_program__set_autoload(p.prog, false);
-    {
-        LibbpfLog log;
-        if (int err = iouring_bpf__load(s); err) return fail("load", err, &log);
-    }
-    for (const auto& p : iouring_programs(s, btf)) {
-        if (!bpf_program__autoload(p.prog)) continue;
-        LibbpfLog log;
-        bpf_link* l = bpf_program__attach(p.prog);
-        if (!l) return fail(std::string("attach ") + bpf_program__name(p.prog) + " to " + p.tracepoint, errno, &log);
-        impl_->links.push_back(l);
+    impl_->ring_slots = ring_slots_for(libbpf_num_possible_cpus());
+    // Opens, loads and attaches one program set; "" or why not (nothing left behind).
+    auto load_attach = [&](bool btf) -> std::string {
+        const std::string what = "iouring.bpf.o (" + std::string(btf ? "tp_btf" : "raw_tp") + ")";
+        auto* s = iouring_bpf__open();
+        if (!s) return what + ": open: " + std::strerror(errno);
+        impl_->skel = s;
+        auto fail = [&](const std::string& step, int err, const LibbpfLog* log) {
+            std::string why = what + ": " + step + ": " + std::strerror(err < 0 ? -err : err);
+            if (log)
+                if (auto detail = log->failure(); !detail.empty()) why += " (" + detail + ")";
+            impl_->destroy();
+            return why;
+        };
+        s->rodata->filter_tgid = static_cast<uint32_t>(opts.pid > 0 ? opts.pid : 0);
+        s->rodata->io_uring_enter_nr = SYS_io_uring_enter;
+        s->rodata->ring_slot_mask = impl_->ring_slots - 1;
+        if (int err = bpf_map__set_max_entries(s->maps.ring_stats, impl_->ring_slots); err)
+            return fail("sizing ring_stats", err, nullptr);
+        for (const auto& p : iouring_programs(s, btf))
+            bpf_program__set_autoload(p.prog, std::string(p.tracepoint) != "sys_exit" || impl_->cq_exit);
+        for (const auto& p : iouring_programs(s, !btf)) bpf_program__set_autoload(p.prog, false);
+        {
+            LibbpfLog log;
+            if (int err = iouring_bpf__load(s); err) return fail("load", err, &log);
+        }
+        for (const auto& p : iouring_programs(s, btf)) {
+            if (!bpf_program__autoload(p.prog)) continue;
+            LibbpfLog log;
+            bpf_link* l = bpf_program__attach(p.prog);
+            if (!l) return fail(std::string("attach ") + bpf_program__name(p.prog) + " to " + p.tracepoint, errno, &log);
+            impl_->links.push_back(l);
+        }
+        return "";
+    };
+    bool btf = plan.mode == AttachMode::TpBtf;
+    std::string note = plan.reason;
+    if (std::string why = load_attach(btf); !why.empty()) {
+        // The probe only loads a tp_btf program: the set can still fail to
+        // load or attach here, and raw_tp is then tried.
+        if (!btf) {
+            st.reason = why;
+            return st;
+        }
+        btf = false;
+        if (std::string retry = load_attach(false); !retry.empty()) {
+            st.reason = why + "; " + retry;
+            return st;
+        }
+        note += std::string(note.empty() ? "" : "; ") + why + "; using raw_tp with CO-RE reads";
     }
     impl_->mode = btf ? "tp_btf" : "raw_tp";
     impl_->t0 = now_s();
     st.available = true;
-    st.reason = plan.reason;
+    st.reason = note;
     if (!impl_->cq_exit)
         st.reason += std::string(st.reason.empty() ? "" : "; ") +
                      "raw_syscalls:sys_exit not traced here (needs x86-64 and the tracepoint): CQ waits counted, not timed";

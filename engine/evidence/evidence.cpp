@@ -36,15 +36,15 @@ void Evidence::add_fact(std::string name, Labels labels, std::string value, Prov
 }
 
 const Metric* Evidence::find_metric(const std::string& name, const Labels& labels) const {
-    return find_by(metrics, name, labels);
+    return metric_index.find(metrics, name, labels);
 }
 
 const Fact* Evidence::find_fact(const std::string& name, const Labels& labels) const {
-    return find_by(facts, name, labels);
+    return fact_index.find(facts, name, labels);
 }
 
 const HistogramMetric* Evidence::find_histogram(const std::string& name, const Labels& labels) const {
-    return find_by(histograms, name, labels);
+    return histogram_index.find(histograms, name, labels);
 }
 
 std::vector<std::string> Evidence::instances(const std::string& label_key) const {

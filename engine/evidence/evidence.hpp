@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/evidence/histogram.hpp"
@@ -110,6 +112,65 @@ struct CollectorStatus {
     std::vector<std::string> layers;   // layers whose latency it observes
 };
 
+// Positions of a vector's entries by name, so that a lookup by name is O(1)
+// rather than a scan of ~1,000 metrics (the rules look up thousands of times).
+// The vectors are public and appended to directly, so the index is built on
+// the first lookup and rebuilt whenever the vector has changed size, moved or
+// ends with another name, or a position it holds no longer carries that name
+// (an entry erased). A copy starts empty. Renaming an entry in place is not
+// noticed: add a new entry instead.
+class NameIndex {
+public:
+    NameIndex() = default;
+    NameIndex(const NameIndex&) {}
+    NameIndex& operator=(const NameIndex&) {
+        std::lock_guard lock(mutex_);
+        positions_.clear();
+        data_ = nullptr;
+        size_ = 0;
+        return *this;
+    }
+
+    // The first entry (in vector order) with that name and exactly those labels.
+    template <typename T>
+    const T* find(const std::vector<T>& items, const std::string& name, const Labels& labels) const {
+        std::lock_guard lock(mutex_);
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            if (attempt == 1 || data_ != items.data() || size_ != items.size() ||
+                (!items.empty() && items.back().name != last_name_))
+                rebuild(items);
+            auto it = positions_.find(name);
+            if (it == positions_.end()) return nullptr;
+            bool stale = false;
+            for (size_t pos : it->second) {
+                if (pos >= items.size() || items[pos].name != name) {
+                    stale = true;
+                    break;
+                }
+                if (items[pos].labels == labels) return &items[pos];
+            }
+            if (!stale) return nullptr;
+        }
+        return nullptr;
+    }
+
+private:
+    template <typename T>
+    void rebuild(const std::vector<T>& items) const {
+        positions_.clear();
+        for (size_t i = 0; i < items.size(); ++i) positions_[items[i].name].push_back(i);
+        data_ = items.data();
+        size_ = items.size();
+        last_name_ = items.empty() ? std::string() : items.back().name;
+    }
+
+    mutable std::mutex mutex_;   // const lookups may come from several threads
+    mutable const void* data_ = nullptr;
+    mutable size_t size_ = 0;
+    mutable std::string last_name_;
+    mutable std::unordered_map<std::string, std::vector<size_t>> positions_;
+};
+
 struct Evidence {
     // Version 2 added `series`; version-1 bundles still load (without series).
     static constexpr int kSchemaVersion = 2;
@@ -141,6 +202,11 @@ struct Evidence {
 
     // True when an available collector observes that layer's latency.
     bool layer_observed(const std::string& layer) const;
+
+    // Lookup indexes of metrics, facts and histograms (not part of the evidence).
+    NameIndex metric_index;
+    NameIndex fact_index;
+    NameIndex histogram_index;
 };
 
 }  // namespace iodiag

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "collectors/bpf_fault_injection.hpp"
 #include "collectors/iouring_bpf.hpp"
 #include "app/catalog.hpp"
 #include "engine/rules/rules.hpp"
@@ -179,4 +180,26 @@ TEST(IouringLive, RawTpFallbackCountsTheSameRequests) {
     EXPECT_GT(metric(ev, "iouring.cq_waits"), 0);
     std::cerr << "punt share: raw_tp " << share << " % of " << n << ", tp_btf " << share_ref << " % of " << n_ref
               << "\n";
+}
+
+// The tp_btf probe only loads a program: when the tp_btf set then fails to
+// attach, the collector retries with the raw_tp set and says so.
+TEST(IouringLive, TpBtfSetThatFailsToAttachFallsBackToRawTp) {
+    if (auto why = live::missing_root(); !why.empty()) GTEST_SKIP() << why;
+    struct FaultEnv {
+        FaultEnv() { setenv(kBpfFaultsEnv, "attach:btf_submit_req", 1); }
+        ~FaultEnv() { unsetenv(kBpfFaultsEnv); }
+    } fault;
+    IouringBpfCollector c;
+    const CollectorStatus st = c.start(CollectOptions{});
+    if (!st.available && st.reason.find("raw_tp") == std::string::npos)
+        GTEST_SKIP() << "iouring_bpf unavailable: " << st.reason;
+    ASSERT_TRUE(st.available) << st.reason;
+    Evidence ev;
+    c.finish(ev);
+    const Fact* mode = ev.find_fact("iouring.attach_mode");
+    ASSERT_NE(mode, nullptr);
+    EXPECT_EQ(mode->value, "raw_tp");
+    EXPECT_NE(st.reason.find("attach btf_submit_req"), std::string::npos) << st.reason;
+    EXPECT_NE(st.reason.find("using raw_tp"), std::string::npos) << st.reason;
 }
