@@ -113,9 +113,13 @@ void device_latency(Evidence& ev, Adder& add, const std::vector<const RunSummary
 // above its own normal is abnormal even when no layer's share crosses a rule's
 // threshold (issue 13 §0).
 void op_latency(Evidence& ev, Adder& add, const std::vector<const RunSummary*>& by_time, size_t nights) {
-    for (const auto& m : ev.metrics) {
-        if (m.name != "syscall.p99_us" || !m.labels.count("op") || m.labels.size() != 1) continue;
-        const std::string op = m.labels.at("op");
+    // Tonight's figures copied out first: the metrics added below grow the
+    // vector this would otherwise iterate.
+    std::vector<std::pair<std::string, double>> tonight;
+    for (const auto& m : ev.metrics)
+        if (m.name == "syscall.p99_us" && m.labels.size() == 1 && m.labels.count("op"))
+            tonight.emplace_back(m.labels.at("op"), m.value);
+    for (const auto& [op, p99] : tonight) {
         const auto runs = last_runs(by_time, nights, [&](const RunSummary& r) {
             auto it = r.ops.find(op);
             return it != r.ops.end() && it->second.count >= kHistoryMinOps && it->second.p99_us;
@@ -133,8 +137,8 @@ void op_latency(Evidence& ev, Adder& add, const std::vector<const RunSummary*>& 
         add.metric("history.op_p99_median_us", l, med, "us", add.median_source("median of syscall.p99_us{op=" + op + "}", runs));
         add.metric("history.op_p99_max_us", l, max, "us", add.median_source("highest syscall.p99_us{op=" + op + "}", runs));
         if (med > 0)
-            add.metric("history.op_p99_ratio", l, m.value / med, "x",
-                       "history: tonight's syscall.p99_us{op=" + op + "} (" + format_value(m.value, "us") +
+            add.metric("history.op_p99_ratio", l, p99 / med, "x",
+                       "history: tonight's syscall.p99_us{op=" + op + "} (" + format_value(p99, "us") +
                            ") / its median over " + names(runs) + " (" + format_value(med, "us") + ")");
     }
 }
