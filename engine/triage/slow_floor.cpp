@@ -91,10 +91,12 @@ void add_fsync_floor(Evidence& ev, const std::string& device) {
                                                   : "; " + device + "'s class (" + cls + ") has no fsync figure");
         why += ", so nothing faster can be expected";
     }
+    Log2Histogram all;
     for (const auto& h : ev.histograms) {
         if (h.name != "syscall.latency_us") continue;
         const auto op = h.labels.find("op");
         if (op == h.labels.end() || (op->second != "fsync" && op->second != "sync_file_range")) continue;
+        all.merge(h.hist);
         const auto& b = h.hist.buckets();
         for (size_t i = 0; i < b.size(); ++i) {
             n += static_cast<double>(b[i]);
@@ -108,6 +110,24 @@ void add_fsync_floor(Evidence& ev, const std::string& device) {
         ev.add_metric("attr.slow.fsync_over_floor_pct", {}, 100.0 * over / n, "pct",
                       derived("share of the window's fsync/fdatasync/sync_file_range calls (syscall.latency_us{op}) "
                               "in log2 buckets wholly at or above attr.slow.fsync_floor_us"));
+    // The fsyncs against their own normal: where no absolute floor fits (a
+    // device of unknown class, 15 ms is an HDD's), a commit tail far above the
+    // same application's median commit is what the application pays; a healthy
+    // device's fsyncs stay within a few times their median.
+    if (all.total() > 0)
+        if (const double p50 = all.percentile(50).value; p50 > 0)
+            ev.add_metric("attr.slow.fsync_tail_ratio", {}, all.percentile(99).value / p50, "ratio",
+                          derived("p99 / p50 of the window's fsync-family calls (syscall.latency_us{op}, log2 "
+                                  "buckets): how far the slow commits lie above the median one"));
+    // Whose data the commits carry: a flush writes everything dirty before it,
+    // so commits beside another program's big writes wait for that data.
+    const Fact* app = ev.find_fact("attr.app.name");
+    const Fact* writer = ev.find_fact("io.top_writer");
+    const Metric* writer_pct = ev.find_metric("io.top_writer_pct");
+    if (app && writer && writer_pct && writer->value.rfind(app->value + " ", 0) != 0)
+        ev.add_metric("attr.slow.fsync_foreign_data_pct", {}, writer_pct->value, "pct",
+                      derived("io.top_writer_pct when io.top_writer is not attr.app.name: the share of the data "
+                              "dirtied in the window that another program wrote"));
 }
 
 }  // namespace
@@ -133,6 +153,10 @@ std::vector<MetricSpec> slow_floor_specs() {
          "the device the slow syscalls waited on most (largest device.io_wait_share_pct)"},
         {"attr.slow.fsync_over_floor_pct", K::Metric, "pct", layer::kJournal, "",
          "share of the window's fsync-family calls slower than attr.slow.fsync_floor_us"},
+        {"attr.slow.fsync_tail_ratio", K::Metric, "ratio", layer::kJournal, "",
+         "p99 / p50 of the window's fsync-family calls"},
+        {"attr.slow.fsync_foreign_data_pct", K::Metric, "pct", layer::kJournal, "",
+         "share of the window's dirtied data written by a program other than the suffering application"},
     };
 }
 

@@ -325,6 +325,40 @@ TEST(AccuracyRules, TailOfHealthyFsyncsIsNoWarningSlowFsyncsAre) {
     }
 }
 
+// Problem: PostgreSQL committing beside a big writer on a device of unknown
+// class: its commits rose from ~0.5 ms to ~8 ms at p99, never past the 15 ms
+// (HDD) floor, so the chain was not judged and a block-queue symptom ranked
+// first. The chain is seen instead from the fsyncs' own normal (p99 far above
+// their median) together with whose data the commits carry: mostly another
+// program's. The same tail with no foreign writer, or the application's own
+// writes, stays quiet (a healthy database's tail).
+TEST(AccuracyRules, FsyncTailFarAboveItsMedianBesideAForeignWriterIsTheChain) {
+    const auto writer = [](Evidence& ev, const std::string& who, double pct) {
+        ev.add_fact("attr.app.name", {}, "postgres", kP);
+        ev.add_fact("io.top_writer", {}, who, kP);
+        ev.add_metric("io.top_writer_pct", {}, pct, "pct", kP);
+    };
+    {
+        Evidence ev;
+        fsync_chain_evidence(ev, {{500, 6000}, {6000, 400}, {12000, 26}});
+        writer(ev, "fio (pid 42)", 90);
+        const Verdict v = analyze(ev, shipped());
+        EXPECT_NE(find(v.findings, "syscall.fsync_chain"), nullptr);
+    }
+    {
+        Evidence ev;   // the database dirtied the data itself
+        fsync_chain_evidence(ev, {{500, 6000}, {6000, 400}, {12000, 26}});
+        writer(ev, "postgres (pid 7)", 90);
+        EXPECT_EQ(find(analyze(ev, shipped()).findings, "syscall.fsync_chain"), nullptr);
+    }
+    {
+        Evidence ev;   // a foreign writer, but the fsyncs' tail stays near their median
+        fsync_chain_evidence(ev, {{3000, 6000}, {6000, 400}, {12000, 26}});
+        writer(ev, "fio (pid 42)", 90);
+        EXPECT_EQ(find(analyze(ev, shipped()).findings, "syscall.fsync_chain"), nullptr);
+    }
+}
+
 // Problem: rule text whose metric was not measured (no proc_io collector)
 // printed "(io.top_writer not measured) ((io.top_writer_pct not measured) of
 // it)" inside a sentence; a conditional clause drops it and the sentence reads.
