@@ -119,7 +119,10 @@ void op_latency(Evidence& ev, Adder& add, const std::vector<const RunSummary*>& 
     for (const auto& m : ev.metrics)
         if (m.name == "syscall.p99_us" && m.labels.size() == 1 && m.labels.count("op"))
             tonight.emplace_back(m.labels.at("op"), m.value);
-    for (const auto& [op, p99] : tonight) {
+    for (const auto& entry : tonight) {
+        // Named copies, not a structured binding: clang 14 cannot capture one in a lambda.
+        const std::string& op = entry.first;
+        const double p99 = entry.second;
         const auto runs = last_runs(by_time, nights, [&](const RunSummary& r) {
             auto it = r.ops.find(op);
             return it != r.ops.end() && it->second.count >= kHistoryMinOps && it->second.p99_us;
