@@ -1,7 +1,6 @@
 #include "engine/triage/analysis.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -12,6 +11,7 @@
 #include "engine/triage/ceph_attribution.hpp"
 #include "engine/triage/ceph_host_findings.hpp"
 #include "engine/triage/derived_metrics.hpp"
+#include "engine/triage/finding_fold.hpp"
 #include "engine/triage/layer_table.hpp"
 #include "engine/evidence/layers.hpp"
 #include "engine/triage/triage_graph.hpp"
@@ -65,10 +65,6 @@ std::optional<double> apps_latency_explained(const Finding& f, const Evidence& e
 // a twentieth, within the run-to-run spread of a share over a few seconds.
 // Applied only where the applications' own requests were measured per device.
 constexpr double kFeltPct = 5;
-
-void trim_end(std::string& s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-}
 
 Finding make_finding(const RuleResult& r, const Evidence& ev) {
     const Rule& rule = *r.rule;
@@ -260,32 +256,19 @@ void fold_same_causes(std::vector<Finding>& fired, std::vector<const Rule*>& rul
             if (g.instance != f.instance && !cites(f, g.instance)) continue;
             gone[j] = true;
             f.folded.push_back(g.rule_id + "@" + g.instance);
-            for (const auto& c : g.evidence) {
-                const bool dup = std::any_of(f.evidence.begin(), f.evidence.end(), [&](const CitedValue& e) {
-                    return e.name == c.name && e.labels == c.labels;
-                });
-                if (!dup) f.evidence.push_back(c);
-            }
+            for (const auto& c : g.evidence) cite_once(f, c);
             if (!f.share_pct && g.share_pct) {
                 f.share_pct = g.share_pct;
                 f.share_metric = g.share_metric;
                 f.score = *f.share_pct / 100.0 * f.confidence;
             }
-            while (!f.mechanism.empty() && std::isspace(static_cast<unsigned char>(f.mechanism.back())))
-                f.mechanism.pop_back();
+            trim_end(f.mechanism);
             f.mechanism += " (Same cause as " + g.rule_id + (g.instance.empty() ? "" : " on " + g.instance) +
                            ", folded into this finding with its evidence.)";
         }
     }
-    std::vector<Finding> kept;
-    std::vector<const Rule*> kept_rules;
-    for (size_t i = 0; i < fired.size(); ++i)
-        if (!gone[i]) {
-            kept.push_back(std::move(fired[i]));
-            kept_rules.push_back(rules[i]);
-        }
-    fired = std::move(kept);
-    rules = std::move(kept_rules);
+    drop_gone(fired, gone);
+    drop_gone(rules, gone);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include "engine/triage/ceph_host_findings.hpp"
+#include "engine/triage/finding_fold.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 namespace iodiag {
 
@@ -30,16 +30,6 @@ CitedValue cited_fact(const Fact& f) {
     c.text = f.value;
     c.formatted = f.value;
     return c;
-}
-
-void trim_end(std::string& s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-}
-
-void cite_once(Finding& into, const CitedValue& c) {
-    for (const auto& e : into.evidence)
-        if (e.name == c.name && e.labels == c.labels) return;
-    into.evidence.push_back(c);
 }
 
 // The findings the device and cgroup rules made about the device under an
@@ -78,10 +68,7 @@ void fold_device_findings_under_slow_osds(std::vector<Finding>& fired, const Evi
             c.verify.insert(c.verify.end(), g.verify.begin(), g.verify.end());
         }
     }
-    std::vector<Finding> kept;
-    for (size_t i = 0; i < fired.size(); ++i)
-        if (!gone[i]) kept.push_back(std::move(fired[i]));
-    fired = std::move(kept);
+    drop_gone(fired, gone);
 }
 
 }  // namespace
@@ -155,10 +142,7 @@ void yield_osd_findings_to_ceph(std::vector<Finding>& fired, const Evidence& ev)
         if (const Fact* pid = osd->empty() ? nullptr : ev.find_fact("ceph.osd.pid", {{"osd", *osd}}))
             cite_once(f, cited_fact(*pid));
     }
-    std::vector<Finding> kept;
-    for (size_t i = 0; i < fired.size(); ++i)
-        if (!gone[i]) kept.push_back(std::move(fired[i]));
-    fired = std::move(kept);
+    drop_gone(fired, gone);
 }
 
 }  // namespace iodiag
