@@ -218,7 +218,7 @@ static __always_inline void charge(struct inflight *f, __u64 now)
     if (f->reclaim_depth)
         cls = CLS_RECLAIM;              /* a wait inside reclaim counts once, to reclaim */
     else if (f->state == CLS_NONE)
-        cls = CLS_FILESYSTEM;
+        cls = (f->flags & IOD_F_MISS_FILL) ? CLS_PAGE_CACHE : CLS_FILESYSTEM;
     else
         cls = f->state;
     __u64 d = now - f->mark_ns;
@@ -639,6 +639,9 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
                                             * io_uring collector times it): no stack walk per wait */
         else
             f->state = classify_stack(ctx, &f->journal_kind);
+        /* the miss's data wait: its fill on CPU is over (a wait inside the
+         * fill, for reclaim, a tag or metadata, leaves it going on) */
+        if (f->state == CLS_PAGE_CACHE) f->flags &= ~IOD_F_MISS_FILL;
     }
     f = inflight_of(next);
     if (f) {
@@ -805,12 +808,19 @@ int BPF_PROG(on_cqring_wait)
     return 0;
 }
 
+/* A read missed the page cache: what its thread does on CPU from here to the
+ * wait for the data (allocating and charging folios, the filesystem mapping
+ * their blocks, submitting the bios: on a loop device or a contended queue
+ * lock that is most of a miss's cost) is the miss's, not the filesystem's. */
 SEC("tp_btf/page_cache_sync_ra")
 int BPF_PROG(on_sync_ra)
 {
     count(CNT_RA_SYNC, 1);
     struct inflight *f = current_inflight();
-    if (f) f->flags |= IOD_F_READAHEAD;
+    if (f) {
+        charge(f, bpf_ktime_get_ns());
+        f->flags |= IOD_F_READAHEAD | IOD_F_MISS_FILL;
+    }
     return 0;
 }
 

@@ -44,7 +44,9 @@ static inline unsigned iod_group_of(unsigned sys)
 enum iod_class {
     CLS_FILESYSTEM,   /* on CPU inside the syscall, in no measured child: VFS + fs code + copy */
     CLS_CPU,          /* runnable but not running: run-queue delay, preemption */
-    CLS_PAGE_CACHE,   /* off CPU waiting for a page-cache miss (folio wait under filemap_*) */
+    CLS_PAGE_CACHE,   /* a page-cache miss: filling it on CPU (from page_cache_sync_ra: folio
+                       * allocation, the filesystem's block mapping, bio submission) and
+                       * waiting off CPU for its data (folio wait under filemap_*) */
     CLS_DEVICE,       /* off CPU waiting for the thread's own block I/O (queue + device) */
     CLS_BLOCK_QUEUE,  /* off CPU waiting for a block-layer tag (blk_mq_get_tag) */
     CLS_DIRTY,        /* paused in balance_dirty_pages */
@@ -167,5 +169,6 @@ struct iod_exemplar {
 #define IOD_F_PATH_FROM_USER 0x8u  /* name is openat's user-space path */
 #define IOD_F_Q_INLINE 0x10u       /* a bio of this syscall reached block_bio_queue in its own context */
 #define IOD_F_CQ_WAIT 0x20u        /* io_uring_enter is waiting for completions (io_uring_cqring_wait fired) */
+#define IOD_F_MISS_FILL 0x40u      /* on CPU filling a page-cache miss: from page_cache_sync_ra to the data wait */
 
 #endif

@@ -23,7 +23,8 @@ Provenance attribution_provenance(const std::string& set) {
             "derived per thread in BPF over the " + set +
                 " syscalls: sched_switch (+ kernel stack classified with /proc/kallsyms), sched_wakeup, "
                 "vmscan direct/memcg reclaim begin/end; each instant charged to exactly one layer, "
-                "on-CPU time in no child = filesystem, runnable = cpu, unclassified off-CPU = other"};
+                "a read's on-CPU time from page_cache_sync_ra to its data wait = page cache (the miss's fill), "
+                "other on-CPU time in no child = filesystem, runnable = cpu, unclassified off-CPU = other"};
 }
 
 double jiffies_ms(uint64_t j, int hz) { return hz > 0 ? 1000.0 * static_cast<double>(j) / hz : 0; }
