@@ -55,6 +55,7 @@ OsdSnapshot CephCollector::snapshot(const Osd& osd, bool with_ops) const {
     auto ask = [&](const char* prefix) { return admin_socket_command(osd.sock.path, std::string(R"({"prefix": ")") + prefix + "\"}", timeout); };
     const AdminSocketReply perf = ask("perf dump");
     s.taken_at_s = monotonic_s();
+    s.taken_unix = unix_now();
     if (!perf.ok) {
         s.error = perf.error;
         return s;

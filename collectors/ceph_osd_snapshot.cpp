@@ -97,6 +97,8 @@ std::vector<MetricSpec> ceph_metric_specs() {
         m("ceph.osd.op_threads", "count", op, "Op worker threads in effect (shards x osd_op_num_threads_per_shard[_hdd/_ssd])"),
         m("ceph.osd.recovery_ops", "count", op, "Recovery ops on this OSD in the window (Δrecovery_ops)"),
         m("ceph.osd.recovery_bytes_per_s", "bytes/s", op, "Recovery bytes per second on this OSD (Δrecovery_bytes / window)"),
+        m("ceph.osd.counters_start_unix", "s", op, "Wall-clock time (Unix seconds) of the perf dump that opens this OSD's counter window"),
+        m("ceph.osd.counters_window_s", "s", op, "Time between the two perf dumps whose deltas are this OSD's counters (the iodiag window, give or take the dumps' own time)"),
         m("ceph.osd.recovery_max_active", "count", op, "osd_recovery_max_active in effect (or its _hdd/_ssd variant)"),
         m("ceph.osd.max_backfills", "count", op, "osd_max_backfills"),
         f("ceph.osd.op_queue", op, "osd_op_queue: wpq or mclock_scheduler"),
@@ -171,6 +173,10 @@ void add_osd_evidence(const OsdSocket& sock, const OsdConfig& cfg, const OsdSnap
     const double window_s = std::max(1e-3, b.taken_at_s - a.taken_at_s);
     const std::string src = sock.path + " perf dump";
     auto prov = [&](const std::string& what) { return Provenance{"admin_socket", src + ": " + what}; };
+    // The counters' own window: the OSD answers perf dump while iodiag's other
+    // collectors start and finish, so its edges are not exactly the window's.
+    ev.add_metric("ceph.osd.counters_start_unix", l, a.taken_unix, "s", prov("answered at (wall clock)"));
+    ev.add_metric("ceph.osd.counters_window_s", l, window_s, "s", prov("time between the window's two dumps"));
     // A mean latency of the window, in ms, and its event count.
     auto mean_ms = [&](const char* metric, const char* counter, const char* count_metric = nullptr) {
         const auto w = perf_window(a.perf, b.perf, counter);

@@ -24,6 +24,7 @@ struct OsdSnapshot {
     std::optional<ThreadCpuByGroup> threads;
     int pid = 0;
     double taken_at_s = 0;   // CLOCK_MONOTONIC, for the window length
+    double taken_unix = 0;   // wall clock of the same instant, to line the counters up with other sources
     // End snapshot only: the op tracker's dumps.
     std::vector<TrackedOp> ops;   // historic + historic slow + in flight, de-duplicated
     int in_flight = 0;

@@ -244,8 +244,13 @@ private:
         std::ifstream in(bundle);
         r.bundle = json::parse(in, nullptr, false);
         if (r.bundle.is_object() && samples.size() >= 2) {
-            const double start = r.bundle["window"]["start_unix"].get<double>();
-            const double end = start + r.bundle["window"]["duration_s"].get<double>();
+            // The edges of the OSD's own counter window (iodiag's perf dumps),
+            // which are not exactly the bundle's: the dumps are answered while
+            // the other collectors start and finish.
+            const std::map<std::string, std::string> osd{{"osd", "osd." + std::to_string(sampled_osd)}};
+            const double start = bundle_metric(r.bundle, "ceph.osd.counters_start_unix", osd);
+            const double end = start + bundle_metric(r.bundle, "ceph.osd.counters_window_s", osd);
+            EXPECT_FALSE(std::isnan(end)) << "no counter window of osd." << sampled_osd << " in the bundle";
             auto nearest = [&](double t) {
                 return std::min_element(samples.begin(), samples.end(), [&](const Sample& x, const Sample& y) {
                     return std::abs(x.unix_s - t) < std::abs(y.unix_s - t);
@@ -256,7 +261,7 @@ private:
                 r.perf_before[std::to_string(sampled_osd)] = a->perf;
                 r.perf_after[std::to_string(sampled_osd)] = b->perf;
                 r.perf_window_s = b->unix_s - a->unix_s;
-                std::printf("%s: perf dumps of osd.%d %.2f s before and %.2f s after the window's edges (%zu dumps)\n",
+                std::printf("%s: perf dumps of osd.%d %.2f s before and %.2f s after its counter window's edges (%zu dumps)\n",
                             name.c_str(), sampled_osd, a->unix_s - start, b->unix_s - end, samples.size());
             }
         }
