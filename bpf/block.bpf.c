@@ -137,7 +137,16 @@ struct {
     __uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
-/* Per (disk, submitter tgid) sums (block_events.h); allocated on first use. */
+/* Per (disk, submitter tgid) sums (block_events.h): a direct-mapped per-CPU
+ * slot, and this hash for keys whose slot another key holds (allocated on
+ * first use). */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, IODIAG_SUBMITTER_SLOTS);
+    __type(key, __u32);
+    __type(value, struct iodiag_submitter_slot);
+} submitter_slots SEC(".maps");
+
 #define SUBMITTER_ENTRIES 2048
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -618,10 +627,25 @@ __noinline int account_completion(struct iodiag_dev_stats *s, struct stage_times
     return 0;
 }
 
-/* The request's Q2C and D2C added to its submitter's sums on this disk: one
- * per-CPU hash lookup per completion (an insert on a submitter's first). */
+/* The request's Q2C and D2C added to its submitter's sums on this disk: its
+ * direct-mapped per-CPU slot (an inlined array lookup), claimed on first use;
+ * the per-CPU hash only when another submitter holds that slot on this CPU. */
 static __always_inline void account_submitter(__u32 dev, __u32 tgid, struct stage_times *t)
 {
+    __u32 idx = iodiag_submitter_slot_of(dev, tgid) & (IODIAG_SUBMITTER_SLOTS - 1);
+    struct iodiag_submitter_slot *slot = bpf_map_lookup_elem(&submitter_slots, &idx);
+    if (slot) {
+        if (!slot->key.dev) {
+            slot->key.dev = dev;
+            slot->key.tgid = tgid;
+        }
+        if (slot->key.dev == dev && slot->key.tgid == tgid) {
+            slot->sums.count++;
+            slot->sums.q2c_ns += t->ns[IODIAG_Q2C];
+            slot->sums.d2c_ns += t->ns[IODIAG_D2C];
+            return;
+        }
+    }
     struct iodiag_submitter_key k = {.dev = dev, .tgid = tgid};
     struct iodiag_submitter_sums *v = bpf_map_lookup_elem(&submitter_sums, &k);
     if (!v) {

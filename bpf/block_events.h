@@ -97,6 +97,19 @@ struct iodiag_submitter_sums {
     __u64 q2c_ns;
     __u64 d2c_ns;
 };
+/* The same sums in a direct-mapped per-CPU slot (index: a hash of the key;
+ * key.dev 0 = free): an inlined array lookup per completion instead of a
+ * per-CPU hash lookup. A key whose slot another key holds on that CPU goes to
+ * the hash (submitter_sums), so every completion is counted exactly once. */
+#define IODIAG_SUBMITTER_SLOTS 512   /* a power of two */
+struct iodiag_submitter_slot {
+    struct iodiag_submitter_key key;
+    struct iodiag_submitter_sums sums;
+};
+static inline __u32 iodiag_submitter_slot_of(__u32 dev, __u32 tgid)
+{
+    return ((tgid ^ (dev * 2246822519u)) * 2654435761u) >> 23;   /* top 9 bits: 512 slots */
+}
 
 /* Per-request accounting of the reference path (rodata reference_accounting):
  * the stage sums per disk kept from a plain hash map keyed by the same

@@ -419,22 +419,37 @@ BlockLostCounts BlockTracer::lost() const {
 std::vector<BlockSubmitterSums> BlockTracer::submitters() {
     std::vector<BlockSubmitterSums> out;
     if (!impl_->skel) return out;
+    // Summed by key over the direct-mapped slots (each CPU's copy of a slot
+    // may hold another key) and the hash of the keys that found theirs taken.
+    std::map<std::pair<uint32_t, uint32_t>, iodiag_submitter_sums> sums;
+    auto add = [&](uint32_t dev, uint32_t tgid, const iodiag_submitter_sums& c) {
+        auto& s = sums[{dev, tgid}];
+        s.count += c.count;
+        s.q2c_ns += c.q2c_ns;
+        s.d2c_ns += c.d2c_ns;
+    };
+    std::vector<iodiag_submitter_slot> slots(static_cast<size_t>(impl_->ncpu));
+    const int slots_fd = bpf_map__fd(impl_->skel->maps.submitter_slots);
+    for (uint32_t i = 0; i < IODIAG_SUBMITTER_SLOTS; ++i)
+        if (bpf_map_lookup_elem(slots_fd, &i, slots.data()) == 0)
+            for (const auto& c : slots)
+                if (c.key.dev) add(c.key.dev, c.key.tgid, c.sums);
     const int fd = bpf_map__fd(impl_->skel->maps.submitter_sums);
     std::vector<iodiag_submitter_sums> per_cpu(static_cast<size_t>(impl_->ncpu));
     iodiag_submitter_key key{}, next{};
     iodiag_submitter_key* prev = nullptr;
     while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-        if (bpf_map_lookup_elem(fd, &next, per_cpu.data()) == 0) {
-            BlockSubmitterSums s{device_name(next.dev), next.tgid};
-            for (const auto& c : per_cpu) {
-                s.count += c.count;
-                s.q2c_ns += c.q2c_ns;
-                s.d2c_ns += c.d2c_ns;
-            }
-            out.push_back(std::move(s));
-        }
+        if (bpf_map_lookup_elem(fd, &next, per_cpu.data()) == 0)
+            for (const auto& c : per_cpu) add(next.dev, next.tgid, c);
         key = next;
         prev = &key;
+    }
+    for (const auto& [k, c] : sums) {
+        BlockSubmitterSums s{device_name(k.first), k.second};
+        s.count = c.count;
+        s.q2c_ns = c.q2c_ns;
+        s.d2c_ns = c.d2c_ns;
+        out.push_back(std::move(s));
     }
     return out;
 }
