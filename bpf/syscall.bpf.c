@@ -479,6 +479,43 @@ __noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 to
     return 0;
 }
 
+/* log2_bucket without a branch per bit (the result is a bounded unknown to
+ * the verifier, not one constant per path), for the fast path of on_exit. */
+static __always_inline __u32 log2_bucket_flat(__u64 v)
+{
+    __u32 r, shift;
+    shift = (v > 0xFFFFFFFF) << 5; v >>= shift; r = shift;
+    shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
+    shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+    shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+    shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+    r |= (v >> 1);
+    return r < IOD_HIST_BUCKETS ? r : IOD_HIST_BUCKETS - 1;
+}
+
+/* The common syscall: it never left the CPU and entered no measured child, so
+ * all of it is the filesystem's (what charge() and account_syscall would add
+ * for it, without their class bookkeeping). */
+static __always_inline int account_fast(__u32 grp, long ret, __u64 total, __u32 tgid)
+{
+    struct iod_aggregates *a = aggs();
+    if (!a) return 0;
+    __u32 b = log2_bucket_flat(total / 1000);
+    if (b >= IOD_HIST_BUCKETS || grp >= GRP_COUNT) return 0;
+    a->hist[grp][b] += 1;
+    struct iod_bucket_sums *s = &a->buckets[b];
+    s->count += 1;
+    s->total_ns += total;
+    s->ns[CLS_FILESYSTEM] += total;
+    if (grp == GRP_READ && ret >= 0) a->read_hit[b] += 1;
+    struct iod_proc_time *pv = proc_time_of(tgid);
+    if (pv) {
+        pv->ops += 1;
+        pv->ns_by_bucket[b] += total;
+    }
+    return 0;
+}
+
 static __always_inline int on_exit(long ret)
 {
     struct task_struct *t = bpf_get_current_task_btf();
@@ -486,7 +523,19 @@ static __always_inline int on_exit(long ret)
     if (!f) return 0;
     __u32 sys = f->sys - 1;
     f->sys = 0;
-    charge(f, bpf_ktime_get_ns());
+    __u64 now = bpf_ktime_get_ns();
+    /* Nothing charged since entry (no switch, reclaim or page-cache fill: each
+     * charges first), so the mark is still the start and the whole syscall is
+     * on-CPU filesystem time. Below the exemplar threshold nothing else is
+     * needed from the thread's state. */
+    if (!f->charged && f->state == CLS_NONE && !f->reclaim_depth && !(f->flags & IOD_F_MISS_FILL) &&
+        sys != SYS_OPENAT && now > f->mark_ns) {
+        __u64 total = now - f->mark_ns;
+        __u32 grp = iod_group_of(sys);
+        if (total < exemplar_min_ns && grp != GRP_IO_URING_ENTER)
+            return account_fast(grp, ret, total, t->tgid);
+    }
+    charge(f, now);
     if (sys == SYS_OPENAT) {
         /* only opens that produced a storage file */
         if (ret < 0 || !is_storage_file(fd_to_file(ret))) return 0;
