@@ -6,8 +6,9 @@
  * checked against a read-only table before anything else; the thread's state
  * lives in its task local storage (no hash map); nothing is zeroed at entry;
  * everything the exit adds to is one per-CPU array entry (one lookup, no
- * atomics), per-process time a per-CPU slot found by the tgid's hash; only
- * slow syscalls go to user space. All aggregates are cumulative: user space
+ * atomics), per-process time a per-CPU slot found by the tgid's hash; a
+ * syscall that never left the CPU is added there without the per-class
+ * bookkeeping (account_fast); only slow syscalls go to user space. All aggregates are cumulative: user space
  * takes differences of readings for the per-interval series, so nothing is
  * lost between two readings. */
 #include "vmlinux.h"
