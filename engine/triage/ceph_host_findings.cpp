@@ -32,14 +32,35 @@ CitedValue cited_fact(const Fact& f) {
     return c;
 }
 
-// The findings the device and cgroup rules made about the device under an
-// OSD whose disk the Ceph view found slow: the same slow disk seen from below
-// (its service time, or a blk-throttle cap on the I/O under a stacked device
-// that makes it slow). They fold into the OSD's finding, which names the OSD
-// and its device and keeps its share of the OSD's client op time; what they
-// add is the mechanism under the device, its evidence and its fixes (a cap is
-// lifted, not a disk replaced), placed first.
-void fold_device_findings_under_slow_osds(std::vector<Finding>& fired, const Evidence& ev) {
+// Folds `g` into `c`: its evidence cited once, its mechanism appended after
+// `intro`, its fixes placed before c's (`fixes_first`) or after them.
+void absorb(Finding& c, const Finding& g, const std::string& intro, bool fixes_first) {
+    c.folded.push_back(g.rule_id + "@" + g.instance);
+    c.folded.insert(c.folded.end(), g.folded.begin(), g.folded.end());
+    for (const auto& e : g.evidence) cite_once(c, e);
+    trim_end(c.mechanism);
+    std::string under = g.mechanism;
+    trim_end(under);
+    c.mechanism += " " + intro + " (" + g.rule_id + ", folded into this finding with its evidence): " + under;
+    std::vector<Fix> fixes = fixes_first ? g.fixes : c.fixes;
+    const std::vector<Fix>& rest = fixes_first ? c.fixes : g.fixes;
+    fixes.insert(fixes.end(), rest.begin(), rest.end());
+    c.fixes = std::move(fixes);
+    c.verify.insert(c.verify.end(), g.verify.begin(), g.verify.end());
+}
+
+// One slow disk under an OSD, one finding: what other rules say of the same
+// disk folds into the OSD's ceph.osd_disk_slow, which names the OSD and its
+// device and keeps its share of the OSD's client op time.
+// - The device and cgroup rules' findings about that device: the same slow
+//   disk seen from below (its service time, or a blk-throttle cap on the I/O
+//   under a stacked device that makes it slow). They add the mechanism under
+//   the device, its evidence and its fixes (a cap is lifted, not a disk
+//   replaced), placed first.
+// - The same OSD's ceph.kv_sync_on_shared_slow_device: how that disk reaches
+//   every write (the kv sync runs on it, RocksDB sharing the data device); its
+//   fix (a DB/WAL device on flash) is a mitigation, placed after.
+void fold_into_slow_osd_disks(std::vector<Finding>& fired, const Evidence& ev) {
     std::vector<bool> gone(fired.size(), false);
     for (size_t i = 0; i < fired.size(); ++i) {
         if (gone[i] || fired[i].rule_id != "ceph.osd_disk_slow" || fired[i].severity == Severity::Info) continue;
@@ -47,25 +68,19 @@ void fold_device_findings_under_slow_osds(std::vector<Finding>& fired, const Evi
         if (!dev || dev->value.empty()) continue;
         for (size_t j = 0; j < fired.size(); ++j) {
             const Finding& g = fired[j];
-            // A note (info) about the device is not the slow disk: it stays a note.
-            if (j == i || gone[j] || g.rule_id.rfind("ceph.", 0) == 0 || g.instance_key != "device" ||
-                g.instance != dev->value || (g.layer != "device" && g.layer != "cgroup") || g.severity == Severity::Info)
-                continue;
+            // A note (info) is not the slow disk: it stays a note.
+            if (j == i || gone[j] || g.severity == Severity::Info) continue;
+            const bool device_view = g.rule_id.rfind("ceph.", 0) != 0 && g.instance_key == "device" &&
+                                     g.instance == dev->value && (g.layer == "device" || g.layer == "cgroup");
+            const bool kv_sync = g.rule_id == "ceph.kv_sync_on_shared_slow_device" && g.instance == fired[i].instance;
+            if (!device_view && !kv_sync) continue;
             gone[j] = true;
-            Finding& c = fired[i];
-            c.folded.push_back(g.rule_id + "@" + g.instance);
-            c.folded.insert(c.folded.end(), g.folded.begin(), g.folded.end());
-            for (const auto& e : g.evidence) cite_once(c, e);
-            c.title += " — " + g.title;
-            trim_end(c.mechanism);
-            std::string under = g.mechanism;
-            trim_end(under);
-            c.mechanism += " What makes " + dev->value + " slow, seen from the device (" + g.rule_id +
-                           ", folded into this finding with its evidence): " + under;
-            std::vector<Fix> fixes = g.fixes;
-            fixes.insert(fixes.end(), c.fixes.begin(), c.fixes.end());
-            c.fixes = std::move(fixes);
-            c.verify.insert(c.verify.end(), g.verify.begin(), g.verify.end());
+            if (device_view) {
+                fired[i].title += " — " + g.title;
+                absorb(fired[i], g, "What makes " + dev->value + " slow, seen from the device", true);
+            } else {
+                absorb(fired[i], g, "How the slow disk reaches every write", false);
+            }
         }
     }
     drop_gone(fired, gone);
@@ -91,7 +106,7 @@ std::optional<std::string> slow_set_osd(const Evidence& ev) {
 }
 
 void yield_osd_findings_to_ceph(std::vector<Finding>& fired, const Evidence& ev) {
-    fold_device_findings_under_slow_osds(fired, ev);
+    fold_into_slow_osd_disks(fired, ev);
     const std::optional<std::string> osd = slow_set_osd(ev);
     if (!osd) return;
     // An OSD whose admin socket gave nothing was not judged by the Ceph rules:

@@ -35,7 +35,9 @@ std::optional<std::string> slow_set_osd(const Evidence& ev);
 // an OSD whose disk the Ceph view found slow (ceph.osd_disk_slow) fold into
 // that finding: one slow disk, one finding, named by the OSD and its device,
 // with the mechanism under the device (e.g. a blk-throttle cap under its loop
-// device) and its evidence and fixes. Runs after fold_same_causes, before the
+// device) and its evidence and fixes; so does the same OSD's
+// ceph.kv_sync_on_shared_slow_device (how that disk reaches every write, its
+// DB/WAL fix after the disk's own). Runs after fold_same_causes, before the
 // layers' states.
 void yield_osd_findings_to_ceph(std::vector<Finding>& fired, const Evidence& ev);
 

@@ -167,3 +167,29 @@ TEST(CephHostFindings, TheDeviceFindingUnderASlowOsdFoldsIntoIt) {
     EXPECT_EQ(fired[1].instance, "loop0");
     EXPECT_EQ(fired[2].rule_id, "queue.scheduler_mismatch");
 }
+
+// The kv sync on the same slow disk is how that disk reaches every write: it
+// folds into the OSD's slow-disk finding, its DB/WAL fix after the disk's own;
+// another OSD's kv sync finding is another disk's and stays.
+TEST(CephHostFindings, TheKvSyncOnTheSameSlowDiskFoldsIntoItAfterItsFixes) {
+    Evidence ev = osd_host("555", "postgres");
+    Finding disk = ceph("ceph.osd_disk_slow", "osd.1", Severity::Warning, 0.7);
+    disk.mechanism = "osd.1 keeps its data on loop1.";
+    disk.fixes.push_back({Priority::P3, "Replace loop1", "ceph-osd-slow-disk"});
+    Finding kv = ceph("ceph.kv_sync_on_shared_slow_device", "osd.1", Severity::Warning, 0);
+    kv.layer = "bluestore";
+    kv.mechanism = "The kv sync flushes loop1.";
+    kv.fixes.push_back({Priority::P3, "Give osd.1 a DB/WAL device on flash", "ceph-separate-db-wal"});
+    Finding other_kv = kv;
+    other_kv.instance = "osd.0";
+    std::vector<Finding> fired{disk, kv, other_kv};
+    yield_osd_findings_to_ceph(fired, ev);
+    ASSERT_EQ(fired.size(), 2u);
+    const Finding& f = fired[0];
+    EXPECT_EQ(f.folded, (std::vector<std::string>{"ceph.kv_sync_on_shared_slow_device@osd.1"}));
+    EXPECT_NE(f.mechanism.find("The kv sync flushes loop1."), std::string::npos) << f.mechanism;
+    ASSERT_EQ(f.fixes.size(), 2u);
+    EXPECT_EQ(f.fixes[0].playbook, "ceph-osd-slow-disk");
+    EXPECT_EQ(f.fixes[1].playbook, "ceph-separate-db-wal");
+    EXPECT_EQ(fired[1].instance, "osd.0");
+}

@@ -50,6 +50,17 @@ TEST(PsiMetrics, ShareOfOurWindow) {
     EXPECT_EQ(ev.find_metric("psi.io_full_pct")->unit, "pct");
 }
 
+// Re-weighted per-CPU stall times can give "full" a delta a hair above
+// "some" over a short stalled window: never reported above it.
+TEST(PsiMetrics, FullIsNeverAboveSome) {
+    Evidence ev;
+    PsiTotals a{1'000'000, 900'000}, b{1'090'000, 991'000};
+    add_psi_metrics("io", a, b, 0.1, "/proc/pressure/io", ev);
+    ASSERT_NE(ev.find_metric("psi.io_full_pct"), nullptr);
+    EXPECT_DOUBLE_EQ(ev.find_metric("psi.io_some_pct")->value, 90);
+    EXPECT_DOUBLE_EQ(ev.find_metric("psi.io_full_pct")->value, 90);
+}
+
 TEST(PsiMetrics, BackwardsTotalIsNotReportedAndOverrunIsCapped) {
     Evidence ev;
     PsiTotals a{1'000'000, 500'000}, b{900'000, 1'600'000};
