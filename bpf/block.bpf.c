@@ -69,6 +69,10 @@ const volatile __u32 filter_dev = 0; /* disk dev_t, kernel encoding */
 const volatile __u32 filter_pid = 0; /* thread group id of the submitter */
 /* Number of disk slots - 1 (a power of two minus one), as the maps were sized. */
 const volatile __u32 disk_slot_mask = MAX_DISK_SLOTS - 1;
+/* Submitter slots in use - 1 (a power of two minus one, at most
+ * IODIAG_SUBMITTER_SLOTS - 1): a test makes the table tiny so that submitters
+ * collide on their slot and the per-CPU hash fallback is exercised. */
+const volatile __u32 submitter_slot_mask = IODIAG_SUBMITTER_SLOTS - 1;
 const volatile bool reference_accounting = false;
 
 /* Runtime control, shared with user space through .bss. */
@@ -632,7 +636,7 @@ __noinline int account_completion(struct iodiag_dev_stats *s, struct stage_times
  * the per-CPU hash only when another submitter holds that slot on this CPU. */
 static __always_inline void account_submitter(__u32 dev, __u32 tgid, struct stage_times *t)
 {
-    __u32 idx = iodiag_submitter_slot_of(dev, tgid) & (IODIAG_SUBMITTER_SLOTS - 1);
+    __u32 idx = iodiag_submitter_slot_of(dev, tgid) & submitter_slot_mask;
     struct iodiag_submitter_slot *slot = bpf_map_lookup_elem(&submitter_slots, &idx);
     if (slot) {
         if (!slot->key.dev) {

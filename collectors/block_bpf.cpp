@@ -213,6 +213,7 @@ std::string load_block_bpf(BlockTracer::Impl& im, AttachMode mode, uint32_t dev,
     s->rodata->filter_pid = o.pid;
     s->rodata->disk_slot_mask = im.slots - 1;
     s->rodata->reference_accounting = o.reference_accounting;
+    if (o.submitter_slots) s->rodata->submitter_slot_mask = o.submitter_slots - 1;
     for (bpf_map* m : {s->maps.stats, s->maps.slot_dev, s->maps.issued})
         if (int err = bpf_map__set_max_entries(m, im.slots); err) return fail("sizing " + std::string(bpf_map__name(m)), err);
     if (!o.reference_accounting)
@@ -235,6 +236,9 @@ std::string load_block_bpf(BlockTracer::Impl& im, AttachMode mode, uint32_t dev,
 }  // namespace
 
 std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& probe, std::string& note) {
+    if (const uint32_t n = opts.submitter_slots; n && ((n & (n - 1)) || n > IODIAG_SUBMITTER_SLOTS))
+        return "submitter slots " + std::to_string(n) + ": not a power of two up to " +
+               std::to_string(IODIAG_SUBMITTER_SLOTS);
     for (const auto& tp : kRequiredTracepoints)
         if (!probe.tracepoint_exists("block", tp)) return probe.last_failure();
     const bool split = probe.tracepoint_exists("block", "block_split");
@@ -421,34 +425,33 @@ std::vector<BlockSubmitterSums> BlockTracer::submitters() {
     if (!impl_->skel) return out;
     // Summed by key over the direct-mapped slots (each CPU's copy of a slot
     // may hold another key) and the hash of the keys that found theirs taken.
-    std::map<std::pair<uint32_t, uint32_t>, iodiag_submitter_sums> sums;
-    auto add = [&](uint32_t dev, uint32_t tgid, const iodiag_submitter_sums& c) {
+    std::map<std::pair<uint32_t, uint32_t>, BlockSubmitterSums> sums;
+    auto add = [&](uint32_t dev, uint32_t tgid, const iodiag_submitter_sums& c, bool hashed) {
         auto& s = sums[{dev, tgid}];
         s.count += c.count;
         s.q2c_ns += c.q2c_ns;
         s.d2c_ns += c.d2c_ns;
+        if (hashed) s.hashed_count += c.count;
     };
     std::vector<iodiag_submitter_slot> slots(static_cast<size_t>(impl_->ncpu));
     const int slots_fd = bpf_map__fd(impl_->skel->maps.submitter_slots);
     for (uint32_t i = 0; i < IODIAG_SUBMITTER_SLOTS; ++i)
         if (bpf_map_lookup_elem(slots_fd, &i, slots.data()) == 0)
             for (const auto& c : slots)
-                if (c.key.dev) add(c.key.dev, c.key.tgid, c.sums);
+                if (c.key.dev) add(c.key.dev, c.key.tgid, c.sums, false);
     const int fd = bpf_map__fd(impl_->skel->maps.submitter_sums);
     std::vector<iodiag_submitter_sums> per_cpu(static_cast<size_t>(impl_->ncpu));
     iodiag_submitter_key key{}, next{};
     iodiag_submitter_key* prev = nullptr;
     while (bpf_map_get_next_key(fd, prev, &next) == 0) {
         if (bpf_map_lookup_elem(fd, &next, per_cpu.data()) == 0)
-            for (const auto& c : per_cpu) add(next.dev, next.tgid, c);
+            for (const auto& c : per_cpu) add(next.dev, next.tgid, c, true);
         key = next;
         prev = &key;
     }
-    for (const auto& [k, c] : sums) {
-        BlockSubmitterSums s{device_name(k.first), k.second};
-        s.count = c.count;
-        s.q2c_ns = c.q2c_ns;
-        s.d2c_ns = c.d2c_ns;
+    for (auto& [k, s] : sums) {
+        s.device = device_name(k.first);
+        s.tgid = k.second;
         out.push_back(std::move(s));
     }
     return out;

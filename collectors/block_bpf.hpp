@@ -85,6 +85,9 @@ struct BlockSubmitterSums {
     std::string device;
     uint32_t tgid = 0;
     uint64_t count = 0, q2c_ns = 0, d2c_ns = 0;
+    // Of count: completions on a CPU whose slot another submitter held (the
+    // per-CPU hash fallback).
+    uint64_t hashed_count = 0;
 };
 
 struct BlockTracerOptions {
@@ -92,6 +95,9 @@ struct BlockTracerOptions {
     uint32_t pid = 0;                // 0 = all
     uint64_t threshold_ns = UINT64_MAX;   // exemplars at Q2C >= this; UINT64_MAX = none
     bool reference_accounting = false;    // also keep the reference sums (tests)
+    // Direct-mapped submitter slots used per CPU: 0 = all of them; a smaller
+    // power of two makes submitters share slots (tests of the hash fallback).
+    uint32_t submitter_slots = 0;
 };
 
 class BlockTracer {

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <unistd.h>
 
 #include <atomic>
 #include <future>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -204,6 +206,74 @@ TEST(BlockBpfLive, EveryRequestIsInItsSubmittersSums) {
         ev.find_metric("collector.lost_events", {{"collector", "block_bpf"}, {"what", "submitter_table_full"}});
     ASSERT_NE(lost, nullptr);
     EXPECT_EQ(lost->value, 0);
+}
+
+// The slot-collision fallback: with one direct-mapped submitter slot per CPU,
+// the first submitter completing on a CPU holds that CPU's slot and every other
+// submitter's completions there go to the per-CPU hash. More submitters than
+// CPUs guarantee that the hash is used; each completion must still be counted
+// exactly once: the submitters' counts and stage sums equal the disk's, and each
+// dd's own count is exactly its number of reads (synchronous direct 4 KiB
+// reads of disjoint, non-adjacent ranges: no merges, one request each).
+TEST(BlockBpfLive, CollidingSubmittersAreEachCountedOnce) {
+    REQUIRE(skip_reason());
+    REQUIRE(missing_tool("dd"));
+    BlockTracerOptions bad;
+    bad.submitter_slots = 3;
+    std::string note;
+    KernelFeatureProbe probe;
+    EXPECT_NE(BlockTracer().start(bad, probe, note).find("not a power of two"), std::string::npos);
+    if (auto why = probe.btf_available(); !why.empty()) GTEST_SKIP() << why;
+    LoopDevice loop("/dev/shm", 64);
+    ASSERT_TRUE(loop.ok()) << loop.error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));   // udev's probe reads
+
+    BlockTracer tracer;
+    BlockTracerOptions opts;
+    opts.device = loop.name();
+    opts.submitter_slots = 1;
+    ASSERT_EQ(tracer.start(opts, probe, note), "");
+
+    constexpr int kReads = 200;   // per dd, 4 KiB each, then a one-block gap
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const int submitters = static_cast<int>(std::min(cpus + 2, 64L));   // 64 * 201 * 4 KiB < 64 MiB
+    std::string script = "for i in $(seq 0 " + std::to_string(submitters - 1) + "); do dd if=" + loop.path() +
+                         " of=/dev/null bs=4k count=" + std::to_string(kReads) + " skip=$((i * " +
+                         std::to_string(kReads + 1) + ")) iflag=direct status=none & echo $!; done; wait";
+    std::string out;
+    ASSERT_EQ(run_capture("sh -c '" + script + "'", &out), 0) << out;
+    std::set<uint32_t> dd_pids;
+    std::istringstream pids(out);
+    for (uint32_t pid; pids >> pid;) dd_pids.insert(pid);
+    ASSERT_EQ(dd_pids.size(), static_cast<size_t>(submitters)) << out;
+
+    const auto stats = tracer.read();
+    ASSERT_TRUE(stats.count(loop.name()));
+    const BlockDeviceStats& s = stats.at(loop.name());
+    EXPECT_EQ(s.merges, 0u);
+    uint64_t count = 0, hashed = 0, q2c_ns = 0, d2c_ns = 0;
+    for (const auto& sub : tracer.submitters()) {
+        if (sub.device != loop.name()) continue;
+        count += sub.count;
+        hashed += sub.hashed_count;
+        q2c_ns += sub.q2c_ns;
+        d2c_ns += sub.d2c_ns;
+        if (dd_pids.count(sub.tgid)) {
+            EXPECT_EQ(sub.count, uint64_t(kReads)) << "dd " << sub.tgid << " (" << sub.hashed_count << " hashed)";
+            dd_pids.erase(sub.tgid);
+        }
+    }
+    EXPECT_TRUE(dd_pids.empty()) << dd_pids.size() << " dd without sums";
+    EXPECT_GE(s.requests(), uint64_t(submitters) * kReads);
+    EXPECT_EQ(count, s.requests());
+    EXPECT_EQ(q2c_ns, s.stage_sum_all_ops(4));
+    EXPECT_EQ(d2c_ns, s.stage_sum_all_ops(3));
+    if (submitters > cpus) {
+        EXPECT_GE(hashed, uint64_t(kReads)) << "the fallback was not exercised";
+    }
+    EXPECT_LT(hashed, count) << "no completion in a slot";
+    EXPECT_EQ(tracer.lost().submitter_table_full, 0u);
+    EXPECT_EQ(tracer.lost().inflight_slot_busy, 0u);
 }
 
 TEST(BlockBpfLive, CollectorEmitsEvidence) {
