@@ -50,6 +50,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "block_events.h"
+#include "ns_to_us.h"
 
 /* A number (an address read from a void * field) as a BTF pointer. */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
@@ -213,14 +214,6 @@ static __always_inline __u32 log2_bucket(__u64 v)
     return r < IODIAG_NR_BUCKETS ? r : IODIAG_NR_BUCKETS - 1;
 }
 
-/* ns / 1000 without a 64-bit division (five per completion add up):
- * ns/1000 = (ns/8)/125, and (x * ceil(2^35/125)) >> 35 == x/125 exactly for
- * x < 2^32 (the rounding error 7*x/2^35 stays below 1/125). */
-static __always_inline __u64 ns_to_us(__u64 ns)
-{
-    __u64 x = ns >> 3;
-    return x < (1ULL << 32) ? (x * 274877907ULL) >> 35 : ns / 1000;
-}
 
 /* The disk slot of a request queue: its id's slot, claimed by the first disk
  * seen there (compare-and-swap, so every CPU agrees); -1 when another disk
@@ -618,7 +611,7 @@ __noinline int account_completion(struct iodiag_dev_stats *s, struct stage_times
 #pragma unroll
     for (int k = 0; k < IODIAG_NR_STAGES; k++) {
         o->sum_ns[k] += t->ns[k];
-        __u32 b = log2_bucket(ns_to_us(t->ns[k]));
+        __u32 b = log2_bucket(iodiag_ns_to_us(t->ns[k]));
         if (b)
             s->hist[op][k][b]++;
     }
