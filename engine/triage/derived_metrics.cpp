@@ -167,7 +167,11 @@ void add_submitter_whole_shares(Evidence& ev) {
     for (const auto& [d, who] : top) {
         const auto& [comm, q2c] = who;
         const double all_us = comm_syscall_time_us(ev, comm);
-        if (all_us <= 0) continue;
+        // Its requests must be waited for inside its syscalls: more request
+        // time than syscall time means they were not (page faults of mapped
+        // files, asynchronous I/O, readahead completed later), and its
+        // syscalls say nothing of them.
+        if (all_us <= 0 || q2c > all_us) continue;
         const Labels l{{"device", d}}, lc{{"comm", comm}, {"device", d}};
         const double d2c = std::min(q2c, metric_or(ev, "block.submitter_d2c_total_us", lc, q2c));
         const std::string of = comm + "'s own requests on " + d;
@@ -185,6 +189,29 @@ void add_submitter_whole_shares(Evidence& ev) {
                           derived("Q2C total of " + of + " / the window's length: how much of the window one "
                                   "of its threads spent waiting for them"));
     }
+}
+
+// Whether the page cache is losing pages it will need again in the window:
+// reclaim scanned pages, a memory cgroup hit its limit, or refaults (reads of
+// pages evicted earlier) are a real part of the pages read in. Without any of
+// these, the cache's misses are first reads of data it never held (a build
+// or a scan reading cold files): no cache is too small for them.
+void add_cache_eviction(Evidence& ev) {
+    const Metric* kswapd = ev.find_metric("vm.pgscan_kswapd");
+    const Metric* direct = ev.find_metric("vm.pgscan_direct");
+    if (!kswapd && !direct) return;   // vmstat not read: unknown
+    const double scanned = (kswapd ? kswapd->value : 0) + (direct ? direct->value : 0);
+    double limit_hits = 0;
+    for (const auto& m : ev.metrics)
+        if (m.name == "cgroup.memory_limit_hits_delta") limit_hits += std::max(0.0, m.value);
+    const double refaults = metric_or(ev, "vm.workingset_refault", {}, 0);
+    const double read_in = metric_or(ev, "fs.readahead_pages", {}, 0);
+    // A tenth of the pages read in being pages the cache had and lost.
+    const bool refaulting = read_in > 0 && refaults >= 0.1 * read_in;
+    ev.add_metric("page_cache.evicting", {}, scanned > 0 || limit_hits > 0 || refaulting ? 1 : 0, "bool",
+                  derived("1 when in the window reclaim scanned pages (vm.pgscan_kswapd + vm.pgscan_direct > 0), a "
+                          "memory cgroup hit its limit (cgroup.memory_limit_hits_delta > 0), or refaults "
+                          "(vm.workingset_refault) were at least a tenth of the pages read in (fs.readahead_pages)"));
 }
 
 // Per device: its own D2C distribution (median, tail ratio), whether it serves
@@ -669,6 +696,8 @@ std::vector<MetricSpec> derived_metric_specs() {
                      "(measured in its slow syscalls, estimated from the machine's faster ones in the others)"});
     specs.push_back({"attr.app.slow_part_pct", K::Metric, "pct", layer::kSyscall, "",
                      "share of the suffering application's traced syscall time in its slow syscalls (attr.app.*)"});
+    specs.push_back({"page_cache.evicting", K::Metric, "bool", layer::kPageCache, "",
+                     "1 when the page cache lost pages in the window (reclaim, a memory cgroup's limit, refaults)"});
     specs.push_back({"device.top_submitter", K::Fact, "", layer::kDevice, "device",
                      "command that waited on the device most (its own requests' Q2C total)"});
     specs.push_back({"device.submitter_wait_all_pct", K::Metric, "pct", layer::kDevice, "device",
@@ -703,6 +732,7 @@ void add_derived_metrics(Evidence& ev) {
     add_sufferer_shares(ev);
     add_device_judgement(ev);
     add_submitter_whole_shares(ev);
+    add_cache_eviction(ev);
     add_stack_chains(ev);
     add_cgroup_join(ev);
     add_limits_below(ev);

@@ -339,6 +339,7 @@ TEST(AccuracyRules, FastSlowSetOfAHealthyMachineIsNoWarning) {
         Evidence ev;
         slow_set(ev, {{"page_cache", 80}, {"filesystem", 20}}, mean_us);
         ev.add_metric("fs.read_miss_pct", {}, 30, "pct", kP);
+        ev.add_metric("vm.pgscan_kswapd", {}, 2000, "pages", kP);   // the cache is losing pages
         const Verdict v = analyze(ev, shipped());
         const Finding* f = find(v.findings, "syscall.page_cache_misses_dominant");
         if (mean_us < 1000) {
@@ -348,6 +349,37 @@ TEST(AccuracyRules, FastSlowSetOfAHealthyMachineIsNoWarning) {
             EXPECT_NE(f, nullptr) << "5 ms misses are";
         }
     }
+}
+
+// Problem: a healthy machine where a build reads cold files: its slow reads
+// are page-cache misses, but the cache evicts nothing (no reclaim, no cgroup
+// at its limit, few refaults). First reads are no cache problem: a note.
+TEST(AccuracyRules, MissesOfACacheThatEvictsNothingAreFirstReadsANote) {
+    Evidence ev;
+    slow_set(ev, {{"page_cache", 90}, {"filesystem", 10}}, 5000);
+    ev.add_metric("fs.read_miss_pct", {}, 30, "pct", kP);
+    ev.add_metric("fs.readahead_pages", {}, 20000, "pages", kP);
+    ev.add_metric("vm.pgscan_kswapd", {}, 0, "pages", kP);
+    ev.add_metric("vm.pgscan_direct", {}, 0, "pages", kP);
+    ev.add_metric("vm.workingset_refault", {}, 100, "pages", kP);
+    ev.add_metric("cgroup.memory_limit_hits_delta", {{"cgroup", "/"}}, 0, "count", kP);
+    Verdict v = analyze(ev, shipped());
+    EXPECT_EQ(find(v.findings, "syscall.page_cache_misses_dominant"), nullptr);
+    EXPECT_NE(find(v.notes, "syscall.cold_reads"), nullptr);
+    EXPECT_EQ(v.status, Severity::Info);
+
+    Evidence limited = ev;   // the same misses in a memory cgroup at its limit: the cache is too small
+    limited.add_metric("cgroup.memory_limit_hits_delta", {{"cgroup", "/db"}}, 5000, "count", kP);
+    v = analyze(limited, shipped());
+    EXPECT_NE(find(v.findings, "syscall.page_cache_misses_dominant"), nullptr);
+    EXPECT_EQ(find(v.notes, "syscall.cold_reads"), nullptr);
+
+    Evidence refaulting = ev;   // a third of the pages read in had been cached and evicted
+    refaulting.metrics.erase(std::remove_if(refaulting.metrics.begin(), refaulting.metrics.end(),
+                                            [](const Metric& m) { return m.name == "vm.workingset_refault"; }),
+                             refaulting.metrics.end());
+    refaulting.add_metric("vm.workingset_refault", {}, 7000, "pages", kP);
+    EXPECT_NE(find(analyze(refaulting, shipped()).findings, "syscall.page_cache_misses_dominant"), nullptr);
 }
 
 // Problem: a healthy Ceph OSD's (or database's) fsyncs are mostly fast; the
