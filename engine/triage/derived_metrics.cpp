@@ -191,11 +191,13 @@ void add_submitter_whole_shares(Evidence& ev) {
     }
 }
 
-// Whether the page cache is losing pages it will need again in the window:
-// reclaim scanned pages, a memory cgroup hit its limit, or refaults (reads of
-// pages evicted earlier) are a real part of the pages read in. Without any of
-// these, the cache's misses are first reads of data it never held (a build
-// or a scan reading cold files): no cache is too small for them.
+// Whether the page cache is losing pages in the window: reclaim scanned
+// (kswapd or direct) or a memory cgroup hit its limit. A working set that
+// does not fit is evicted and read again all the time, so it always comes
+// with one of these. Without them the cache's misses are first reads of data
+// it never held (a build or a scan reading cold files): no cache is too small
+// for them. (Refaults alone do not tell: they count re-reads of pages evicted
+// at any time before, hours ago included.)
 void add_cache_eviction(Evidence& ev) {
     const Metric* kswapd = ev.find_metric("vm.pgscan_kswapd");
     const Metric* direct = ev.find_metric("vm.pgscan_direct");
@@ -204,14 +206,9 @@ void add_cache_eviction(Evidence& ev) {
     double limit_hits = 0;
     for (const auto& m : ev.metrics)
         if (m.name == "cgroup.memory_limit_hits_delta") limit_hits += std::max(0.0, m.value);
-    const double refaults = metric_or(ev, "vm.workingset_refault", {}, 0);
-    const double read_in = metric_or(ev, "fs.readahead_pages", {}, 0);
-    // A tenth of the pages read in being pages the cache had and lost.
-    const bool refaulting = read_in > 0 && refaults >= 0.1 * read_in;
-    ev.add_metric("page_cache.evicting", {}, scanned > 0 || limit_hits > 0 || refaulting ? 1 : 0, "bool",
-                  derived("1 when in the window reclaim scanned pages (vm.pgscan_kswapd + vm.pgscan_direct > 0), a "
-                          "memory cgroup hit its limit (cgroup.memory_limit_hits_delta > 0), or refaults "
-                          "(vm.workingset_refault) were at least a tenth of the pages read in (fs.readahead_pages)"));
+    ev.add_metric("page_cache.evicting", {}, scanned > 0 || limit_hits > 0 ? 1 : 0, "bool",
+                  derived("1 when in the window reclaim scanned pages (vm.pgscan_kswapd + vm.pgscan_direct > 0) or a "
+                          "memory cgroup hit its limit (cgroup.memory_limit_hits_delta > 0)"));
 }
 
 // Per device: its own D2C distribution (median, tail ratio), whether it serves
@@ -697,7 +694,7 @@ std::vector<MetricSpec> derived_metric_specs() {
     specs.push_back({"attr.app.slow_part_pct", K::Metric, "pct", layer::kSyscall, "",
                      "share of the suffering application's traced syscall time in its slow syscalls (attr.app.*)"});
     specs.push_back({"page_cache.evicting", K::Metric, "bool", layer::kPageCache, "",
-                     "1 when the page cache lost pages in the window (reclaim, a memory cgroup's limit, refaults)"});
+                     "1 when the page cache lost pages in the window (reclaim scanned, a memory cgroup hit its limit)"});
     specs.push_back({"device.top_submitter", K::Fact, "", layer::kDevice, "device",
                      "command that waited on the device most (its own requests' Q2C total)"});
     specs.push_back({"device.submitter_wait_all_pct", K::Metric, "pct", layer::kDevice, "device",
