@@ -87,7 +87,13 @@ bg() { setsid "$@" >/dev/null 2>&1 & local pid=$!; undo+=("kill -TERM -$pid; sle
 # The victims: the processes whose latency the injected cause hurts. They run in
 # one cgroup v2 directory so the ground truth can follow them (and only them).
 victim_cg=/sys/fs/cgroup/unified/iodiag-victim-$$
-victim_dir() { [[ -d $victim_cg ]] || { mkdir "$victim_cg"; undo+=("rmdir $victim_cg"); }; }
+# Removed with retries: a victim just killed may not have left the group yet
+# (PostgreSQL's backends take a moment), and rmdir of a busy group fails.
+victim_dir() {
+  [[ -d $victim_cg ]] && return
+  mkdir "$victim_cg"
+  undo+=("for _ in \$(seq 50); do rmdir $victim_cg 2>/dev/null && break; sleep 0.1; done")
+}
 # victim [CGROUP_PROCS_FILE...] -- CMD...: CMD in the victim cgroup (and in the given v1 groups)
 victim() {
   victim_dir; local files=("$victim_cg/cgroup.procs")
