@@ -66,6 +66,23 @@ std::optional<double> apps_latency_explained(const Finding& f, const Evidence& e
 // Applied only where the applications' own requests were measured per device.
 constexpr double kFeltPct = 5;
 
+// A finding whose share is a layer's part of the slow syscalls' time
+// (attr.sufferer.<layer>_pct or attr.slow.<layer>_pct) when both the
+// suffering application's and the machine's slow syscalls spent under
+// kFeltPct of their time in that layer: the larger of the two, else nullopt.
+// A slow journal commit no syscall waited for is a note, not the verdict.
+std::optional<double> waited_by_nobody(const Finding& f, const Evidence& ev) {
+    if (!f.share_pct) return std::nullopt;
+    std::string cls;
+    for (const char* prefix : {"attr.sufferer.", "attr.slow."})
+        if (f.share_metric.rfind(prefix, 0) == 0) cls = f.share_metric.substr(std::string(prefix).size());
+    if (cls.size() < 5 || cls.compare(cls.size() - 4, 4, "_pct") != 0) return std::nullopt;
+    const Metric* mine = ev.find_metric("attr.sufferer." + cls);
+    const Metric* all = ev.find_metric("attr.slow." + cls);
+    if (!mine || !all || mine->value >= kFeltPct || all->value >= kFeltPct) return std::nullopt;
+    return std::max(mine->value, all->value);
+}
+
 Finding make_finding(const RuleResult& r, const Evidence& ev) {
     const Rule& rule = *r.rule;
     Finding f;
@@ -362,7 +379,14 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
         const bool on_path = walk.visited.count(f.layer) > 0;
         const std::optional<double> explained = apps_latency_explained(f, ev);
         const bool unfelt = own_requests_measured && explained && *explained < kFeltPct;
-        if (f.severity == Severity::Info || !on_path || unfelt) {
+        const std::optional<double> nobody = waited_by_nobody(f, ev);
+        if (nobody) {
+            trim_end(f.mechanism);
+            f.mechanism += " (A note, not a finding: no slow syscall in the window waited in this layer (" +
+                           format_number(*nobody) + " % of the suffering application's slow time and of the "
+                           "machine's slow set): what it describes delayed nobody observed.)";
+        }
+        if (f.severity == Severity::Info || !on_path || unfelt || nobody) {
             if (!on_path) f.mechanism += " (Seen off the triage path: the walk did not reach this layer.)";
             if (unfelt && on_path) {
                 trim_end(f.mechanism);

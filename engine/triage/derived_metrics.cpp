@@ -135,6 +135,82 @@ std::map<std::string, double> app_own_q2c(const Evidence& ev, const std::set<std
 
 namespace {
 
+// All of a command's traced syscall time: its processes' syscall.proc.time_us
+// summed (the top 20 processes of the window).
+double comm_syscall_time_us(const Evidence& ev, const std::string& comm) {
+    double t = 0;
+    for (const auto& m : ev.metrics)
+        if (m.name == "syscall.proc.time_us")
+            if (const auto c = m.labels.find("comm"); c != m.labels.end() && c->second == comm) t += m.value;
+    return t;
+}
+
+// Per device: the command that waited on it most (the largest Q2C total of its
+// own requests) and that wait as a share of ALL of its traced syscall time,
+// not only of its slow syscalls. A synchronous reader of a fast device has
+// almost no syscall of 1 ms or more: its slow set is a tail (preemptions,
+// run-queue delay) or belongs to another program, and cannot speak for it.
+// Whether it is bound by one request at a time (seed 003 §5.2) is a property
+// of all its I/O: how much of its time goes to waiting for its own requests.
+void add_submitter_whole_shares(Evidence& ev) {
+    const std::set<std::string> lower = lower_devices(ev);
+    const double window_us = ev.window.duration_s * 1e6;
+    std::map<std::string, std::pair<std::string, double>> top;   // device -> (comm, Q2C us)
+    for (const auto& m : ev.metrics) {
+        if (m.name != "block.submitter_q2c_total_us" || m.value <= 0) continue;
+        const auto dev = m.labels.find("device"), comm = m.labels.find("comm");
+        if (dev == m.labels.end() || comm == m.labels.end() || comm->second == "?" || lower.count(dev->second))
+            continue;
+        auto& t = top[dev->second];
+        if (m.value > t.second) t = {comm->second, m.value};
+    }
+    for (const auto& [d, who] : top) {
+        const auto& [comm, q2c] = who;
+        const double all_us = comm_syscall_time_us(ev, comm);
+        // Its requests must be waited for inside its syscalls: more request
+        // time than syscall time means they were not (page faults of mapped
+        // files, asynchronous I/O, readahead completed later), and its
+        // syscalls say nothing of them.
+        if (all_us <= 0 || q2c > all_us) continue;
+        const Labels l{{"device", d}}, lc{{"comm", comm}, {"device", d}};
+        const double d2c = std::min(q2c, metric_or(ev, "block.submitter_d2c_total_us", lc, q2c));
+        const std::string of = comm + "'s own requests on " + d;
+        ev.add_fact("device.top_submitter", l, comm,
+                    derived("command with the largest Q2C total of its own requests on the device "
+                            "(block.submitter_q2c_total_us)"));
+        ev.add_metric("device.submitter_wait_all_pct", l, std::min(100.0, 100.0 * q2c / all_us), "pct",
+                      derived("Q2C total of " + of + " / the time of all its traced syscalls (syscall.proc.time_us "
+                              "summed over its processes): its wait for them, queue included, whatever its latency"));
+        ev.add_metric("device.submitter_share_all_pct", l, std::min(100.0, 100.0 * d2c / all_us), "pct",
+                      derived("D2C total of " + of + " / the time of all its traced syscalls (syscall.proc.time_us "
+                              "summed over its processes): the part the device served"));
+        if (window_us > 0)
+            ev.add_metric("device.submitter_wait_window_pct", l, 100.0 * q2c / window_us, "pct",
+                          derived("Q2C total of " + of + " / the window's length: how much of the window one "
+                                  "of its threads spent waiting for them"));
+    }
+}
+
+// Whether the page cache is losing pages in the window: reclaim scanned
+// (kswapd or direct) or a memory cgroup hit its limit. A working set that
+// does not fit is evicted and read again all the time, so it always comes
+// with one of these. Without them the cache's misses are first reads of data
+// it never held (a build or a scan reading cold files): no cache is too small
+// for them. (Refaults alone do not tell: they count re-reads of pages evicted
+// at any time before, hours ago included.)
+void add_cache_eviction(Evidence& ev) {
+    const Metric* kswapd = ev.find_metric("vm.pgscan_kswapd");
+    const Metric* direct = ev.find_metric("vm.pgscan_direct");
+    if (!kswapd && !direct) return;   // vmstat not read: unknown
+    const double scanned = (kswapd ? kswapd->value : 0) + (direct ? direct->value : 0);
+    double limit_hits = 0;
+    for (const auto& m : ev.metrics)
+        if (m.name == "cgroup.memory_limit_hits_delta") limit_hits += std::max(0.0, m.value);
+    ev.add_metric("page_cache.evicting", {}, scanned > 0 || limit_hits > 0 ? 1 : 0, "bool",
+                  derived("1 when in the window reclaim scanned pages (vm.pgscan_kswapd + vm.pgscan_direct > 0) or a "
+                          "memory cgroup hit its limit (cgroup.memory_limit_hits_delta > 0)"));
+}
+
 // Per device: its own D2C distribution (median, tail ratio), whether it serves
 // at flash speed, whether a reference latency exists, and which share of the
 // slow syscalls' device wait is its own. The syscall collector charges waits
@@ -483,11 +559,42 @@ void add_sufferer_shares(Evidence& ev) {
     const Metric* cpu = ev.find_metric(own_time ? "attr.app.cpu_pct" : "attr.slow.cpu_pct");
     const Metric* time = ev.find_metric(own_time ? "attr.app.time_us" : "attr.slow.cpu_us");
     const Metric* ops = ev.find_metric(own_time ? "attr.app.ops" : "attr.slow.ops");
+    // Copied out: adding metrics may move the vector these point into.
+    const std::optional<double> cpu_pct = cpu ? std::optional(cpu->value) : std::nullopt;
+    const std::optional<double> slow_us = time ? std::optional(time->value) : std::nullopt;
     if (cpu && time && ops && ops->value > 0)
         ev.add_metric("attr.sufferer.cpu_us_per_op", {},
                       (own_time ? cpu->value / 100 * time->value : time->value) / ops->value, "us",
                       derived(own_time ? "attr.app.cpu_pct x attr.app.time_us / attr.app.ops"
                                        : "attr.slow.cpu_us / attr.slow.ops (the application's own not measured)"));
+    // Run-queue delay as a share of ALL of the application's traced syscall
+    // time, and how much of that time its slow set covers: a slow set that
+    // covers a small part of it (a fast reader preempted now and then)
+    // speaks for its tail, not for where its time goes. Its slow syscalls'
+    // delay is measured; its faster syscalls' is estimated with the run-queue
+    // share of the machine's syscalls below the window's p99 (attr.all less
+    // attr.slow), mostly its own when it holds most of the syscall time.
+    if (own_time && app && cpu_pct && slow_us && *slow_us > 0)
+        if (const double all_us = std::max(*slow_us, comm_syscall_time_us(ev, app->value)); all_us > 0) {
+            const std::string from = " / the time of all of " + app->value +
+                                     "'s traced syscalls (syscall.proc.time_us summed over its processes)";
+            double fast_total = 0, fast_cpu = 0;
+            for (const auto& c : slow_set_classes()) {
+                const double part = metric_or(ev, "attr.all." + c + "_us", {}, 0) -
+                                    metric_or(ev, "attr.slow." + c + "_us", {}, 0);
+                fast_total += std::max(0.0, part);
+                if (c == "cpu") fast_cpu = std::max(0.0, part);
+            }
+            const double fast_ratio = fast_total > 0 ? fast_cpu / fast_total : 0;
+            ev.add_metric("attr.app.slow_part_pct", {}, 100.0 * *slow_us / all_us, "pct",
+                          derived("attr.app.time_us" + from));
+            ev.add_metric("attr.sufferer.cpu_all_pct", {},
+                          std::min(100.0, (*cpu_pct / 100 * *slow_us + (all_us - *slow_us) * fast_ratio) / all_us * 100),
+                          "pct",
+                          derived("(run-queue delay in its slow syscalls, attr.app.cpu_pct x attr.app.time_us, + its "
+                                  "other syscalls' time x the run-queue share of the machine's syscalls below the "
+                                  "window's p99, attr.all.cpu_us - attr.slow.cpu_us over attr.all - attr.slow)" + from));
+        }
     if (!top.empty())
         ev.add_fact("attr.sufferer.top_layer", {}, top,
                     derived(std::string("layer with the largest attr.sufferer.<layer>_pct (") +
@@ -581,6 +688,23 @@ std::vector<MetricSpec> derived_metric_specs() {
     for (auto& spec : slow_floor_specs()) specs.push_back(std::move(spec));
     specs.push_back({"attr.sufferer.cpu_us_per_op", K::Metric, "us", layer::kCpu, "",
                      "mean run-queue delay per slow syscall of the suffering application"});
+    specs.push_back({"attr.sufferer.cpu_all_pct", K::Metric, "pct", layer::kCpu, "",
+                     "run-queue delay as a share of all of the suffering application's traced syscall time "
+                     "(measured in its slow syscalls, estimated from the machine's faster ones in the others)"});
+    specs.push_back({"attr.app.slow_part_pct", K::Metric, "pct", layer::kSyscall, "",
+                     "share of the suffering application's traced syscall time in its slow syscalls (attr.app.*)"});
+    specs.push_back({"page_cache.evicting", K::Metric, "bool", layer::kPageCache, "",
+                     "1 when the page cache lost pages in the window (reclaim scanned, a memory cgroup hit its limit)"});
+    specs.push_back({"device.top_submitter", K::Fact, "", layer::kDevice, "device",
+                     "command that waited on the device most (its own requests' Q2C total)"});
+    specs.push_back({"device.submitter_wait_all_pct", K::Metric, "pct", layer::kDevice, "device",
+                     "share of all of that command's traced syscall time spent waiting for its own requests on "
+                     "the device (queue + service), whatever their latency"});
+    specs.push_back({"device.submitter_share_all_pct", K::Metric, "pct", layer::kDevice, "device",
+                     "share of all of that command's traced syscall time spent in its requests' device service "
+                     "time (D2C)"});
+    specs.push_back({"device.submitter_wait_window_pct", K::Metric, "pct", layer::kDevice, "device",
+                     "that command's wait for its own requests on the device against the window's length"});
     specs.push_back({"attr.sufferer.top_layer", K::Fact, "", layer::kSyscall, "",
                      "layer with the largest share of the suffering application's slow time"});
     for (const auto& c : slow_set_classes())
@@ -604,6 +728,8 @@ void add_derived_metrics(Evidence& ev) {
     add_nominal_latencies(ev);
     add_sufferer_shares(ev);
     add_device_judgement(ev);
+    add_submitter_whole_shares(ev);
+    add_cache_eviction(ev);
     add_stack_chains(ev);
     add_cgroup_join(ev);
     add_limits_below(ev);

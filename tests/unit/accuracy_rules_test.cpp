@@ -81,6 +81,16 @@ void fsync_chain_evidence(Evidence& ev, const std::map<double, uint64_t>& fsync_
     op_hist(ev, "read", {{20, 10000}});
 }
 
+// A command that spent `all_us` in traced syscalls, `q2c_us` of it waiting for
+// its own requests on `dev` (`d2c_us` of that in the device), in a 4 s window.
+void submitter(Evidence& ev, const std::string& comm, const std::string& dev, double all_us, double q2c_us,
+               double d2c_us) {
+    ev.window.duration_s = 4;
+    ev.add_metric("syscall.proc.time_us", {{"comm", comm}, {"pid", "100"}, {"cgroup", "/"}}, all_us, "us", kP);
+    ev.add_metric("block.submitter_q2c_total_us", {{"device", dev}, {"comm", comm}}, q2c_us, "us", kP);
+    ev.add_metric("block.submitter_d2c_total_us", {{"device", dev}, {"comm", comm}}, d2c_us, "us", kP);
+}
+
 const Finding* find(const std::vector<Finding>& v, const std::string& id) {
     for (const auto& f : v)
         if (f.rule_id == id) return &f;
@@ -106,11 +116,16 @@ TEST(AccuracyRules, FastDeviceAtDepthOneIsTheApplicationsSynchronousIoNotASlowDe
     Evidence ev;
     device(ev, "loop0", "loop", 40, 50000, 0.9);   // 40 us: flash speed, one in flight
     slow_set(ev, {{"device", 80}, {"filesystem", 20}});
+    // fio waited 2 s of its 4 s in syscalls for its own requests on loop0.
+    submitter(ev, "fio", "loop0", 4e6, 2e6, 1.9e6);
     const Verdict v = analyze(ev, shipped());
     EXPECT_EQ(v.status, Severity::Info);
     EXPECT_EQ(find(v.findings, "device.dominant_no_reference"), nullptr);
     ASSERT_FALSE(v.notes.empty());
     EXPECT_EQ(v.notes.front().rule_id, "device.sync_depth1_bound");
+    ASSERT_TRUE(v.notes.front().share_pct);
+    EXPECT_NEAR(*v.notes.front().share_pct, 47.5, 0.01);   // over all of fio's syscall time
+    EXPECT_NE(v.notes.front().title.find("fio waits for loop0"), std::string::npos);
 
     Evidence deep = ev;   // the same device kept 16 deep: healthy, nothing to say above info
     deep.metrics.erase(std::remove_if(deep.metrics.begin(), deep.metrics.end(),
@@ -120,6 +135,50 @@ TEST(AccuracyRules, FastDeviceAtDepthOneIsTheApplicationsSynchronousIoNotASlowDe
     const Verdict d = analyze(deep, shipped());
     EXPECT_EQ(d.status, Severity::Info);
     EXPECT_EQ(find(d.notes, "device.sync_depth1_bound"), nullptr);
+}
+
+// A depth-1 reader of a fast device has almost no syscall of 1 ms or more: the
+// slow set is another program's (here a build's page-cache misses on another
+// disk). The depth-1 bound is judged on all of the reader's own I/O; a program
+// that waited for a few requests in the window is bound by nothing.
+TEST(AccuracyRules, DepthOneIsJudgedOnAllOfTheApplicationsIoNotOnTheSlowSet) {
+    Evidence ev;
+    device(ev, "loop0", "loop", 40, 50000, 0.6);
+    slow_set(ev, {{"page_cache", 99}, {"cpu", 1}});
+    submitter(ev, "fio", "loop0", 3.9e6, 1.8e6, 1.7e6);
+    const Verdict v = analyze(ev, shipped());
+    const Finding* n = find(v.notes, "device.sync_depth1_bound");
+    ASSERT_NE(n, nullptr);
+    ASSERT_TRUE(n->share_pct);
+    EXPECT_NEAR(*n->share_pct, 100.0 * 1.7 / 3.9, 0.01);
+
+    Evidence brief;   // 0.2 s of the 4 s window waiting for loop0: not bound by it
+    device(brief, "loop0", "loop", 40, 5000, 0.6);
+    submitter(brief, "cp", "loop0", 0.5e6, 0.2e6, 0.19e6);
+    EXPECT_EQ(find(analyze(brief, shipped()).notes, "device.sync_depth1_bound"), nullptr);
+}
+
+// Run-queue delay is ranked by its share of all of the application's syscall
+// time: measured in its slow syscalls, estimated in its faster ones with the
+// run-queue share of the machine's syscalls below the window's p99.
+TEST(AccuracyRules, RunQueueDelayShareIsOverAllOfTheApplicationsSyscallTime) {
+    Evidence ev;
+    ev.add_fact("attr.app.name", {}, "fio", kP);
+    ev.add_metric("attr.app.ops", {}, 500, "count", kP);
+    ev.add_metric("attr.app.time_us", {}, 1e6, "us", kP);   // 1 s of slow syscalls, 90 % run-queue delay
+    for (const char* l : {"device", "block_queue", "filesystem", "journal", "page_cache", "dirty", "reclaim", "cgroup",
+                          "locks", "cpu", "other"})
+        ev.add_metric(std::string("attr.app.") + l + "_pct", {}, std::string(l) == "cpu" ? 90 : 0, "pct", kP);
+    ev.add_metric("attr.app.device_pct", {}, 0, "pct", kP);
+    slow_set(ev, {{"cpu", 90}, {"device", 10}}, 2000);           // the machine's slow set: 1 s
+    ev.add_metric("attr.all.cpu_us", {}, 0.9e6 + 1.2e6, "us", kP);   // below it: 3 s, 40 % run-queue delay
+    ev.add_metric("attr.all.device_us", {}, 0.1e6 + 1.8e6, "us", kP);
+    ev.add_metric("syscall.proc.time_us", {{"comm", "fio"}, {"pid", "7"}, {"cgroup", "/"}}, 4e6, "us", kP);
+    const Verdict v = analyze(ev, shipped());
+    const Finding* n = find(v.notes, "syscall.runqueue_delay");
+    ASSERT_NE(n, nullptr);
+    ASSERT_TRUE(n->share_pct);
+    EXPECT_NEAR(*n->share_pct, 100.0 * (0.9 + 3 * 0.4) / 4, 0.01);
 }
 
 TEST(AccuracyRules, StackedDevicePassesItsShareToTheDeviceThatServesIt) {
@@ -200,7 +259,7 @@ TEST(AccuracyRules, BlockQueueingNobodyWaitedForIsANoteNotAFinding) {
     ev.add_fact("attr.app.name", {}, "fio", kP);
     ev.add_metric("attr.app.ops", {}, 500, "count", kP);
     ev.add_metric("attr.app.device_pct", {}, 80, "pct", kP);
-    ev.add_metric("block.submitter_q2c_total_us", {{"device", "loop0"}, {"comm", "fio"}}, 40.0 * 50000, "us", kP);
+    submitter(ev, "fio", "loop0", 4e6, 40.0 * 50000, 38.0 * 50000);
     ev.add_metric("block.submitter_q2c_total_us", {{"device", "sda"}, {"comm", "dd"}}, 400.0 * 5000, "us", kP);
     const Verdict v = analyze(ev, shipped());
     EXPECT_EQ(find(v.findings, "block.scheduler_queueing_dominant"), nullptr);
@@ -280,6 +339,7 @@ TEST(AccuracyRules, FastSlowSetOfAHealthyMachineIsNoWarning) {
         Evidence ev;
         slow_set(ev, {{"page_cache", 80}, {"filesystem", 20}}, mean_us);
         ev.add_metric("fs.read_miss_pct", {}, 30, "pct", kP);
+        ev.add_metric("vm.pgscan_kswapd", {}, 2000, "pages", kP);   // the cache is losing pages
         const Verdict v = analyze(ev, shipped());
         const Finding* f = find(v.findings, "syscall.page_cache_misses_dominant");
         if (mean_us < 1000) {
@@ -289,6 +349,38 @@ TEST(AccuracyRules, FastSlowSetOfAHealthyMachineIsNoWarning) {
             EXPECT_NE(f, nullptr) << "5 ms misses are";
         }
     }
+}
+
+// Problem: a healthy machine where a build reads cold files: its slow reads
+// are page-cache misses, but the cache evicts nothing (no reclaim, no cgroup
+// at its limit; refaults of pages evicted long before do not count). First
+// reads are no cache problem: a note.
+TEST(AccuracyRules, MissesOfACacheThatEvictsNothingAreFirstReadsANote) {
+    Evidence ev;
+    slow_set(ev, {{"page_cache", 90}, {"filesystem", 10}}, 5000);
+    ev.add_metric("fs.read_miss_pct", {}, 30, "pct", kP);
+    ev.add_metric("fs.readahead_pages", {}, 20000, "pages", kP);
+    ev.add_metric("vm.pgscan_kswapd", {}, 0, "pages", kP);
+    ev.add_metric("vm.pgscan_direct", {}, 0, "pages", kP);
+    ev.add_metric("vm.workingset_refault", {}, 15000, "pages", kP);   // re-reads of pages evicted earlier
+    ev.add_metric("cgroup.memory_limit_hits_delta", {{"cgroup", "/"}}, 0, "count", kP);
+    Verdict v = analyze(ev, shipped());
+    EXPECT_EQ(find(v.findings, "syscall.page_cache_misses_dominant"), nullptr);
+    EXPECT_NE(find(v.notes, "syscall.cold_reads"), nullptr);
+    EXPECT_EQ(v.status, Severity::Info);
+
+    Evidence limited = ev;   // the same misses in a memory cgroup at its limit: the cache is too small
+    limited.add_metric("cgroup.memory_limit_hits_delta", {{"cgroup", "/db"}}, 5000, "count", kP);
+    v = analyze(limited, shipped());
+    EXPECT_NE(find(v.findings, "syscall.page_cache_misses_dominant"), nullptr);
+    EXPECT_EQ(find(v.notes, "syscall.cold_reads"), nullptr);
+
+    Evidence reclaiming = ev;   // kswapd scanning in the window: the cache is losing pages
+    reclaiming.metrics.erase(std::remove_if(reclaiming.metrics.begin(), reclaiming.metrics.end(),
+                                            [](const Metric& m) { return m.name == "vm.pgscan_kswapd"; }),
+                             reclaiming.metrics.end());
+    reclaiming.add_metric("vm.pgscan_kswapd", {}, 7000, "pages", kP);
+    EXPECT_NE(find(analyze(reclaiming, shipped()).findings, "syscall.page_cache_misses_dominant"), nullptr);
 }
 
 // Problem: a healthy Ceph OSD's (or database's) fsyncs are mostly fast; the
