@@ -50,6 +50,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "block_events.h"
+#include "log2_flat.h"
 #include "ns_to_us.h"
 
 /* A number (an address read from a void * field) as a BTF pointer. */
@@ -202,16 +203,7 @@ static __always_inline bool dev_wanted(__u32 dev)
 
 static __always_inline __u32 log2_bucket(__u64 v)
 {
-    __u32 r = 0, shift;
-    if (v < 2)
-        return 0;
-    shift = (v > 0xFFFFFFFF) << 5; v >>= shift; r = shift;
-    shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
-    shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
-    shift = (v > 0xF) << 2; v >>= shift; r |= shift;
-    shift = (v > 0x3) << 1; v >>= shift; r |= shift;
-    r |= (v >> 1);
-    return r < IODIAG_NR_BUCKETS ? r : IODIAG_NR_BUCKETS - 1;
+    return iodiag_log2_flat(v, IODIAG_NR_BUCKETS);
 }
 
 

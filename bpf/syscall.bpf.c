@@ -15,6 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "log2_flat.h"
 #include "syscall_events.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -480,20 +481,6 @@ __noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 to
     return 0;
 }
 
-/* log2_bucket without a branch per bit (the result is a bounded unknown to
- * the verifier, not one constant per path), for the fast path of on_exit. */
-static __always_inline __u32 log2_bucket_flat(__u64 v)
-{
-    __u32 r, shift;
-    shift = (v > 0xFFFFFFFF) << 5; v >>= shift; r = shift;
-    shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
-    shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
-    shift = (v > 0xF) << 2; v >>= shift; r |= shift;
-    shift = (v > 0x3) << 1; v >>= shift; r |= shift;
-    r |= (v >> 1);
-    return r < IOD_HIST_BUCKETS ? r : IOD_HIST_BUCKETS - 1;
-}
-
 /* The common syscall: it never left the CPU and entered no measured child, so
  * all of it is the filesystem's (what charge() and account_syscall would add
  * for it, without their class bookkeeping). */
@@ -501,7 +488,7 @@ static __always_inline int account_fast(__u32 grp, long ret, __u64 total, __u32 
 {
     struct iod_aggregates *a = aggs();
     if (!a) return 0;
-    __u32 b = log2_bucket_flat(total / 1000);
+    __u32 b = iodiag_log2_flat(total / 1000, IOD_HIST_BUCKETS);
     if (b >= IOD_HIST_BUCKETS || grp >= GRP_COUNT) return 0;
     a->hist[grp][b] += 1;
     struct iod_bucket_sums *s = &a->buckets[b];
