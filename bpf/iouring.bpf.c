@@ -45,6 +45,7 @@ __u64 lost[IOURING_LOST_COUNT] = {};
 struct inflight {
     __u64 req;
     __u64 ts;
+    __u64 punt_ts; /* when it was handed to io-wq; 0 = issued inline */
     __u32 tgid;
     __u32 pad;
 };
@@ -202,6 +203,7 @@ static __always_inline int on_submit(struct io_kiocb *req, __u64 req_key, bool b
     }
     f->req = req_key;
     f->ts = now;
+    f->punt_ts = 0;
     f->tgid = tgid;
     return 0;
 }
@@ -210,9 +212,13 @@ static __always_inline int on_punt(struct io_kiocb *req, __u64 req_key, bool btf
 {
     __u32 slot = slot_of(req_key, INFLIGHT_BITS);
     struct inflight *f = bpf_map_lookup_elem(&inflight, &slot);
-    __u32 tgid = (f && f->req == req_key) ? f->tgid : (__u32)(bpf_get_current_pid_tgid() >> 32);
+    bool timed = f && f->req == req_key;
+    __u32 tgid = timed ? f->tgid : (__u32)(bpf_get_current_pid_tgid() >> 32);
     if (filter_tgid && tgid != filter_tgid)
         return 0;
+    /* from here to its completion the request is an io-wq worker's */
+    if (timed)
+        f->punt_ts = bpf_ktime_get_ns();
     __u64 ring = btf ? NUM(true, req->ctx) : (__u64)BPF_CORE_READ(req, ctx);
     __u8 opcode = btf ? req->opcode : BPF_CORE_READ(req, opcode);
     struct iouring_stats *s = stats_for(tgid, ring);
@@ -237,7 +243,9 @@ static __always_inline int on_complete(__u64 ring, __u64 req_key)
             s->untracked++;
         return 0;
     }
-    __u64 delta = bpf_ktime_get_ns() - f->ts;
+    __u64 now = bpf_ktime_get_ns();
+    __u64 delta = now - f->ts;
+    __u64 punt_ts = f->punt_ts;
     __u32 tgid = f->tgid;
     f->req = 0; /* free the slot */
     struct iouring_stats *s = stats_for(tgid, ring);
@@ -245,6 +253,8 @@ static __always_inline int on_complete(__u64 ring, __u64 req_key)
         return 0;
     s->completed++;
     s->lat_sum_ns += delta;
+    if (punt_ts && now > punt_ts)
+        s->iowq_ns += now - punt_ts;
     __u32 bucket = log2_slot(delta / 1000);
     if (bucket < IOURING_HIST_SLOTS)
         s->lat_hist[bucket]++;

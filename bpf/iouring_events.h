@@ -26,6 +26,7 @@ struct iouring_stats {
     __u64 completed;                       /* completions of requests seen at submit */
     __u64 untracked;                       /* completions without a submit (started earlier, internal) */
     __u64 lat_sum_ns;
+    __u64 iowq_ns;                         /* of lat_sum_ns: punt -> complete (in an io-wq worker) */
     __u64 lat_hist[IOURING_HIST_SLOTS];    /* submit -> complete, log2 microseconds */
     __u64 cqwait_count;                    /* io_uring_cqring_wait: the task waited for CQEs */
     __u64 cqwait_sum_ns;

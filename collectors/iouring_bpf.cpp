@@ -48,7 +48,7 @@ Log2Histogram hist_of(const std::vector<uint64_t>& buckets) {
 
 struct Totals {
     uint64_t sub[3] = {0, 0, 0}, punt[3] = {0, 0, 0};
-    uint64_t completed = 0, lat_sum_ns = 0, cqwaits = 0, cqwait_sum_ns = 0;
+    uint64_t completed = 0, lat_sum_ns = 0, iowq_ns = 0, cqwaits = 0, cqwait_sum_ns = 0;
     Log2Histogram lat, cqwait;
     std::string comm;
     void add(const IouringRingStats& r) {
@@ -58,6 +58,7 @@ struct Totals {
         }
         completed += r.completed;
         lat_sum_ns += r.lat_sum_ns;
+        iowq_ns += r.iowq_ns;
         cqwaits += r.cqwait_count;
         cqwait_sum_ns += r.cqwait_sum_ns;
         lat.merge(hist_of(r.lat_hist));
@@ -77,6 +78,8 @@ std::vector<MetricSpec> iouring_metric_specs() {
         {"iouring.submitted", K::Metric, "count", S, "", "io_uring requests submitted in the window"},
         {"iouring.rw_submitted", K::Metric, "count", S, "", "read/write requests submitted (READ, WRITE, *V, *_FIXED)"},
         {"iouring.punted", K::Metric, "count", S, "", "requests handed to io-wq worker threads"},
+        {"iouring.iowq_time_pct", K::Metric, "pct", S, "",
+         "share of the requests' submit-to-completion time spent after their hand-off to io-wq workers"},
         {"iouring.punted_writes", K::Metric, "count", S, "", "write requests handed to io-wq workers"},
         {"iouring.punted_reads", K::Metric, "count", S, "", "read requests handed to io-wq workers"},
         {"iouring.rw_punt_share_pct", K::Metric, "pct", S, "",
@@ -146,6 +149,10 @@ void add_iouring_evidence(const std::vector<IouringRingStats>& rings, double win
         ev.add_metric("iouring.latency_p50_us", {}, all.lat.percentile(50).value, "us", lat);
         ev.add_metric("iouring.latency_p99_us", {}, all.lat.percentile(99).value, "us", lat);
         ev.add_metric("iouring.latency_mean_us", {}, all.lat_sum_ns / 1e3 / double(all.completed), "us", lat);
+        if (all.lat_sum_ns)
+            ev.add_metric("iouring.iowq_time_pct", {}, 100.0 * double(all.iowq_ns) / double(all.lat_sum_ns), "pct",
+                          {lat.kind, "Σ(io_uring_queue_async_work -> io_uring_complete) / Σ(io_uring_submit_req -> "
+                                     "io_uring_complete) of the timed requests"});
     }
     ev.add_metric("iouring.cq_waits", {}, double(all.cqwaits), "count", cq);
     ev.add_metric("iouring.cq_wait_total_ms", {}, all.cqwait_sum_ns / 1e6, "ms", cq);
@@ -215,6 +222,7 @@ void add_ring(const iouring_stats& v, std::map<std::pair<uint32_t, uint64_t>, Io
     r.completed += v.completed;
     r.untracked += v.untracked;
     r.lat_sum_ns += v.lat_sum_ns;
+    r.iowq_ns += v.iowq_ns;
     r.cqwait_count += v.cqwait_count;
     r.cqwait_sum_ns += v.cqwait_sum_ns;
     r.lat_hist.resize(IOURING_HIST_SLOTS, 0);

@@ -28,6 +28,7 @@ struct IouringRingStats {
     uint64_t submitted[3] = {0, 0, 0};   // read, write, other
     uint64_t punted[3] = {0, 0, 0};
     uint64_t completed = 0, untracked = 0, lat_sum_ns = 0;
+    uint64_t iowq_ns = 0;                // of lat_sum_ns: from the punt to io-wq to completion
     std::vector<uint64_t> lat_hist;      // log2 us
     uint64_t cqwait_count = 0, cqwait_sum_ns = 0;
     std::vector<uint64_t> cqwait_hist;   // log2 us

@@ -98,12 +98,16 @@ TEST(IouringLive, BufferedWritesArePuntedDirectWritesAreNot) {
     if (!buffered.status.available) GTEST_SKIP() << "iouring_bpf unavailable: " << buffered.status.reason;
     EXPECT_GT(metric(buffered.ev, "iouring.rw_submitted"), 1000);
     EXPECT_GE(metric(buffered.ev, "iouring.write_punt_share_pct"), 90);
+    // A punted write is the worker's from the hand-off on: the inline attempt
+    // before it (IOCB_NOWAIT, refused at once) is a sliver of its life.
+    EXPECT_GT(metric(buffered.ev, "iouring.iowq_time_pct"), 50);
     EXPECT_EQ(buffered.rule, Tri::True);
 
     const Outcome direct = run_fio(fs, true);
     ASSERT_TRUE(direct.status.available) << direct.status.reason;
     EXPECT_GT(metric(direct.ev, "iouring.rw_submitted"), 1000);
     EXPECT_LT(metric(direct.ev, "iouring.rw_punt_share_pct"), 10);
+    EXPECT_LT(metric(direct.ev, "iouring.iowq_time_pct"), 10);
     EXPECT_EQ(direct.rule, Tri::False);
     EXPECT_GT(metric(direct.ev, "iouring.completed"), 1000);
     // fio waits for completions: the waits are timed up to io_uring_enter's
@@ -115,7 +119,8 @@ TEST(IouringLive, BufferedWritesArePuntedDirectWritesAreNot) {
         ASSERT_NE(lost, nullptr) << what;
         EXPECT_EQ(lost->value, 0) << what;
     }
-    std::cerr << "buffered: punt " << metric(buffered.ev, "iouring.rw_punt_share_pct") << " %, p99 "
+    std::cerr << "buffered: punt " << metric(buffered.ev, "iouring.rw_punt_share_pct") << " %, io-wq time "
+              << metric(buffered.ev, "iouring.iowq_time_pct") << " %, p99 "
               << metric(buffered.ev, "iouring.latency_p99_us") << " us; direct: punt "
               << metric(direct.ev, "iouring.rw_punt_share_pct") << " %, p99 "
               << metric(direct.ev, "iouring.latency_p99_us") << " us, cq waits "

@@ -14,6 +14,7 @@ IouringRingStats ring(uint32_t pid, uint64_t id, uint64_t writes, uint64_t punte
     r.punted[1] = punted_writes;
     r.completed = writes;
     r.lat_sum_ns = writes * 100000;   // 100 us each
+    r.iowq_ns = punted_writes * 90000; // 90 us of each punted one in a worker
     r.lat_hist.assign(32, 0);
     r.lat_hist[6] = writes;           // [64, 127] us
     r.cqwait_count = 10;
@@ -32,6 +33,7 @@ TEST(IouringEvidence, PuntShareAndLatencyPerProcessAndGlobal) {
     EXPECT_DOUBLE_EQ(ev.find_metric("iouring.proc.rw_punt_share_pct", {{"pid", "200"}})->value, 0.0);
     EXPECT_DOUBLE_EQ(ev.find_metric("iouring.punted_writes")->value, 1000);
     EXPECT_DOUBLE_EQ(ev.find_metric("iouring.latency_mean_us")->value, 100);
+    EXPECT_DOUBLE_EQ(ev.find_metric("iouring.iowq_time_pct")->value, 45.0);   // 90 us of 200 us per pair
     const auto* h = ev.find_histogram("iouring.latency_us");
     ASSERT_TRUE(h);
     EXPECT_EQ(h->hist.total(), 2000u);
