@@ -60,11 +60,71 @@ std::string trim(std::string s) {
     return s;
 }
 
-json perf_dump_cli(const std::string& conf, const std::string& run, int osd) {
-    // The ceph CLI's own admin-socket client, independent of iodiag's.
-    std::string out;
-    run_capture("ceph -c " + conf + " daemon " + run + "/ceph-osd." + std::to_string(osd) + ".asok perf dump 2>/dev/null", &out);
-    return json::parse(out, nullptr, false);
+// An OSD's perf counters read over its admin socket back to back, until
+// `dir`/stop exists, each into `dir`/<n>.json with the instant it was answered
+// on its first line: a few lines of Python speaking the protocol of Ceph's own
+// ceph_daemon.py (the command and a NUL; a big-endian length and the reply),
+// independent of iodiag's client, and one process for the whole window. The
+// ceph CLI spent most of each run starting Python, so its dumps were a
+// quarter second apart and their instants uncertain by as much on a loaded
+// machine, while the counters of a slow OSD move by a kv sync batch in that
+// time.
+void sample_perf_dumps(const std::string& asok, const std::string& dir) {
+    static const std::string kSampler = R"PY(
+import json, os, socket, struct, sys, time
+path, out = sys.argv[1], sys.argv[2]
+def dump():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    def get(n):
+        b = b""
+        while len(b) < n:
+            c = s.recv(n - len(b))
+            if not c:
+                raise OSError("closed")
+            b += c
+        return b
+    t0 = time.time()
+    s.sendall(json.dumps({"prefix": "perf dump"}).encode() + b"\0")
+    body = get(struct.unpack(">I", get(4))[0])
+    t1 = time.time()
+    s.close()
+    return (t0 + t1) / 2, body
+n = 0
+while not os.path.exists(os.path.join(out, "stop")):
+    try:
+        t, body = dump()
+    except OSError:
+        time.sleep(0.02)
+        continue
+    with open(os.path.join(out, "%06d.json" % n), "wb") as f:
+        f.write(repr(t).encode() + b"\n" + body)
+    n += 1
+    time.sleep(0.01)
+)PY";
+    run_capture("python3 -c '" + kSampler + "' " + asok + " " + dir + " 2>/dev/null", nullptr);
+}
+
+struct PerfSample {
+    double unix_s = 0;
+    std::string path;
+};
+std::vector<PerfSample> perf_samples(const std::string& dir) {
+    std::vector<PerfSample> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        if (e.path().extension() != ".json") continue;
+        std::ifstream in(e.path());
+        std::string first;
+        if (std::getline(in, first) && !first.empty()) out.push_back({std::atof(first.c_str()), e.path().string()});
+    }
+    return out;
+}
+json perf_of(const PerfSample& s) {
+    std::ifstream in(s.path);
+    std::string first;
+    std::getline(in, first);
+    return json::parse(in, nullptr, false);
 }
 
 double window_mean(const json& a, const json& b, const std::string& section, const std::string& key) {
@@ -91,8 +151,8 @@ std::string bundle_fact(const json& bundle, const std::string& name, const std::
 struct Recording {
     json verdict;
     json bundle;
-    json perf_before, perf_after;   // the sampled OSD's, from the ceph CLI at the window's edges
-    double perf_window_s = 0;       // time between the two CLI dumps
+    json perf_before, perf_after;   // the sampled OSD's, read beside iodiag at its counter window's edges
+    double perf_window_s = 0;       // time between those two dumps
     std::string disk;               // the disk under the cluster's backing files
     std::vector<double> disk_before, disk_after;   // its /proc/diskstats fields around the window
 };
@@ -147,8 +207,9 @@ public:
     // is shared: when the disk under the cluster's backing files was itself
     // slow in the window (someone else's I/O, the host's own storage), the
     // window shows that and not the injected fault, so it is recorded once
-    // more. `sampled_osd`: that OSD's perf counters are read with the ceph
-    // CLI all through, for the dumps nearest the window's edges.
+    // more. `sampled_osd`: that OSD's perf counters are read
+    // (sample_perf_dumps) all through, for the dumps nearest its counter
+    // window's edges.
     Recording record(const std::string& name, const std::string& fault, int sampled_osd = -1) const {
         Recording r = record_once(name, fault, sampled_osd);
         if (const std::string why = backing_disk_slow(r); !why.empty()) {
@@ -212,31 +273,18 @@ private:
         std::this_thread::sleep_for(std::chrono::seconds(4));
         r.disk = backing_disk();
         r.disk_before = diskstats(r.disk);
-        struct Sample {
-            double unix_s;
-            json perf;
-        };
-        std::vector<Sample> samples;
-        std::atomic<bool> stop{false};
+        const std::string samples_dir = dir_ + "/perf-" + name;
+        fs::create_directories(samples_dir);
         std::thread sampler([&] {
-            auto now = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
-            while (sampled_osd >= 0 && !stop) {
-                const double t0 = now();
-                json j = perf_dump_cli(conf_, run_, sampled_osd);
-                if (j.is_object()) samples.push_back({(t0 + now()) / 2, std::move(j)});
-                // Back to back, nearly: the means of a slow OSD's counters
-                // move by a kv sync batch (tens of transactions) when an edge
-                // moves by a quarter second. Only the slow-disk case samples,
-                // where the OSDs wait for the disk rather than for a CPU.
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            }
+            if (sampled_osd >= 0) sample_perf_dumps(run_ + "/ceph-osd." + std::to_string(sampled_osd) + ".asok", samples_dir);
         });
         const std::string bundle = dir_ + "/" + name + ".json";
         const std::string env = "IODIAG_CEPH_RUN_DIR=" + run_ + " CEPH_CONF=" + conf_ + " CEPH_KEYRING=" + keyring_ + " ";
         out.clear();
         EXPECT_EQ(run_capture(env + kIodiag + " record --duration 6 -o " + bundle + " --format json 2>/dev/null", &out), 0);
-        stop = true;
+        std::ofstream(samples_dir + "/stop").put('\n');
         sampler.join();
+        const std::vector<PerfSample> samples = perf_samples(samples_dir);
         r.disk_after = diskstats(r.disk);
         r.verdict = json::parse(out, nullptr, false);
         if (!load.empty()) run_capture("kill " + load + " 2>/dev/null", nullptr);
@@ -252,14 +300,14 @@ private:
             const double end = start + bundle_metric(r.bundle, "ceph.osd.counters_window_s", osd);
             EXPECT_FALSE(std::isnan(end)) << "no counter window of osd." << sampled_osd << " in the bundle";
             auto nearest = [&](double t) {
-                return std::min_element(samples.begin(), samples.end(), [&](const Sample& x, const Sample& y) {
+                return std::min_element(samples.begin(), samples.end(), [&](const PerfSample& x, const PerfSample& y) {
                     return std::abs(x.unix_s - t) < std::abs(y.unix_s - t);
                 });
             };
             const auto a = nearest(start), b = nearest(end);
             if (b->unix_s > a->unix_s) {
-                r.perf_before[std::to_string(sampled_osd)] = a->perf;
-                r.perf_after[std::to_string(sampled_osd)] = b->perf;
+                r.perf_before[std::to_string(sampled_osd)] = perf_of(*a);
+                r.perf_after[std::to_string(sampled_osd)] = perf_of(*b);
                 r.perf_window_s = b->unix_s - a->unix_s;
                 std::printf("%s: perf dumps of osd.%d %.2f s before and %.2f s after its counter window's edges (%zu dumps)\n",
                             name.c_str(), sampled_osd, a->unix_s - start, b->unix_s - end, samples.size());
@@ -320,8 +368,8 @@ void check_slow_osd_disk(const Cluster& cluster) {
     ASSERT_FALSE((*disk_slow)["share_pct"].is_null());
     const double share = (*disk_slow)["share_pct"].get<double>();
 
-    // What the OSD's own perf counters (read with the ceph CLI around the
-    // window) and the block tracer (the bundle's Q2C/D2C of its device) show:
+    // What the OSD's own perf counters (read beside iodiag around the
+    // window, sample_perf_dumps) and the block tracer (the bundle's Q2C/D2C of its device) show:
     // the transaction's wait for the kv sync pipeline and its data writes, the
     // block layer's share of the kv sync thread's time, the device's share of
     // the block time, over the client write latency.
@@ -340,13 +388,31 @@ void check_slow_osd_disk(const Cluster& cluster) {
     }
     ASSERT_GT(q2c, 0) << "the block tracer saw no writes on " << device;
     ASSERT_GT(w, 0);
-    // Per second of each one's own window: the bundle's and the CLI's differ.
+    // Per second of each one's own window: the bundle's and the dumps' differ.
     const double block_per_s = q2c / r.bundle["window"]["duration_s"].get<double>();
     const double kv_per_s = kv_busy / r.perf_window_s;
     const double io = aio + kv * std::min(1.0, block_per_s / kv_per_s);
     const double expected = std::min(100.0, 100.0 * io * (d2c / q2c) / w);
     std::printf("slow OSD disk: finding share %.1f %%, from the perf counters and the block tracer %.1f %% "
                 "(write latency %.1f ms, kv wait %.1f ms, D2C/Q2C %.2f)\n", share, expected, w, kv, d2c / q2c);
+    {
+        // iodiag's own figures for the same window, to tell a counter from a
+        // formula when the two disagree.
+        const std::map<std::string, std::string> l{{"osd", osd}};
+        std::printf("slow OSD disk: iodiag's window: writes %.0f at %.1f ms, reads %.0f at %.1f ms, commit %.1f ms, "
+                    "aio %.1f ms, kv queued %.1f + committing %.1f ms, kv sync busy %.0f ms\n",
+                    bundle_metric(r.bundle, "ceph.osd.client_write_ops", l),
+                    bundle_metric(r.bundle, "ceph.osd.client_write_latency_ms", l),
+                    bundle_metric(r.bundle, "ceph.osd.client_read_ops", l),
+                    bundle_metric(r.bundle, "ceph.osd.client_read_latency_ms", l),
+                    bundle_metric(r.bundle, "ceph.bluestore.commit_ms", l),
+                    bundle_metric(r.bundle, "ceph.bluestore.state_aio_wait_ms", l),
+                    bundle_metric(r.bundle, "ceph.bluestore.state_kv_queued_ms", l),
+                    bundle_metric(r.bundle, "ceph.bluestore.state_kv_committing_ms", l),
+                    bundle_metric(r.bundle, "ceph.bluestore.kv_sync_total_ms", l));
+        std::printf("slow OSD disk: the independent reads' window: %.0f writes, aio %.1f ms\n",
+                    b["osd"]["op_w_latency"]["avgcount"].get<double>() - a["osd"]["op_w_latency"]["avgcount"].get<double>(), aio);
+    }
     EXPECT_NEAR(share, expected, 15.0);
 
     // The other OSDs wait for it as their replica: each one's replica-wait
