@@ -67,7 +67,6 @@ struct inflight {
     __u8 reclaim_depth;
     __u8 seen_storage;           /* ...and whether it is a storage file (saves the
                                   * inode and superblock walk when it comes again) */
-    __u32 bucket;                /* scratch of account_syscall */
 };
 
 struct {
@@ -182,22 +181,6 @@ static __always_inline void gauge(__u32 idx, __u64 v)
 {
     __u64 *g = bpf_map_lookup_elem(&gauges, &idx);
     if (g) *g = v;
-}
-
-/* bucket 0 = 0..1, bucket i = [2^i, 2^(i+1)-1], as Log2Histogram; capped.
- * Branch-per-bit: each path ends with a distinct constant, so a caller that
- * indexes with the result passes it through memory first (see
- * account_syscall) or the verifier checks the rest once per bucket. */
-static __always_inline __u32 log2_bucket(__u64 v)
-{
-    __u32 r = 0;
-    if (v >> 32) { v >>= 32; r += 32; }
-    if (v >> 16) { v >>= 16; r += 16; }
-    if (v >> 8) { v >>= 8; r += 8; }
-    if (v >> 4) { v >>= 4; r += 4; }
-    if (v >> 2) { v >>= 2; r += 2; }
-    if (v >> 1) { r += 1; }
-    return r < IOD_HIST_BUCKETS ? r : IOD_HIST_BUCKETS - 1;
 }
 
 /* The thread's in-flight syscall, or NULL when it has none. */
@@ -441,10 +424,9 @@ __noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 to
 {
     struct iod_aggregates *a = aggs();
     if (!a || !f) return 0;
-    /* through memory: the verifier does not track the task storage's
-     * contents, so one unknown bucket is checked instead of one per value */
-    f->bucket = log2_bucket(total / 1000);
-    __u32 b = *(volatile __u32 *)&f->bucket;
+    /* bucket 0 = 0..1, bucket i = [2^i, 2^(i+1)-1], as Log2Histogram; one
+     * bounded unknown to the verifier (log2_flat.h), checked once */
+    __u32 b = iodiag_log2_flat(total / 1000, IOD_HIST_BUCKETS);
     __u32 grp = iod_group_of(sys);
     barrier_var(b);
     if (b >= IOD_HIST_BUCKETS || grp >= GRP_COUNT) return 0;
