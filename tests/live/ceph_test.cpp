@@ -17,7 +17,6 @@
 // fixtures tests/fixtures/bundles/ceph_*.json were recorded).
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
