@@ -272,7 +272,10 @@ private:
         std::this_thread::sleep_for(std::chrono::seconds(4));
         r.disk = backing_disk();
         r.disk_before = diskstats(r.disk);
+        // A fresh directory each time: a recording made again must not find
+        // the first one's stop file (its sampler would stop at once) or dumps.
         const std::string samples_dir = dir_ + "/perf-" + name;
+        fs::remove_all(samples_dir);
         fs::create_directories(samples_dir);
         std::thread sampler([&] {
             if (sampled_osd >= 0) sample_perf_dumps(run_ + "/ceph-osd." + std::to_string(sampled_osd) + ".asok", samples_dir);
@@ -372,8 +375,10 @@ void check_slow_osd_disk(const Cluster& cluster) {
     // the transaction's wait for the kv sync pipeline and its data writes, the
     // block layer's share of the kv sync thread's time, the device's share of
     // the block time, over the client write latency.
-    const json a = r.perf_before.value(std::to_string(slow), json());
-    const json b = r.perf_after.value(std::to_string(slow), json());
+    ASSERT_TRUE(r.perf_before.contains(std::to_string(slow)) && r.perf_after.contains(std::to_string(slow)))
+        << "no perf dumps of osd." << slow << " around its counter window";
+    const json& a = r.perf_before[std::to_string(slow)];
+    const json& b = r.perf_after[std::to_string(slow)];
     ASSERT_TRUE(a.is_object() && b.is_object());
     const double w = window_mean(a, b, "osd", "op_w_latency");
     const double kv = window_mean(a, b, "bluestore", "state_kv_queued_lat") + window_mean(a, b, "bluestore", "state_kv_commiting_lat");
