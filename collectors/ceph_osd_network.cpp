@@ -35,7 +35,12 @@ OsdNetworkParse parse_osd_network(std::string_view text) {
         const double ms = one->get<double>();
         const long long id = to->get<long long>();
         if (!std::isfinite(ms) || ms < 0 || id < 0 || id > 1'000'000) continue;
-        out.pings.push_back({static_cast<int>(id), iface->get<std::string>(), ms});
+        const auto last = e.find("last");
+        const double last_ms =
+            last != e.end() && last->is_number() && std::isfinite(last->get<double>()) && last->get<double>() >= 0
+                ? last->get<double>()
+                : -1;
+        out.pings.push_back({static_cast<int>(id), iface->get<std::string>(), ms, last_ms});
     }
     return out;
 }

@@ -138,7 +138,7 @@ std::vector<MetricSpec> ceph_metric_specs() {
         m("ceph.osd.replica_write_ops", "count", rep, "Replica writes this OSD served for other primaries (Δsubop_w)"),
         m("ceph.osd.replica_write_latency_ms", "ms", rep, "Mean replica write on this OSD, receipt to commit (Δsubop_w_latency)"),
         f("ceph.osd.replica_peers", rep, "Peers this OSD's tracked client writes waited for ('waiting for subops from')"),
-        m("ceph.osd.peer_ping_ms", "ms", rep, "Heartbeat round trip from this OSD to a peer (label peer), 1-minute average (dump_osd_network)"),
+        m("ceph.osd.peer_ping_ms", "ms", rep, "Heartbeat round trip from this OSD to a peer (label peer), the lower of the 1-minute average and the last one (dump_osd_network)"),
         // CPU of the OSD's threads (/proc/PID/task/*/schedstat).
         m("ceph.osd.cpu_used_cores", "cores", cpu, "CPU time of the OSD's threads per second of window"),
         m("ceph.osd.cpu_wait_pct", "pct", cpu, "Share of the OSD threads' runnable time spent waiting for a CPU (run queue)"),
@@ -319,13 +319,21 @@ void add_osd_evidence(const OsdSocket& sock, const OsdConfig& cfg, const OsdSnap
         for (int p : peers) list += (list.empty() ? "" : ",") + ("osd." + std::to_string(p));
         ev.add_fact("ceph.osd.replica_peers", l, list, tracker);
     }
-    // Heartbeat round trips: per peer, the slower of its interfaces.
+    // Heartbeat round trips: per peer, the slower of its interfaces. Per
+    // interface the lower of the 1-minute average and the newest round trip:
+    // the average reaches back up to a minute before a window of a few
+    // seconds, so a stall that has passed (the OSDs starved of CPU a minute
+    // ago) still weighs in it; a link slow now is slow in both.
     std::map<int, double> ping;
-    for (const auto& p : b.pings) ping[p.to_osd] = std::max(ping[p.to_osd], p.avg_1min_ms);
+    for (const auto& p : b.pings) {
+        const double ms = p.last_ms >= 0 ? std::min(p.avg_1min_ms, p.last_ms) : p.avg_1min_ms;
+        ping[p.to_osd] = std::max(ping[p.to_osd], ms);
+    }
     for (const auto& [peer, ms] : ping)
         ev.add_metric("ceph.osd.peer_ping_ms", {{"osd", sock.name()}, {"peer", "osd." + std::to_string(peer)}}, ms, "ms",
-                      {"admin_socket", sock.path + " dump_osd_network 0: heartbeat round trip, 1-minute average, "
-                                                   "the slower of the front and back interfaces"});
+                      {"admin_socket", sock.path + " dump_osd_network 0: heartbeat round trip, the lower of the "
+                                                   "1-minute average and the last one, the slower of the front and "
+                                                   "back interfaces"});
     ev.add_metric("ceph.osd.ops_in_flight", l, b.in_flight, "count", {"admin_socket", sock.path + " dump_ops_in_flight"});
     ev.add_metric("ceph.osd.oldest_op_in_flight_s", l, b.oldest_in_flight_s, "s",
                   {"admin_socket", sock.path + " dump_ops_in_flight"});
