@@ -31,8 +31,14 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     c.push_back(std::make_unique<PsiCollector>());
     c.push_back(std::make_unique<CgroupCollector>());
     c.push_back(std::make_unique<DelayacctCollector>());
-    c.push_back(std::make_unique<IouringBpfCollector>());
-    c.push_back(std::make_unique<SyscallBpfCollector>());
+    // One sys_exit program for both when both run (collectors/sys_exit_chain.hpp).
+    auto sys_exit = std::make_shared<SysExitChain>();
+    auto iouring = std::make_unique<IouringBpfCollector>();
+    iouring->share_sys_exit(sys_exit);
+    c.push_back(std::move(iouring));
+    auto syscalls = std::make_unique<SyscallBpfCollector>();
+    syscalls->share_sys_exit(sys_exit);
+    c.push_back(std::move(syscalls));
     c.push_back(std::make_unique<CephCollector>());
     return c;
 }

@@ -250,7 +250,9 @@ struct SyscallBpfCollector::Impl {};
 
 SyscallBpfCollector::SyscallBpfCollector(SyscallBpfOptions opts) : opts_(std::move(opts)) {}
 
-SyscallBpfCollector::~SyscallBpfCollector() = default;
+SyscallBpfCollector::~SyscallBpfCollector() {
+    if (chain_ && impl_) chain_->withdraw();   // its array closes with impl_
+}
 
 std::vector<MetricSpec> SyscallBpfCollector::metric_specs() const { return syscall_bpf::metric_specs(); }
 
@@ -429,6 +431,7 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     st.reason = reason;
     st.available = true;
     impl_ = std::move(impl);
+    if (chain_) chain_->offer(bpf_map__fd(impl_->skel->maps.io_uring_exit_chain));
     return st;
 #endif
 }
@@ -444,6 +447,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     if (!impl_) return;
     Impl& im = *impl_;
     StepTimer t("syscall_bpf finish");
+    if (chain_) chain_->withdraw();   // the array goes with the skeleton
     // Detach first so the maps stop moving, then drain what is left.
     for (auto* l : im.links) bpf_link__destroy(l);
     im.links.clear();

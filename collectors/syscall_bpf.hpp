@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "collectors/collector.hpp"
+#include "collectors/sys_exit_chain.hpp"
 
 namespace iodiag {
 
@@ -34,11 +35,15 @@ public:
     // series are differences of these readings (see syscall_bpf_snapshot.hpp).
     void sample(size_t interval) override;
     void finish(Evidence& ev) override;
+    // Offers this collector's sys_exit program to the io_uring collector's
+    // (collectors/sys_exit_chain.hpp); set before start().
+    void share_sys_exit(std::shared_ptr<SysExitChain> chain) { chain_ = std::move(chain); }
 
     struct Impl;
 
 private:
     SyscallBpfOptions opts_;
+    std::shared_ptr<SysExitChain> chain_;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,33 @@
+#include "collectors/sys_exit_chain.hpp"
+
+#include <cerrno>
+
+#if IODIAG_HAVE_BPF
+#include <bpf/bpf.h>
+#endif
+
+namespace iodiag {
+
+void SysExitChain::offer(int prog_array_fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    array_fd_ = prog_array_fd;
+}
+
+void SysExitChain::withdraw() {
+    std::lock_guard<std::mutex> lock(mu_);
+    array_fd_ = -1;
+}
+
+bool SysExitChain::take(int prog_fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (array_fd_ < 0 || prog_fd < 0) return false;
+#if IODIAG_HAVE_BPF
+    const unsigned key = 0;
+    return bpf_map_update_elem(array_fd_, &key, &prog_fd, BPF_ANY) == 0;
+#else
+    errno = ENOSYS;
+    return false;
+#endif
+}
+
+}  // namespace iodiag
