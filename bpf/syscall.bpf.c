@@ -563,7 +563,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 }
 
 /* Slot 0: the io_uring collector's sys_exit program when it runs too
- * (collectors/sys_exit_chain.hpp), tail-called at the exits of io_uring_enter
+ * (collectors/tail_call_chain.hpp), tail-called at the exits of io_uring_enter
  * only, so that it does not run a program of its own on every syscall of the
  * machine. Empty: the tail call does nothing. */
 struct {

@@ -17,7 +17,7 @@
 
 #include "collectors/bpf_features.hpp"
 #include "collectors/collector.hpp"
-#include "collectors/sys_exit_chain.hpp"
+#include "collectors/tail_call_chain.hpp"
 
 namespace iodiag {
 
@@ -51,17 +51,17 @@ public:
     std::vector<MetricSpec> metric_specs() const override { return iouring_metric_specs(); }
     CollectorStatus start(const CollectOptions& opts) override;
     // Its sys_exit program goes into the syscall collector's chain when that
-    // one offers it, else it is attached here (collectors/sys_exit_chain.hpp).
+    // one offers it, else it is attached here (collectors/tail_call_chain.hpp).
     void all_started() override;
     void finish(Evidence& ev) override;
     // Ends CQ waits through the syscall collector's sys_exit when both run;
     // set before start(). Without it, start() attaches its own sys_exit.
-    void share_sys_exit(std::shared_ptr<SysExitChain> chain) { chain_ = std::move(chain); }
+    void share_sys_exit(std::shared_ptr<TailCallChain> chain) { chain_ = std::move(chain); }
 
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
-    std::shared_ptr<SysExitChain> chain_;
+    std::shared_ptr<TailCallChain> chain_;
     FeatureProbe* probe_;
     std::unique_ptr<FeatureProbe> own_probe_;
 };

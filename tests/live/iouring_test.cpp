@@ -212,7 +212,7 @@ TEST(IouringLive, TpBtfSetThatFailsToAttachFallsBackToRawTp) {
 
 // With the syscall collector running, the io_uring collector attaches no
 // sys_exit program: the syscall collector's tail-calls its program at the
-// exits of io_uring_enter (collectors/sys_exit_chain.hpp). Its CQ waits are
+// exits of io_uring_enter (collectors/tail_call_chain.hpp). Its CQ waits are
 // those of a reference collector with its own sys_exit, over a window nested
 // in the reference's (started after it, the syscall collector finished
 // before it), so at most as many and, at a steady rate, more than half. One
@@ -230,10 +230,10 @@ TEST(IouringLive, CqWaitsEndThroughTheSyscallCollectorsSysExit) {
     IouringBpfCollector reference;
     const CollectorStatus ref_st = reference.start(CollectOptions{});
     if (!ref_st.available) GTEST_SKIP() << "iouring_bpf unavailable: " << ref_st.reason;
-    auto chain = std::make_shared<SysExitChain>();
+    auto chain = std::make_shared<TailCallChain>();
     IouringBpfCollector chained, lone;
     chained.share_sys_exit(chain);
-    lone.share_sys_exit(std::make_shared<SysExitChain>());
+    lone.share_sys_exit(std::make_shared<TailCallChain>());
     SyscallBpfCollector syscalls;
     syscalls.share_sys_exit(chain);
     // the registry's order: io_uring first (nothing offered yet), then syscalls

@@ -1,4 +1,4 @@
-#include "collectors/sys_exit_chain.hpp"
+#include "collectors/tail_call_chain.hpp"
 
 #include <cerrno>
 
@@ -8,26 +8,32 @@
 
 namespace iodiag {
 
-void SysExitChain::offer(int prog_array_fd) {
+void TailCallChain::offer(int prog_array_fd) {
     std::lock_guard<std::mutex> lock(mu_);
     array_fd_ = prog_array_fd;
 }
 
-void SysExitChain::withdraw() {
+void TailCallChain::withdraw() {
     std::lock_guard<std::mutex> lock(mu_);
     array_fd_ = -1;
 }
 
-bool SysExitChain::take(int prog_fd) {
+bool TailCallChain::take(int prog_fd) {
     std::lock_guard<std::mutex> lock(mu_);
     if (array_fd_ < 0 || prog_fd < 0) return false;
 #if IODIAG_HAVE_BPF
     const unsigned key = 0;
-    return bpf_map_update_elem(array_fd_, &key, &prog_fd, BPF_ANY) == 0;
+    taken_ = bpf_map_update_elem(array_fd_, &key, &prog_fd, BPF_ANY) == 0;
+    return taken_;
 #else
     errno = ENOSYS;
     return false;
 #endif
+}
+
+bool TailCallChain::taken() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return taken_;
 }
 
 }  // namespace iodiag
