@@ -245,7 +245,9 @@ IouringBpfCollector::IouringBpfCollector(FeatureProbe* probe) : impl_(std::make_
         probe_ = own_probe_.get();
     }
 }
-IouringBpfCollector::~IouringBpfCollector() = default;
+IouringBpfCollector::~IouringBpfCollector() {
+    if (chain_ && impl_->skel) chain_->release();   // its program closes with impl_
+}
 
 CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
     CollectorStatus st{name(), false, "", {}};
@@ -365,6 +367,7 @@ void IouringBpfCollector::finish(Evidence& ev) {
     if (!impl_->skel) return;
     const double window_s = now_s() - impl_->t0;
     // Detach first so the maps stop moving (raw tracepoints: no RCU wait).
+    if (chain_) chain_->release();
     for (auto* l : impl_->links) bpf_link__destroy(l);
     impl_->links.clear();
     const int ncpu = std::max(libbpf_num_possible_cpus(), 1);

@@ -253,6 +253,7 @@ SyscallBpfCollector::SyscallBpfCollector(SyscallBpfOptions opts) : opts_(std::mo
 
 SyscallBpfCollector::~SyscallBpfCollector() {
     if (chain_ && impl_) chain_->withdraw();   // its array closes with impl_
+    if (bio_queue_chain_ && impl_) bio_queue_chain_->release();
 }
 
 std::vector<MetricSpec> SyscallBpfCollector::metric_specs() const { return syscall_bpf::metric_specs(); }
@@ -473,6 +474,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     Impl& im = *impl_;
     StepTimer t("syscall_bpf finish");
     if (chain_) chain_->withdraw();   // the array goes with the skeleton
+    if (bio_queue_chain_) bio_queue_chain_->release();   // its program stops being called
     // Detach first so the maps stop moving, then drain what is left.
     for (auto* l : im.links) bpf_link__destroy(l);
     im.links.clear();

@@ -31,6 +31,17 @@ bool TailCallChain::take(int prog_fd) {
 #endif
 }
 
+void TailCallChain::release() {
+    std::lock_guard<std::mutex> lock(mu_);
+#if IODIAG_HAVE_BPF
+    if (taken_ && array_fd_ >= 0) {
+        const unsigned key = 0;
+        bpf_map_delete_elem(array_fd_, &key);
+    }
+#endif
+    taken_ = false;
+}
+
 bool TailCallChain::taken() {
     std::lock_guard<std::mutex> lock(mu_);
     return taken_;

@@ -30,6 +30,10 @@ public:
     // false when nothing was offered or the update failed (errno kept): the
     // caller then attaches its program itself.
     bool take(int prog_fd);
+    // The other collector, in finish() before it closes its program: empties
+    // the slot, so that the owner's program (which may run on) no longer
+    // calls it and its maps are not kept alive by the array.
+    void release();
     // Whether a take() succeeded (the two programs are chained).
     bool taken();
 
