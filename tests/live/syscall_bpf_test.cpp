@@ -349,6 +349,15 @@ TEST(LiveSyscallBpf, SeriesShowDirtyThrottlingStartingMidWindow) {
         }
         DirtyLimitGuard dirty(256 * 1024, 1024 * 1024);
         ASSERT_TRUE(dirty.ok()) << "cannot set vm.dirty_bytes";
+        // The writer rewrites a 64 MiB range: after two free seconds all of it
+        // may be dirty still, and rewriting a dirty page dirties nothing new,
+        // so the writer would never reach balance_dirty_pages (it is entered
+        // after a number of newly dirtied pages). Written back now, each
+        // rewrite dirties a page again and the tiny limit throttles it.
+        const int dir_fd = open(fs.dir().c_str(), O_RDONLY | O_DIRECTORY);
+        ASSERT_GE(dir_fd, 0) << fs.dir();
+        EXPECT_EQ(syncfs(dir_fd), 0);
+        close(dir_fd);
         for (size_t i = 2; i < 4; ++i) {
             std::this_thread::sleep_for(std::chrono::seconds(1));
             c.sample(i);
