@@ -67,6 +67,9 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress) {
         if (!st.available) spdlog::info("{} unavailable: {}", st.name, st.reason);   // the verdict lists it too
         ev.collectors.push_back(std::move(st));
     }
+    // Collectors that share a kernel hook link up once all have started.
+    for (size_t i = 0; i < collectors.size(); ++i)
+        if (running[i]) collectors[i]->all_started();
 
     // The window is the time every available collector was observing: from the
     // last start() to the first finish().

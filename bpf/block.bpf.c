@@ -836,8 +836,24 @@ static __always_inline int on_rq_requeue(struct request *rq, bool btf)
  * loads either way. */
 #define UNTRUSTED(ptr, type) KCAST(ptr, type)
 
+/* Slot 0: the syscall collector's block_bio_queue program when it runs too
+ * (collectors/tail_call_chain.hpp), tail-called for every bio so that the
+ * tracepoint runs one program, not two. Empty: the tail call does nothing.
+ * tp_btf only (a tail call needs a program of the same type and hook). */
+struct {
+    __uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u32);
+} bio_queue_chain SEC(".maps");
+
 SEC("tp_btf/block_bio_queue")
-int BPF_PROG(btf_bio_queue, struct bio *bio) { return on_bio_queue(UNTRUSTED(bio, struct bio), true); }
+int BPF_PROG(btf_bio_queue, struct bio *bio)
+{
+    on_bio_queue(UNTRUSTED(bio, struct bio), true);
+    bpf_tail_call(ctx, &bio_queue_chain, 0);
+    return 0;
+}
 SEC("tp_btf/block_split")
 int BPF_PROG(btf_split, struct bio *bio, unsigned int new_sector) { return on_bio_split(UNTRUSTED(bio, struct bio), true); }
 SEC("tp_btf/block_getrq")

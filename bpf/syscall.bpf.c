@@ -562,11 +562,26 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
     }
 }
 
+/* Slot 0: the io_uring collector's sys_exit program when it runs too
+ * (collectors/tail_call_chain.hpp), tail-called at the exits of io_uring_enter
+ * only, so that it does not run a program of its own on every syscall of the
+ * machine. Empty: the tail call does nothing. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u32);
+} io_uring_exit_chain SEC(".maps");
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-    if (sys_of_regs(regs, (long)regs->orig_ax) < 0) return 0;
-    return on_exit(ret);
+    int sys = sys_of_regs(regs, (long)regs->orig_ax);
+    if (sys < 0) return 0;
+    on_exit(ret);
+    if (sys == SYS_IO_URING_ENTER)
+        bpf_tail_call(ctx, &io_uring_exit_chain, 0);
+    return 0;
 }
 
 /* ---- off-CPU classification ---------------------------------------------- */

@@ -294,6 +294,10 @@ std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& pro
     return "";
 }
 
+int BlockTracer::bio_queue_chain_fd() const {
+    return impl_->skel && mode_ == AttachMode::TpBtf ? bpf_map__fd(impl_->skel->maps.bio_queue_chain) : -1;
+}
+
 void BlockTracer::set_threshold_ns(uint64_t ns) {
     if (impl_->skel) __atomic_store_n(&impl_->skel->data->slow_threshold_ns, ns, __ATOMIC_RELAXED);
 }
@@ -469,6 +473,7 @@ std::string BlockTracer::start(const BlockTracerOptions&, FeatureProbe&, std::st
     return "iodiag was built without BPF (IODIAG_HAVE_BPF=0: no clang/bpftool or no kernel BTF "
            "at build time)";
 }
+int BlockTracer::bio_queue_chain_fd() const { return -1; }
 void BlockTracer::set_threshold_ns(uint64_t) {}
 void BlockTracer::poll(int, const std::function<void(const BlockIoExemplar&)>&) {}
 void BlockTracer::wake() {}
@@ -516,6 +521,7 @@ BlockBpfCollector::BlockBpfCollector(std::optional<uint64_t> threshold_ns, Featu
 }
 
 BlockBpfCollector::~BlockBpfCollector() {
+    if (bio_queue_chain_ && tracer_) bio_queue_chain_->withdraw();   // its array closes with tracer_
     stop_ = true;
     if (tracer_) tracer_->wake();
     if (thread_.joinable()) thread_.join();
@@ -588,6 +594,7 @@ CollectorStatus BlockBpfCollector::start(const CollectOptions& opts) {
     }
     st.available = true;
     st.reason = note;
+    if (bio_queue_chain_ && tracer_->bio_queue_chain_fd() >= 0) bio_queue_chain_->offer(tracer_->bio_queue_chain_fd());
     provenance_suffix_ = " (" + to_string(tracer_->mode()) + ")";
     stop_ = false;
     thread_ = std::thread([this] { loop(); });
@@ -707,6 +714,7 @@ void BlockBpfCollector::emit_submitters(Evidence& ev,
 
 void BlockBpfCollector::finish(Evidence& ev) {
     if (!tracer_) return;
+    if (bio_queue_chain_) bio_queue_chain_->withdraw();   // the array goes with tracer_
     stop_ = true;
     tracer_->wake();
     if (thread_.joinable()) thread_.join();

@@ -22,6 +22,7 @@
 #include "collectors/bpf_features.hpp"
 #include "collectors/collector.hpp"
 #include "collectors/interval_series.hpp"
+#include "collectors/tail_call_chain.hpp"
 #include "engine/evidence/histogram.hpp"
 
 namespace iodiag {
@@ -111,6 +112,9 @@ public:
     // attached). `note` receives a degradation note (e.g. raw_tp fallback).
     std::string start(const BlockTracerOptions& opts, FeatureProbe& probe, std::string& note);
     AttachMode mode() const { return mode_; }
+    // The program array block_bio_queue's program tail-calls (tp_btf only,
+    // else -1): for collectors/tail_call_chain.hpp.
+    int bio_queue_chain_fd() const;
 
     void set_threshold_ns(uint64_t ns);
     // Waits up to timeout_ms for exemplars and hands each to `sink`; returns
@@ -155,6 +159,9 @@ public:
     CollectorStatus start(const CollectOptions& opts) override;
     void sample(size_t interval) override;
     void finish(Evidence& ev) override;
+    // Offers its block_bio_queue program to the syscall collector's
+    // (collectors/tail_call_chain.hpp); set before start().
+    void share_bio_queue(std::shared_ptr<TailCallChain> chain) { bio_queue_chain_ = std::move(chain); }
 
     static constexpr size_t kMaxExemplars = 64;   // slowest kept per window
 
@@ -170,6 +177,7 @@ private:
     FeatureProbe* probe_;
     std::unique_ptr<FeatureProbe> own_probe_;
     std::unique_ptr<BlockTracer> tracer_;
+    std::shared_ptr<TailCallChain> bio_queue_chain_;
     std::vector<std::string> devices_;   // user-space device filter (several devices)
     std::thread thread_;
     std::atomic<bool> stop_{false};

@@ -114,13 +114,14 @@ std::vector<MetricSpec> iouring_metric_specs() {
 }
 
 void add_iouring_evidence(const std::vector<IouringRingStats>& rings, double window_s, const std::string& mode,
-                          Evidence& ev) {
+                          Evidence& ev, const std::string& cq_wait_end) {
     const std::string tp = mode == "raw_tp" ? "raw_tp" : "tp_btf";
     const Provenance sub{"tracepoint", tp + ":io_uring:io_uring_submit_req"};
     const Provenance punt{"tracepoint", tp + ":io_uring:io_uring_queue_async_work / io_uring_submit_req"};
     const Provenance lat{"tracepoint", tp + ":io_uring:io_uring_submit_req -> io_uring_complete"};
-    const Provenance cq{"tracepoint",
-                        tp + ":io_uring:io_uring_cqring_wait -> " + tp + ":raw_syscalls:sys_exit (io_uring_enter)"};
+    const Provenance cq{"tracepoint", tp + ":io_uring:io_uring_cqring_wait -> " +
+                                          (cq_wait_end.empty() ? tp + ":raw_syscalls:sys_exit (io_uring_enter)"
+                                                               : cq_wait_end)};
     ev.add_fact("iouring.attach_mode", {}, tp, {"probe", "bpf_features"});
     Totals all;
     std::map<uint32_t, Totals> by_pid;
@@ -183,6 +184,9 @@ struct IouringBpfCollector::Impl {
     double t0 = 0;
     uint32_t ring_slots = 0;
     bool cq_exit = false;
+    // sys_exit loaded but not attached in start(): all_started() chains or attaches it.
+    bool cq_exit_deferred = false;
+    std::string cq_wait_end;   // provenance of a CQ wait's end; "" = own sys_exit
     ~Impl() { destroy(); }
     void destroy() {
         for (auto* l : links) bpf_link__destroy(l);
@@ -241,7 +245,9 @@ IouringBpfCollector::IouringBpfCollector(FeatureProbe* probe) : impl_(std::make_
         probe_ = own_probe_.get();
     }
 }
-IouringBpfCollector::~IouringBpfCollector() = default;
+IouringBpfCollector::~IouringBpfCollector() {
+    if (chain_ && impl_->skel) chain_->release();   // its program closes with impl_
+}
 
 CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
     CollectorStatus st{name(), false, "", {}};
@@ -294,8 +300,15 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
             LibbpfLog log;
             if (int err = iouring_bpf__load(s); err) return fail("load", err, &log);
         }
+        impl_->cq_exit_deferred = false;
         for (const auto& p : iouring_programs(s, btf)) {
             if (!bpf_program__autoload(p.prog)) continue;
+            // tp_btf only: the syscall collector's tail call needs a program
+            // of its own type and hook
+            if (btf && chain_ && std::string(p.tracepoint) == "sys_exit") {
+                impl_->cq_exit_deferred = true;
+                continue;
+            }
             LibbpfLog log;
             bpf_link* l = bpf_program__attach(p.prog);
             if (!l) return fail(std::string("attach ") + bpf_program__name(p.prog) + " to " + p.tracepoint, errno, &log);
@@ -331,10 +344,30 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
     return st;
 }
 
+void IouringBpfCollector::all_started() {
+    if (!impl_->skel || !impl_->cq_exit_deferred) return;
+    impl_->cq_exit_deferred = false;
+    bpf_program* exit_prog = impl_->skel->progs.btf_sys_exit;
+    if (chain_ && chain_->take(bpf_program__fd(exit_prog))) {
+        impl_->cq_wait_end = "tp_btf:raw_syscalls:sys_exit (io_uring_enter; this collector's program, tail-called "
+                             "from syscall_bpf's)";
+        return;
+    }
+    LibbpfLog log;
+    if (bpf_link* l = bpf_program__attach(exit_prog)) {
+        impl_->links.push_back(l);
+        return;
+    }
+    // Every other program is attached: the requests are still timed.
+    impl_->cq_wait_end = std::string("nothing: attaching sys_exit failed (") + std::strerror(errno) +
+                         "), CQ waits not timed";
+}
+
 void IouringBpfCollector::finish(Evidence& ev) {
     if (!impl_->skel) return;
     const double window_s = now_s() - impl_->t0;
     // Detach first so the maps stop moving (raw tracepoints: no RCU wait).
+    if (chain_) chain_->release();
     for (auto* l : impl_->links) bpf_link__destroy(l);
     impl_->links.clear();
     const int ncpu = std::max(libbpf_num_possible_cpus(), 1);
@@ -359,7 +392,7 @@ void IouringBpfCollector::finish(Evidence& ev) {
     }
     std::vector<IouringRingStats> rings;
     for (auto& [k, r] : by_ring) rings.push_back(std::move(r));
-    add_iouring_evidence(rings, window_s, impl_->mode, ev);
+    add_iouring_evidence(rings, window_s, impl_->mode, ev, impl_->cq_wait_end);
     const auto* lost = impl_->skel->bss->lost;
     const std::string src = "bpf/iouring.bpf.c lost[] counters";
     add_lost_events(ev, name(),
@@ -382,6 +415,7 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions&) {
             "iodiag was built without BPF (IODIAG_HAVE_BPF=0: no clang/bpftool or no kernel BTF at build time)",
             {}};
 }
+void IouringBpfCollector::all_started() {}
 void IouringBpfCollector::finish(Evidence&) {}
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "collectors/bpf_features.hpp"
 #include "collectors/collector.hpp"
+#include "collectors/tail_call_chain.hpp"
 
 namespace iodiag {
 
@@ -35,8 +36,10 @@ struct IouringRingStats {
 };
 
 // Turns ring aggregates into evidence (public: unit-tested without BPF).
+// cq_wait_end: where a CQ wait's end was seen ("" = the collector's own
+// raw_syscalls:sys_exit program), for the provenance.
 void add_iouring_evidence(const std::vector<IouringRingStats>& rings, double window_s,
-                          const std::string& mode, Evidence& ev);
+                          const std::string& mode, Evidence& ev, const std::string& cq_wait_end = "");
 std::vector<MetricSpec> iouring_metric_specs();
 
 class IouringBpfCollector : public Collector {
@@ -47,11 +50,18 @@ public:
     std::string name() const override { return "iouring_bpf"; }
     std::vector<MetricSpec> metric_specs() const override { return iouring_metric_specs(); }
     CollectorStatus start(const CollectOptions& opts) override;
+    // Its sys_exit program goes into the syscall collector's chain when that
+    // one offers it, else it is attached here (collectors/tail_call_chain.hpp).
+    void all_started() override;
     void finish(Evidence& ev) override;
+    // Ends CQ waits through the syscall collector's sys_exit when both run;
+    // set before start(). Without it, start() attaches its own sys_exit.
+    void share_sys_exit(std::shared_ptr<TailCallChain> chain) { chain_ = std::move(chain); }
 
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
+    std::shared_ptr<TailCallChain> chain_;
     FeatureProbe* probe_;
     std::unique_ptr<FeatureProbe> own_probe_;
 };

@@ -21,7 +21,14 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     std::vector<std::unique_ptr<Collector>> c;
     // One line per collector; keep the order bottom-up (device first).
     c.push_back(std::make_unique<DiskstatsCollector>());
-    c.push_back(std::make_unique<BlockBpfCollector>());
+    // Tracepoints two collectors hook run one program when both run
+    // (collectors/tail_call_chain.hpp): block_bio_queue the block collector's,
+    // raw_syscalls:sys_exit the syscall collector's.
+    auto bio_queue = std::make_shared<TailCallChain>();
+    auto sys_exit = std::make_shared<TailCallChain>();
+    auto block = std::make_unique<BlockBpfCollector>();
+    block->share_bio_queue(bio_queue);
+    c.push_back(std::move(block));
     c.push_back(std::make_unique<NvmeSmartCollector>());
     c.push_back(std::make_unique<BlockQueueConfigCollector>());
     c.push_back(std::make_unique<VmstatCollector>());
@@ -31,8 +38,13 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     c.push_back(std::make_unique<PsiCollector>());
     c.push_back(std::make_unique<CgroupCollector>());
     c.push_back(std::make_unique<DelayacctCollector>());
-    c.push_back(std::make_unique<IouringBpfCollector>());
-    c.push_back(std::make_unique<SyscallBpfCollector>());
+    auto iouring = std::make_unique<IouringBpfCollector>();
+    iouring->share_sys_exit(sys_exit);
+    c.push_back(std::move(iouring));
+    auto syscalls = std::make_unique<SyscallBpfCollector>();
+    syscalls->share_sys_exit(sys_exit);
+    syscalls->share_bio_queue(bio_queue);
+    c.push_back(std::move(syscalls));
     c.push_back(std::make_unique<CephCollector>());
     return c;
 }

@@ -83,6 +83,7 @@ struct SyscallBpfCollector::Impl {
     std::string root = "/";
     syscall_bpf::FsTrace xfs = syscall_bpf::FsTrace::Failed, btrfs = syscall_bpf::FsTrace::Failed;
     bool journal_waits_split = false;   // journal-class waits classified (sched + a journal function resolved)
+    bool bio_queue_deferred = false;    // on_bio_queue loaded, chained or attached in all_started()
 
     ~Impl() {
         stop_drainer();
@@ -250,7 +251,10 @@ struct SyscallBpfCollector::Impl {};
 
 SyscallBpfCollector::SyscallBpfCollector(SyscallBpfOptions opts) : opts_(std::move(opts)) {}
 
-SyscallBpfCollector::~SyscallBpfCollector() = default;
+SyscallBpfCollector::~SyscallBpfCollector() {
+    if (chain_ && impl_) chain_->withdraw();   // its array closes with impl_
+    if (bio_queue_chain_ && impl_) bio_queue_chain_->release();
+}
 
 std::vector<MetricSpec> SyscallBpfCollector::metric_specs() const { return syscall_bpf::metric_specs(); }
 
@@ -358,6 +362,11 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     bpf_object__for_each_program(prog, impl->skel->obj) {
         if (!bpf_program__autoload(prog)) continue;
         const auto tp = tracepoint_of(bpf_program__section_name(prog)).second;
+        if (bio_queue_chain_ && tp == "block_bio_queue") {
+            impl->bio_queue_deferred = true;   // the block collector's program may call it
+            attached.insert(tp);
+            continue;
+        }
         bpf_link* l = bpf_program__attach(prog);
         if (!l) {
             missing.insert(tp + " (attach: " + std::strerror(errno) + ")");
@@ -429,7 +438,27 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     st.reason = reason;
     st.available = true;
     impl_ = std::move(impl);
+    if (chain_) chain_->offer(bpf_map__fd(impl_->skel->maps.io_uring_exit_chain));
     return st;
+#endif
+}
+
+void SyscallBpfCollector::all_started() {
+#if IODIAG_HAVE_BPF
+    if (!impl_ || !impl_->bio_queue_deferred) return;
+    impl_->bio_queue_deferred = false;
+    bpf_program* prog = impl_->skel->progs.on_bio_queue;
+    if (bio_queue_chain_ && bio_queue_chain_->take(bpf_program__fd(prog))) return;
+    LibbpfLog log;
+    if (bpf_link* l = bpf_program__attach(prog)) {
+        impl_->links.push_back(l);
+        return;
+    }
+    // Rare (the program loaded and its tracepoint exists): the syscalls are
+    // still timed, but a wait for block I/O whose bios blk-throttle held is
+    // then charged to the device, not the cgroup.
+    spdlog::warn("syscall_bpf: attaching block_bio_queue failed ({}): blk-throttle hold time not separated",
+                 std::strerror(errno));
 #endif
 }
 
@@ -444,6 +473,8 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     if (!impl_) return;
     Impl& im = *impl_;
     StepTimer t("syscall_bpf finish");
+    if (chain_) chain_->withdraw();   // the array goes with the skeleton
+    if (bio_queue_chain_) bio_queue_chain_->release();   // its program stops being called
     // Detach first so the maps stop moving, then drain what is left.
     for (auto* l : im.links) bpf_link__destroy(l);
     im.links.clear();

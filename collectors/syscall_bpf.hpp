@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "collectors/collector.hpp"
+#include "collectors/tail_call_chain.hpp"
 
 namespace iodiag {
 
@@ -34,11 +35,20 @@ public:
     // series are differences of these readings (see syscall_bpf_snapshot.hpp).
     void sample(size_t interval) override;
     void finish(Evidence& ev) override;
+    // Offers this collector's sys_exit program to the io_uring collector's
+    // (collectors/tail_call_chain.hpp); set before start().
+    void share_sys_exit(std::shared_ptr<TailCallChain> chain) { chain_ = std::move(chain); }
+    // Its block_bio_queue program goes into the block collector's chain when
+    // that one offers it, else it is attached in all_started(); set before start().
+    void share_bio_queue(std::shared_ptr<TailCallChain> chain) { bio_queue_chain_ = std::move(chain); }
+    void all_started() override;
 
     struct Impl;
 
 private:
     SyscallBpfOptions opts_;
+    std::shared_ptr<TailCallChain> chain_;
+    std::shared_ptr<TailCallChain> bio_queue_chain_;
     std::unique_ptr<Impl> impl_;
 };
 

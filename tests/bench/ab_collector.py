@@ -11,9 +11,11 @@ median ns per run x runs per I/O.
 
 Workloads (overhead.py's): block_bpf and iouring_bpf on workload A (fio 4 KiB
 randread, io_uring, O_DIRECT, QD 32 on a loop device over /dev/shm),
-syscall_bpf on workload B (4 KiB cached pread/pwrite 70/30 on ext4).
+syscall_bpf on workload B (4 KiB cached pread/pwrite 70/30 on ext4); --collector
+all runs every collector (the driver without --collector) on workload A unless
+--workload b says otherwise.
 
-usage: sudo tests/bench/ab_collector.py BUILD_A BUILD_B --collector block_bpf [--rounds 6] [--runtime 3]
+usage: sudo tests/bench/ab_collector.py BUILD_A BUILD_B --collector block_bpf [--rounds 6] [--runtime 3] [--workload a|b]
 (BUILD_x: a build folder with iodiag_bench_collectors; e.g. a copy of main's
 build and this checkout's build; ~1 minute per round)
 """
@@ -34,7 +36,8 @@ from overhead import Tracer, delta_progs, exit_on_signal, fio_json  # noqa: E402
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("builds", nargs=2, help="two build folders")
-    ap.add_argument("--collector", required=True, choices=["block_bpf", "iouring_bpf", "syscall_bpf"])
+    ap.add_argument("--collector", required=True, choices=["block_bpf", "iouring_bpf", "syscall_bpf", "all"])
+    ap.add_argument("--workload", choices=["a", "b"], help="default: b for syscall_bpf, else a")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--runtime", type=int, default=3, help="seconds of fio per build and round")
     a = ap.parse_args()
@@ -56,7 +59,8 @@ def main():
         f.close()
         img = f.name
         dev = sh(f"losetup -f --show {img}").strip()
-        if a.collector == "syscall_bpf":
+        workload = a.workload or ("b" if a.collector == "syscall_bpf" else "a")
+        if workload == "b":
             mnt = tempfile.mkdtemp(prefix="iodiag-ab-mnt-")
             sh(f"mkfs.ext4 -qF {dev} && mount {dev} {mnt}")
             fio = (f"--name=buffered --filename={mnt}/cached.dat --size=64M --rw=randrw --rwmixread=70 --bs=4k "
@@ -69,7 +73,8 @@ def main():
         stats_fd = hold_bpf_stats()
         for r in range(a.rounds):
             for b in (a.builds if r % 2 == 0 else a.builds[::-1]):
-                t = Tracer([f"{b}/iodiag_bench_collectors", "--collector", a.collector, "--interval", "1"], 3)
+                which = [] if a.collector == "all" else ["--collector", a.collector]
+                t = Tracer([f"{b}/iodiag_bench_collectors", *which, "--interval", "1"], 3)
                 try:
                     before = t.stats()
                     job = fio_json(fio)

@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
     }
     iodiag::release_vmlinux_btf();
     if (running.empty()) return 3;
+    for (auto& c : running) c->all_started();
     std::cerr << "ready\n";
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();

@@ -10,6 +10,7 @@
 
 #include "collectors/bpf_fault_injection.hpp"
 #include "collectors/iouring_bpf.hpp"
+#include "collectors/syscall_bpf.hpp"
 #include "app/catalog.hpp"
 #include "engine/rules/rules.hpp"
 #include "live_support.hpp"
@@ -207,4 +208,64 @@ TEST(IouringLive, TpBtfSetThatFailsToAttachFallsBackToRawTp) {
     EXPECT_EQ(mode->value, "raw_tp");
     EXPECT_NE(st.reason.find("attach btf_submit_req"), std::string::npos) << st.reason;
     EXPECT_NE(st.reason.find("using raw_tp"), std::string::npos) << st.reason;
+}
+
+// With the syscall collector running, the io_uring collector attaches no
+// sys_exit program: the syscall collector's tail-calls its program at the
+// exits of io_uring_enter (collectors/tail_call_chain.hpp). Its CQ waits are
+// those of a reference collector with its own sys_exit, over a window nested
+// in the reference's (started after it, the syscall collector finished
+// before it), so at most as many and, at a steady rate, more than half. One
+// whose chain nobody offered (the syscall collector not running) attaches
+// its own sys_exit in all_started() and times its waits too.
+TEST(IouringLive, CqWaitsEndThroughTheSyscallCollectorsSysExit) {
+    if (auto why = live::missing_root(); !why.empty()) GTEST_SKIP() << why;
+    if (auto why = live::missing_tool("fio"); !why.empty()) GTEST_SKIP() << why;
+    live::LoopDevice loop("/dev/shm", 64);
+    if (!loop.ok()) GTEST_SKIP() << loop.error();
+    live::Background fio("exec fio --name=chain --filename=" + loop.path() +
+                         " --ioengine=io_uring --rw=randread --direct=1 --bs=4k --iodepth=8"
+                         " --rate_iops=1000 --time_based --runtime=20 --output=/dev/null");
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    IouringBpfCollector reference;
+    const CollectorStatus ref_st = reference.start(CollectOptions{});
+    if (!ref_st.available) GTEST_SKIP() << "iouring_bpf unavailable: " << ref_st.reason;
+    auto chain = std::make_shared<TailCallChain>();
+    IouringBpfCollector chained, lone;
+    chained.share_sys_exit(chain);
+    lone.share_sys_exit(std::make_shared<TailCallChain>());
+    SyscallBpfCollector syscalls;
+    syscalls.share_sys_exit(chain);
+    // the registry's order: io_uring first (nothing offered yet), then syscalls
+    const CollectorStatus chained_st = chained.start(CollectOptions{});
+    const CollectorStatus lone_st = lone.start(CollectOptions{});
+    const CollectorStatus sys_st = syscalls.start(CollectOptions{});
+    ASSERT_TRUE(chained_st.available) << chained_st.reason;
+    ASSERT_TRUE(lone_st.available) << lone_st.reason;
+    ASSERT_TRUE(sys_st.available) << sys_st.reason;
+    chained.all_started();
+    lone.all_started();
+    syscalls.all_started();
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    Evidence sys_ev, ev, lone_ev, ref;
+    syscalls.finish(sys_ev);
+    chained.finish(ev);
+    lone.finish(lone_ev);
+    reference.finish(ref);
+    if (ref.find_fact("iouring.attach_mode")->value != "tp_btf")
+        GTEST_SKIP() << "the chain needs the tp_btf set (raw_tp here)";
+    const Metric* waits = ev.find_metric("iouring.cq_waits");
+    ASSERT_NE(waits, nullptr);
+    EXPECT_NE(waits->provenance.source.find("tail-called from syscall_bpf"), std::string::npos)
+        << waits->provenance.source;
+    const double n = metric(ev, "iouring.cq_waits"), n_ref = metric(ref, "iouring.cq_waits");
+    EXPECT_GT(n_ref, 100);
+    EXPECT_LE(n, n_ref);
+    EXPECT_GT(n, 0.5 * n_ref);
+    EXPECT_GT(metric(ev, "iouring.cq_wait_total_ms"), 0);
+    EXPECT_EQ(lone_ev.find_metric("iouring.cq_waits")->provenance.source.find("tail-called"), std::string::npos);
+    EXPECT_GT(metric(lone_ev, "iouring.cq_waits"), 0.5 * n_ref);
+    EXPECT_LE(metric(lone_ev, "iouring.cq_waits"), n_ref);
+    std::cerr << "CQ waits: chained " << n << ", own sys_exit " << metric(lone_ev, "iouring.cq_waits")
+              << ", reference " << n_ref << "\n";
 }

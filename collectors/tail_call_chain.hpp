@@ -1,0 +1,46 @@
+// One BPF program on a tracepoint that two collectors hook, when both run.
+//
+// Each program run costs ~60 ns here with BPF statistics on (a run's fixed
+// cost), and a tracepoint that two collectors hook pays it twice. Instead, the
+// owner's program tail-calls the other collector's through a one-slot program
+// array, and the other attaches nothing of its own there:
+//   - raw_syscalls:sys_exit: the syscall collector's program calls the io_uring
+//     collector's at the exits of io_uring_enter only (the end of a CQ wait),
+//     which on its own ran a filter on every syscall of every process;
+//   - block:block_bio_queue: the block collector's program calls the syscall
+//     collector's (its thread's "bios reached Q inline" mark and blk-throttle
+//     releases) for every bio.
+// Order: the owner offers its array once its programs are attached (start());
+// the other takes the offer in all_started(), after every start() returned,
+// and attaches its own program when nothing was offered (the owner failed,
+// fell back to raw_tp, or was not started).
+#pragma once
+
+#include <mutex>
+
+namespace iodiag {
+
+class TailCallChain {
+public:
+    // The owner: the program array its program tail-calls slot 0 of. The fd
+    // stays the owner's; withdraw() before closing it.
+    void offer(int prog_array_fd);
+    void withdraw();
+    // The other collector: puts prog_fd in slot 0 of the offered array.
+    // false when nothing was offered or the update failed (errno kept): the
+    // caller then attaches its program itself.
+    bool take(int prog_fd);
+    // The other collector, in finish() before it closes its program: empties
+    // the slot, so that the owner's program (which may run on) no longer
+    // calls it and its maps are not kept alive by the array.
+    void release();
+    // Whether a take() succeeded (the two programs are chained).
+    bool taken();
+
+private:
+    std::mutex mu_;
+    int array_fd_ = -1;
+    bool taken_ = false;
+};
+
+}  // namespace iodiag

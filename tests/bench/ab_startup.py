@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""`iodiag --duration 1` in two builds, alternating runs: wall and CPU time.
+
+The start-up cost (BPF loads, attaches, the finishes' detaches, analysis)
+moves by tens of ms between two changes, less than this shared machine's
+drift between two benchmark runs; alternating runs (A B, B A, ...) put the
+drift on both builds alike. Prints per build the median wall and CPU seconds
+of a whole run (the 1 s window included) and their min-max. Idle machine
+(no workload); the machine lock is held so that no test or benchmark runs
+beside it.
+
+usage: sudo tests/bench/ab_startup.py BUILD_A BUILD_B [--runs 7]
+(BUILD_x: a build folder with iodiag; ~3 s per run)
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_support import hold_machine_lock  # noqa: E402
+
+
+def one_run(build):
+    t0 = time.time()
+    r0 = os.times()
+    subprocess.run([f"{build}/iodiag", "--duration", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=False)
+    wall = time.time() - t0
+    r1 = os.times()
+    return wall, (r1.children_user - r0.children_user) + (r1.children_system - r0.children_system)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("builds", nargs=2, help="two build folders")
+    ap.add_argument("--runs", type=int, default=7, help="runs per build")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("needs root (BPF)")
+    for b in a.builds:
+        if not os.access(os.path.join(b, "iodiag"), os.X_OK):
+            sys.exit(f"{b}/iodiag not found")
+    _lock = hold_machine_lock()  # noqa: F841 (held until exit)
+    res = {b: [] for b in a.builds}
+    with open("/proc/loadavg") as f:
+        load0 = " ".join(f.read().split()[:3])
+    for r in range(a.runs):
+        for b in (a.builds if r % 2 == 0 else a.builds[::-1]):
+            res[b].append(one_run(b))
+    with open("/proc/loadavg") as f:
+        load1 = " ".join(f.read().split()[:3])
+    print(f"load average {load0} at the start, {load1} at the end; {a.runs} runs per build, alternating")
+    for b in a.builds:
+        walls = [w for w, _ in res[b]]
+        cpus = [c for _, c in res[b]]
+        print(f"{b}: wall median {statistics.median(walls):.3f} s ({min(walls):.3f}-{max(walls):.3f}), "
+              f"CPU median {statistics.median(cpus):.3f} s ({min(cpus):.3f}-{max(cpus):.3f})")
+
+
+if __name__ == "__main__":
+    main()
