@@ -337,6 +337,17 @@ void add_device_judgement(Evidence& ev) {
                               ": the slow syscalls' wait for I/O on it, queue included"));
         ev.add_metric("device.slow_share_pct", l, std::min(100.0, pct), "pct",
                       derived("device.io_wait_share_pct x D2C total / Q2C total (the part the device served); " + how));
+        // The part of that wait its requests spent in the I/O scheduler
+        // (block_rq_insert -> block_rq_issue), on the device they were
+        // submitted to (a lower device's scheduler serves the upper one's
+        // worker, whose wait is not the syscalls' own).
+        if (v == via.end())
+            if (const Metric* i2d = ev.find_metric("block.i2d_total_us", l); i2d && q2c_total[d] > 0) {
+                const double part = std::min(100.0, wait[d] * i2d->value / q2c_total[d]);
+                ev.add_metric("device.scheduler_wait_share_pct", l, part, "pct",
+                              derived("device.io_wait_share_pct x I2D total / Q2C total (the part its requests "
+                                      "waited in the I/O scheduler)"));
+            }
         if (v != via.end())
             ev.add_fact("device.upper_devices", l, v->second,
                         derived("devices stacked on this one (loop backing files, dm/md members)"));
@@ -658,6 +669,11 @@ std::vector<MetricSpec> derived_metric_specs() {
         {"device.d2c_tail_ratio", K::Metric, "ratio", layer::kDevice, "device", "D2C p99 / p50"},
         {"device.slower_than_flash", K::Metric, "bool", layer::kDevice, "device",
          "1 when the device's D2C median or tail is slower than any flash device serves (no reference needed)"},
+        {"device.scheduler_wait_share_pct", K::Metric, "pct", layer::kBlockQueue, "device",
+         "share of the slow syscalls' time their requests spent in the device's I/O scheduler (I2D part of their "
+         "I/O wait)"},
+        {"device.effective_class", K::Fact, "", layer::kDevice, "device",
+         "the device's class, a loop device's being what backs it (its backing disk's class, or memory)"},
         {"device.slow_share_pct", K::Metric, "pct", layer::kDevice, "device",
          "share of the slow syscalls' time spent in this device's service time (D2C part of their I/O wait)"},
         {"device.io_wait_share_pct", K::Metric, "pct", layer::kDevice, "device",
@@ -722,9 +738,32 @@ std::vector<std::string> reference_classes() {
     return out;
 }
 
+namespace {
+
+// What serves a device's requests, for rules that depend on the kind of
+// storage (a scheduler's policy): a loop device is as fast and as parallel as
+// what backs it. A class from the site configuration is the device's own.
+void add_effective_classes(Evidence& ev) {
+    for (const auto& device : ev.instances("device")) {
+        const Labels l{{"device", device}};
+        const Fact* cls = ev.find_fact("device.class", l);
+        if (!cls || ev.find_fact("device.effective_class", l)) continue;
+        std::string value = cls->value, how = "device.class";
+        if (value == "loop")
+            if (const Fact* b = ev.find_fact("device.backing_class", l)) {
+                value = b->value;
+                how = "device.backing_class (a loop device serves its requests from what backs it)";
+            }
+        ev.add_fact("device.effective_class", l, value, derived(how));
+    }
+}
+
+}  // namespace
+
 void add_derived_metrics(Evidence& ev) {
     ev.add_metric("window.duration_s", {}, ev.window.duration_s, "s",
                   {"derived", "measured length of the observation window"});
+    add_effective_classes(ev);
     add_nominal_latencies(ev);
     add_sufferer_shares(ev);
     add_device_judgement(ev);

@@ -9,7 +9,8 @@
 # NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
 #       tiny_nr_requests | memcg_reader | blkio_throttle | busy_healthy | qd1_fast |
 #       classless_slow | stacked_slow | loop_cgroup_limit | cpu_starved | lock_contention |
-#       pgbench_writer | two_causes | hdd_seek | hdd_seek_known | stacked_slow_busy_disk
+#       pgbench_writer | two_causes | hdd_seek | hdd_seek_known | stacked_slow_busy_disk |
+#       bfq_idling
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -328,6 +329,25 @@ case $name in
     echo "$majmin 50" > "$cg/blkio.throttle.read_iops_device"
     victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 \
        --ioengine=psync --numjobs=2 --time_based --runtime=120
+    record ;;
+  bfq_idling)         # bfq on a loop device over memory, shared by two synchronous random readers
+                      # of unequal I/O priority (best-effort 0 and 7): to give the first its
+                      # larger share, bfq idles the device for it after each of its requests,
+                      # while the second's requests wait in the scheduler (I2D); a device
+                      # served from memory gains nothing from the idling. Both readers are
+                      # victims (the device's only users).
+    loop_on /dev/shm 512; q=/sys/block/$(basename "$dev")/queue
+    # Before the loop device's detach (a loop device keeps its scheduler across it).
+    undo+=("echo none > $q/scheduler"); echo bfq > $q/scheduler
+    # No weight raising (bfq's boost for queues it takes for interactive newcomers,
+    # the usual server setting): with it, the readers' weights were at times
+    # raised alike and bfq, seeing them equal, did not idle (2 of 4 trial runs).
+    # The setting goes with bfq when the scheduler is put back.
+    echo 0 > $q/iosched/low_latency
+    # One fio, two jobs: processes started together, so neither is weight-raised
+    # by bfq as a newcomer while the other is not.
+    victim -- fio --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync --time_based --runtime=120 \
+       --name=hi --prioclass=2 --prio=0 --name=lo --prioclass=2 --prio=7
     record ;;
   hdd_seek|hdd_seek_known)  # random reads 8 deep on a device that serves one request at a time and
                       # seeks (FUSE model of a 7200 rpm disk, tests/lab/slowfs.py), mq-deadline;

@@ -62,3 +62,33 @@ TEST(DerivedMetrics, LoopOverAnUncoveredClassUsesItsBackingDisksMeasuredTail) {
     EXPECT_EQ(m->provenance.kind, "derived");
     EXPECT_NE(m->provenance.source.find("vda"), std::string::npos);
 }
+
+// A loop device is as fast as what backs it: its effective class is its
+// backing class (memory for a file on tmpfs), any other device's its own.
+TEST(DerivedMetrics, EffectiveClassIsWhatBacksALoopDevice) {
+    Evidence ev;
+    ev.add_fact("device.class", {{"device", "loop0"}}, "loop", {"file", "x"});
+    ev.add_fact("device.backing_class", {{"device", "loop0"}}, "memory", {"derived", "statfs"});
+    ev.add_fact("device.class", {{"device", "loop1"}}, "loop", {"file", "x"});
+    ev.add_fact("device.class", {{"device", "nvme0n1"}}, "nvme", {"file", "x"});
+    add_derived_metrics(ev);
+    EXPECT_EQ(ev.find_fact("device.effective_class", {{"device", "loop0"}})->value, "memory");
+    EXPECT_EQ(ev.find_fact("device.effective_class", {{"device", "loop1"}})->value, "loop");
+    EXPECT_EQ(ev.find_fact("device.effective_class", {{"device", "nvme0n1"}})->value, "nvme");
+}
+
+// The slow syscalls' wait on a device splits into its requests' time in the
+// I/O scheduler (I2D) and the rest, by the device's measured totals.
+TEST(DerivedMetrics, SchedulerWaitShareIsTheI2DPartOfTheIoWait) {
+    Evidence ev;
+    const Labels l{{"device", "loop0"}};
+    ev.add_metric("attr.slow.device_pct", {}, 80, "pct", {"tracepoint", "x"});
+    ev.add_metric("block.d2c_total_us", l, 300, "us", {"tracepoint", "x"});
+    ev.add_metric("block.i2d_total_us", l, 600, "us", {"tracepoint", "x"});
+    ev.add_metric("block.q2c_total_us", l, 1000, "us", {"tracepoint", "x"});
+    add_derived_metrics(ev);
+    ASSERT_NE(ev.find_metric("device.io_wait_share_pct", l), nullptr);
+    EXPECT_DOUBLE_EQ(ev.find_metric("device.io_wait_share_pct", l)->value, 80);
+    ASSERT_NE(ev.find_metric("device.scheduler_wait_share_pct", l), nullptr);
+    EXPECT_DOUBLE_EQ(ev.find_metric("device.scheduler_wait_share_pct", l)->value, 48);   // 80 x 600 / 1000
+}

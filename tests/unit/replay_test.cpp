@@ -136,6 +136,6 @@ INSTANTIATE_TEST_SUITE_P(RecordedFaults, Replay,
                                            "classless_slow", "stacked_slow", "loop_cgroup_limit", "pgbench_writer",
                                            "qd1_fast", "lock_contention", "cpu_starved", "hdd_seek",
                                            "busy_healthy", "dirty_throttle_loaded", "hdd_seek_known",
-                                           "stacked_slow_busy_disk",
+                                           "stacked_slow_busy_disk", "bfq_idling",
                                            // issue 12 (real single-host Ceph 16.2 cluster, tests/ceph/cluster.sh)
                                            "ceph_slow_osd_disk", "ceph_cpu_starved", "ceph_healthy"));
