@@ -139,12 +139,31 @@ SCENARIOS = [
     ("two_causes", "ext4", "dirty throttling (writer) + blkio limit (reader)",
      {"syscall.dirty_throttling_dominant", "syscall.cgroup_io_control", "cgroup.io_limit_reached"},
      None, False),
+    # The same two causes in two applications (the writer runs as "ingest"):
+    # each finding's share is over its own application's slow syscalls.
+    ("two_apps", "ext4", "dirty throttling (app ingest) + blkio limit (app fio)",
+     {"syscall.dirty_throttling_dominant", "syscall.cgroup_io_control", "cgroup.io_limit_reached"},
+     None, False),
 ]
 
 
 def two_causes_truth(gt):
-    """Both causes' ground-truth shares; the top-1 must be the larger one."""
+    """Both causes' ground-truth shares of the victims' time; the top-1 must be
+    the larger one, and the other ranked below it."""
     return {"dirty": share(float(gt.get("@dirty_ns", 0) or 0), gt), "cgroup": gt_reader_throttled(gt)}
+
+
+def two_apps_truth(gt):
+    """Each cause's share of its own application's syscall time (the writer
+    calls pwrite64 only, the reader pread64 only), and the time each cost,
+    which orders them."""
+    own = lambda nr: float(gt.get("@nr_ns", {}).get(nr, 0))
+    dirty_ns = float(gt.get("@dirty_ns", 0) or 0)
+    reads = own(NR_PREAD64)
+    held_ns = max(0.0, reads - total(gt.get("@v_q2c_ns", {})) - rq_of(gt, NR_PREAD64))
+    pct = lambda part, whole: None if whole <= 0 else max(0.0, min(100.0, 100.0 * part / whole))
+    return ({"dirty": pct(dirty_ns, own(NR_PWRITE64)), "cgroup": pct(held_ns, reads)},
+            {"dirty": dirty_ns, "cgroup": held_ns})
 
 
 def gt_scheduler(gt):     # the victims' own requests' time in the I/O scheduler (insert -> issue)
@@ -299,13 +318,23 @@ def judge(scn, res):
     # All of the victims' syscalls (>= 1 us), with the same per-syscall
     # attribution as the thresholded views.
     every = slow_view(res["gt"], 1.0) or res["gt"]
-    if name == "two_causes":
-        truth = two_causes_truth(slow)
-        bigger = max((k for k in truth if truth[k] is not None), key=lambda k: truth[k], default=None)
+    if name in ("two_causes", "two_apps"):
+        if name == "two_causes":
+            truth, every_truth = two_causes_truth(slow), two_causes_truth(every)
+            cost = truth
+        else:
+            (truth, cost), every_truth = two_apps_truth(slow), two_apps_truth(every)[0]
+        bigger = max((k for k in cost if cost[k] is not None), key=lambda k: cost[k], default=None)
+        other = next((k for k in cost if k != bigger), None)
         rules = TWO_CAUSES_RULES.get(bigger, set())
         row["gt"] = truth.get(bigger)
-        row["gt_all"] = two_causes_truth(every).get(bigger)
-        row["cause"] += f" (larger: {bigger})"
+        row["gt_all"] = every_truth.get(bigger)
+        # Both ranked: the other cause is a finding below the first.
+        later = [f["rule_id"] for f in v.get("findings", [])[1:]]
+        second = any(r in TWO_CAUSES_RULES.get(other, set()) for r in later)
+        row["cause"] += f" (larger: {bigger}; {other} ranked below: {'yes' if second else 'NO'})"
+        if not second:
+            rules = set()
     elif name == "bfq_idling":
         # The cause is bfq's idling when the ground truth shows the victims'
         # slow time waiting in the scheduler; else what remained (each reader

@@ -9,7 +9,7 @@
 # NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
 #       tiny_nr_requests | memcg_reader | blkio_throttle | busy_healthy | qd1_fast |
 #       classless_slow | stacked_slow | loop_cgroup_limit | cpu_starved | lock_contention |
-#       pgbench_writer | two_causes | hdd_seek | hdd_seek_known | stacked_slow_busy_disk |
+#       pgbench_writer | two_causes | two_apps | hdd_seek | hdd_seek_known | stacked_slow_busy_disk |
 #       bfq_idling
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
@@ -319,10 +319,14 @@ case $name in
     bg fio --name=big --directory="$work/mnt" --rw=write --bs=1m --size=768m --ioengine=psync \
        --time_based --runtime=120
     record ;;
-  two_causes)         # a writer under a tiny vm.dirty_bytes and a reader capped by its blkio group
+  two_causes|two_apps) # a writer under a tiny vm.dirty_bytes and a reader capped by its blkio group;
+                      # _apps: two applications (the writer runs as "ingest": fio under another
+                      # name), each slowed by its own cause
     loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
     tiny_dirty_limits
-    victim -- fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
+    writer=fio
+    if [[ $name == two_apps ]]; then writer=$work/ingest; ln -s "$(command -v fio)" "$writer"; fi
+    victim -- "$writer" --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
        --time_based --runtime=120
     loop_on /dev/shm 256; majmin=$(lsblk -ndo MAJ:MIN "$dev" | tr -d ' ')
     cg=/sys/fs/cgroup/blkio/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
