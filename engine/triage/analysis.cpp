@@ -318,6 +318,35 @@ Evidence as_if_sufferer(const Evidence& collected, const std::string& app) {
     if (const Metric* basis = collected.find_metric("attr.app.basis_us"))
         ev.add_metric("attr.app.basis_us", {}, basis->value, basis->unit, basis->provenance);
     ev.add_fact("attr.app.name", {}, app, p);
+    // The rules' texts name the top sufferer's process, cgroup and file
+    // (attr.slow.top_*, the machine's slow set's): here, this application's
+    // own, from its processes' syscall time and its slow exemplars.
+    const Metric* top_proc = nullptr;
+    for (const auto& m : collected.metrics)
+        if (m.name == "syscall.proc.time_us" && m.labels.count("comm") && m.labels.at("comm") == app &&
+            (!top_proc || m.value > top_proc->value))
+            top_proc = &m;
+    std::map<std::string, double> by_file;
+    for (const auto& e : collected.exemplars)
+        if (e.kind == "syscall" && e.labels.count("comm") && e.labels.at("comm") == app && e.labels.count("file"))
+            if (const auto t = e.values.find("total_us"); t != e.values.end()) by_file[e.labels.at("file")] += t->second;
+    const auto top_file = std::max_element(by_file.begin(), by_file.end(),
+                                           [](const auto& a, const auto& b) { return a.second < b.second; });
+    ev.facts.erase(std::remove_if(ev.facts.begin(), ev.facts.end(),
+                                  [](const Fact& f) {
+                                      return f.name == "attr.slow.top_comm" || f.name == "attr.slow.top_pid" ||
+                                             f.name == "attr.slow.top_cgroup" || f.name == "attr.slow.top_file";
+                                  }),
+                   ev.facts.end());
+    const Provenance mine{"derived", "the process of " + app + " with the most traced syscall time "
+                                     "(syscall.proc.time_us) and the file of its slow exemplars with the most time"};
+    ev.add_fact("attr.slow.top_comm", {}, app, mine);
+    if (top_proc) {
+        if (top_proc->labels.count("pid")) ev.add_fact("attr.slow.top_pid", {}, top_proc->labels.at("pid"), mine);
+        if (top_proc->labels.count("cgroup"))
+            ev.add_fact("attr.slow.top_cgroup", {}, top_proc->labels.at("cgroup"), mine);
+    }
+    if (top_file != by_file.end()) ev.add_fact("attr.slow.top_file", {}, top_file->first, mine);
     add_derived_metrics(ev);
     return ev;
 }

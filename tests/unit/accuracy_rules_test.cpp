@@ -525,6 +525,10 @@ TEST(AccuracyRules, TwoApplicationsSlowedByTwoCausesAreBothRanked) {
     app_breakdown(ev, "db", 1, 8e6, {{"locks", 95}, {"cpu", 5}});
     app_breakdown(ev, "ingest", 2, 3e6, {{"dirty", 85}, {"cpu", 15}});
     app_breakdown(ev, "cc", 3, 0.3e6, {{"reclaim", 90}, {"cpu", 10}});
+    ev.add_fact("attr.slow.top_comm", {}, "db", kP);
+    ev.add_fact("attr.slow.top_pid", {}, "3", kP);
+    ev.add_metric("syscall.proc.time_us", {{"comm", "db"}, {"pid", "3"}, {"cgroup", "/db"}}, 8e6, "us", kP);
+    ev.add_metric("syscall.proc.time_us", {{"comm", "ingest"}, {"pid", "7"}, {"cgroup", "/ingest"}}, 3e6, "us", kP);
     const Verdict v = analyze(ev, shipped());
     ASSERT_GE(v.findings.size(), 2u);
     EXPECT_EQ(v.findings[0].rule_id, "syscall.lock_contention");
@@ -534,6 +538,8 @@ TEST(AccuracyRules, TwoApplicationsSlowedByTwoCausesAreBothRanked) {
     ASSERT_TRUE(v.findings[1].share_pct);
     EXPECT_NEAR(*v.findings[1].share_pct, 85, 0.01);   // its own share
     EXPECT_NE(v.findings[1].title.find("ingest"), std::string::npos);
+    // Its text names its own process, not the first application's.
+    EXPECT_NE(v.findings[1].mechanism.find("Top sufferer: ingest (pid 7)"), std::string::npos) << v.findings[1].mechanism;
     EXPECT_EQ(find(v.findings, "syscall.reclaim_on_io_path"), nullptr);   // cc: a bystander
     EXPECT_EQ(find(v.notes, "syscall.reclaim_on_io_path"), nullptr);
 
