@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -71,6 +72,15 @@ std::optional<std::pair<unsigned, unsigned>> parse_devnum(const std::string& tex
     }
 }
 
+// A file on tmpfs or ramfs lives in the page cache only.
+bool backed_by_memory(const std::string& path) {
+    struct statfs sf {};
+    if (::statfs(path.c_str(), &sf) != 0) return false;
+    constexpr unsigned long kTmpfsMagic = 0x01021994, kRamfsMagic = 0x858458f6;
+    const auto type = static_cast<unsigned long>(sf.f_type);
+    return type == kTmpfsMagic || type == kRamfsMagic;
+}
+
 }  // namespace
 
 std::optional<std::string> classify_device(const std::string& name, std::optional<bool> rotational) {
@@ -134,7 +144,8 @@ std::vector<MetricSpec> BlockQueueConfigCollector::metric_specs() const {
     out.push_back(fact("device.backing_file", layer::kDevice, "File behind a loop device"));
     out.push_back(fact("device.backing_device", layer::kDevice,
                        "Whole disk holding a loop device's backing file"));
-    out.push_back(fact("device.backing_class", layer::kDevice, "Class of the disk behind a loop device"));
+    out.push_back(fact("device.backing_class", layer::kDevice,
+                       "Class of the disk behind a loop device, or memory (a file on tmpfs/ramfs)"));
     out.push_back(fact("device.slaves", layer::kDevice,
                        "Whole disks a dm/md device is built on (/sys/block/*/slaves), comma-separated"));
     return out;
@@ -207,6 +218,14 @@ CollectorStatus BlockQueueConfigCollector::start(const CollectOptions& opts) {
             }
             const unsigned maj = ::major(sb.st_dev), min = ::minor(sb.st_dev);
             auto disk = whole_disk_of_devnum(opts.root, maj, min);
+            if (!disk && backed_by_memory(under_root(opts.root, *backing_file))) {
+                // The loop device reads and writes pages of memory: it serves
+                // requests in microseconds and in parallel, whatever its
+                // rotational flag says (the class a scheduler choice depends on).
+                read_.add_fact("device.backing_class", labels, "memory",
+                               {"derived", "statfs(" + *backing_file + ").f_type = tmpfs or ramfs"});
+                continue;
+            }
             if (!disk) {
                 // e.g. a file on tmpfs or overlayfs (anonymous device numbers).
                 spdlog::info("block_queue_config: {} (backing file of {}) is on device {}:{}, not a block device",

@@ -22,6 +22,7 @@ json finding_json(const Finding& f) {
            {"score", f.score},
            {"source", f.source},
            {"folded", f.folded},
+           {"sufferer", f.sufferer},
            {"verify", f.verify}};
     j["evidence"] = json::array();
     for (const auto& c : f.evidence)

@@ -288,6 +288,106 @@ void fold_same_causes(std::vector<Finding>& fired, std::vector<const Rule*>& rul
     drop_gone(rules, gone);
 }
 
+// Another application counts as suffering beside the first when its slow
+// syscalls took at least this part of the first's slow time: a program with a
+// few slow calls beside the one that waited all along is a bystander.
+constexpr double kOtherSuffererMinWeight = 0.25;
+
+// The evidence as the rules would see it had `app` suffered most: its own
+// breakdown (attr.apps.*{app}) in place of attr.app.*, derived again.
+Evidence as_if_sufferer(const Evidence& collected, const std::string& app) {
+    Evidence ev = collected;
+    const std::string from = "attr.apps.", to = "attr.app.";
+    ev.metrics.erase(std::remove_if(ev.metrics.begin(), ev.metrics.end(),
+                                    [&](const Metric& m) { return m.name.rfind(to, 0) == 0 && m.labels.empty(); }),
+                     ev.metrics.end());
+    ev.facts.erase(std::remove_if(ev.facts.begin(), ev.facts.end(),
+                                  [](const Fact& f) { return f.name == "attr.app.name"; }),
+                   ev.facts.end());
+    std::vector<Metric> own;
+    for (const auto& m : collected.metrics)
+        if (m.name.rfind(from, 0) == 0 && m.name != "attr.apps.rank" && m.labels.size() == 1 &&
+            m.labels.begin()->first == "app" && m.labels.begin()->second == app) {
+            Metric c = m;
+            c.name = to + m.name.substr(from.size());
+            c.labels.clear();
+            own.push_back(std::move(c));
+        }
+    const Provenance p = own.empty() ? Provenance{"derived", ""} : own.front().provenance;
+    for (auto& m : own) ev.metrics.push_back(std::move(m));
+    if (const Metric* basis = collected.find_metric("attr.app.basis_us"))
+        ev.add_metric("attr.app.basis_us", {}, basis->value, basis->unit, basis->provenance);
+    ev.add_fact("attr.app.name", {}, app, p);
+    // The rules' texts name the top sufferer's process, cgroup and file
+    // (attr.slow.top_*, the machine's slow set's): here, this application's
+    // own, from its processes' syscall time and its slow exemplars.
+    const Metric* top_proc = nullptr;
+    for (const auto& m : collected.metrics)
+        if (m.name == "syscall.proc.time_us" && m.labels.count("comm") && m.labels.at("comm") == app &&
+            (!top_proc || m.value > top_proc->value))
+            top_proc = &m;
+    std::map<std::string, double> by_file;
+    for (const auto& e : collected.exemplars)
+        if (e.kind == "syscall" && e.labels.count("comm") && e.labels.at("comm") == app && e.labels.count("file"))
+            if (const auto t = e.values.find("total_us"); t != e.values.end()) by_file[e.labels.at("file")] += t->second;
+    const auto top_file = std::max_element(by_file.begin(), by_file.end(),
+                                           [](const auto& a, const auto& b) { return a.second < b.second; });
+    ev.facts.erase(std::remove_if(ev.facts.begin(), ev.facts.end(),
+                                  [](const Fact& f) {
+                                      return f.name == "attr.slow.top_comm" || f.name == "attr.slow.top_pid" ||
+                                             f.name == "attr.slow.top_cgroup" || f.name == "attr.slow.top_file";
+                                  }),
+                   ev.facts.end());
+    const Provenance mine{"derived", "the process of " + app + " with the most traced syscall time "
+                                     "(syscall.proc.time_us) and the file of its slow exemplars with the most time"};
+    ev.add_fact("attr.slow.top_comm", {}, app, mine);
+    if (top_proc) {
+        if (top_proc->labels.count("pid")) ev.add_fact("attr.slow.top_pid", {}, top_proc->labels.at("pid"), mine);
+        if (top_proc->labels.count("cgroup"))
+            ev.add_fact("attr.slow.top_cgroup", {}, top_proc->labels.at("cgroup"), mine);
+    }
+    if (top_file != by_file.end()) ev.add_fact("attr.slow.top_file", {}, top_file->first, mine);
+    add_derived_metrics(ev);
+    return ev;
+}
+
+// Two applications slowed by two different causes at once: the rules judge
+// the application that suffered most (attr.app.*); each other one broken down
+// by the collector (attr.apps.*{app}) whose slow time is comparable is judged
+// the same way on its own slow syscalls, and a cause found for it that the
+// first did not feel joins the findings. Its score is scaled by its slow time
+// against the first's, so causes rank by the time they cost; its share stays
+// its own (the title names the application).
+std::vector<Finding> other_sufferers_findings(const Evidence& collected, const Evidence& ev, const RuleSet& rules,
+                                              const std::vector<Finding>& fired) {
+    std::vector<Finding> out;
+    const Fact* first = ev.find_fact("attr.app.name");
+    const Metric* first_time = ev.find_metric("attr.app.time_us");
+    if (!first || !first_time || first_time->value <= 0) return out;
+    for (const auto& app : ev.instances("app")) {
+        if (app == first->value) continue;
+        const Metric* t = ev.find_metric("attr.apps.time_us", {{"app", app}});
+        if (!t) continue;
+        const double weight = t->value / first_time->value;
+        if (weight < kOtherSuffererMinWeight) continue;
+        const Evidence other = as_if_sufferer(collected, app);
+        for (const auto& r : evaluate_rules(rules, other)) {
+            if (r.outcome != Tri::True || r.rule->share_metric.rfind("attr.sufferer.", 0) != 0) continue;
+            Finding f = make_finding(r, other);
+            if (!f.share_pct || waited_by_nobody(f, other)) continue;
+            // The first application felt this cause too: it is one finding.
+            const bool known = std::any_of(fired.begin(), fired.end(), [&](const Finding& g) {
+                return g.rule_id == f.rule_id && g.instance == f.instance && !waited_by_nobody(g, ev);
+            });
+            if (known) continue;
+            f.score *= std::min(1.0, weight);
+            f.sufferer = app;
+            out.push_back(std::move(f));
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 Verdict analyze(const Evidence& collected, const RuleSet& rules) {
@@ -313,6 +413,12 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
         }
         if (r.outcome == Tri::Unknown && !ceph_rule_out_of_play(r.rule->layer, r.rule->for_each, layers))
             unknown.push_back(&r);
+    }
+    for (auto& f : other_sufferers_findings(collected, ev, rules, fired)) {
+        const auto rule = std::find_if(rules.rules.begin(), rules.rules.end(),
+                                       [&](const Rule& r) { return r.id == f.rule_id; });
+        fired_rules.push_back(&*rule);
+        fired.push_back(std::move(f));
     }
     fold_same_causes(fired, fired_rules);
     yield_osd_findings_to_ceph(fired, ev);
@@ -379,7 +485,8 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
         const bool on_path = walk.visited.count(f.layer) > 0;
         const std::optional<double> explained = apps_latency_explained(f, ev);
         const bool unfelt = own_requests_measured && explained && *explained < kFeltPct;
-        const std::optional<double> nobody = waited_by_nobody(f, ev);
+        // Another application's cause was judged on its own slow syscalls.
+        const std::optional<double> nobody = f.sufferer.empty() ? waited_by_nobody(f, ev) : std::nullopt;
         if (nobody) {
             trim_end(f.mechanism);
             f.mechanism += " (A note, not a finding: no slow syscall in the window waited in this layer (" +

@@ -211,6 +211,47 @@ void add_cache_eviction(Evidence& ev) {
                           "memory cgroup hit its limit (cgroup.memory_limit_hits_delta > 0)"));
 }
 
+// The slow syscalls' requests are the device's slow requests: those whose
+// Q2C reached the slow syscalls' lower bound. The part of their block time
+// spent in the I/O scheduler is estimated from the device's log2 histograms:
+// their Q2C time (requests at or above the bound, bucket midpoints), less
+// their D2C (the requests whose D2C itself reached the bound, and the device's
+// mean D2C of the faster ones for the rest), the remainder split by the
+// device's measured queue composition (I2D of Q2G + G2I + I2D). On a device
+// whose waits are few and long (a scheduler idling for another process) the
+// average request says little of the slow ones. nullopt without histograms
+// or slow requests.
+std::optional<double> slow_requests_i2d_fraction(const Evidence& ev, const Labels& l, double bound_us) {
+    const HistogramMetric* q2c = ev.find_histogram("block.q2c_us", l);
+    const HistogramMetric* d2c = ev.find_histogram("block.d2c_us", l);
+    const Metric* d2c_total = ev.find_metric("block.d2c_total_us", l);
+    const Metric* q2c_total = ev.find_metric("block.q2c_total_us", l);
+    const Metric* i2d_total = ev.find_metric("block.i2d_total_us", l);
+    if (!q2c || !d2c || !d2c_total || !q2c_total || !i2d_total || bound_us <= 0) return std::nullopt;
+    if (q2c->unit != "us" || d2c->unit != "us") return std::nullopt;
+    auto above = [&](const Log2Histogram& h) {
+        double n = 0, t = 0;
+        const auto& b = h.buckets();
+        for (size_t i = 0; i < b.size(); ++i) {
+            const double lo = static_cast<double>(Log2Histogram::bucket_lo(static_cast<int>(i)));
+            if (lo < bound_us || !b[i]) continue;
+            const double hi = static_cast<double>(Log2Histogram::bucket_hi(static_cast<int>(i)));
+            n += static_cast<double>(b[i]);
+            t += static_cast<double>(b[i]) * (lo + hi + 1) / 2;
+        }
+        return std::pair<double, double>(n, t);
+    };
+    const auto [slow_n, slow_q2c] = above(q2c->hist);
+    if (slow_n <= 0 || slow_q2c <= 0) return std::nullopt;
+    const auto [slow_d2c_n, slow_d2c] = above(d2c->hist);
+    const double all_n = static_cast<double>(d2c->hist.total());
+    const double fast_mean = all_n > slow_d2c_n ? std::max(0.0, d2c_total->value - slow_d2c) / (all_n - slow_d2c_n) : 0;
+    const double served = std::min(slow_q2c, slow_d2c + std::max(0.0, slow_n - slow_d2c_n) * fast_mean);
+    const double queued = q2c_total->value - d2c_total->value;
+    if (queued <= 0) return 0.0;
+    return (1 - served / slow_q2c) * std::min(1.0, i2d_total->value / queued);
+}
+
 // Per device: its own D2C distribution (median, tail ratio), whether it serves
 // at flash speed, whether a reference latency exists, and which share of the
 // slow syscalls' device wait is its own. The syscall collector charges waits
@@ -337,6 +378,30 @@ void add_device_judgement(Evidence& ev) {
                               ": the slow syscalls' wait for I/O on it, queue included"));
         ev.add_metric("device.slow_share_pct", l, std::min(100.0, pct), "pct",
                       derived("device.io_wait_share_pct x D2C total / Q2C total (the part the device served); " + how));
+        // The part of that wait its requests spent in the I/O scheduler
+        // (block_rq_insert -> block_rq_issue), on the device they were
+        // submitted to (a lower device's scheduler serves the upper one's
+        // worker, whose wait is not the syscalls' own).
+        if (v == via.end()) {
+            // The lower bound of the syscalls the wait is over: the suffering
+            // application's own (when the collector measured it), else the
+            // window's slow set.
+            const std::string basis_name = ev.find_metric("attr.app.ops") && ev.find_metric("attr.app.basis_us")
+                                               ? "attr.app.basis_us"
+                                               : "attr.slow.threshold_us";
+            const double bound = metric_or(ev, basis_name, {}, 0);
+            if (const auto slow = slow_requests_i2d_fraction(ev, l, bound))
+                ev.add_metric("device.scheduler_wait_share_pct", l, std::min(100.0, wait[d] * *slow), "pct",
+                              derived("device.io_wait_share_pct x the part of its slow requests' block time spent in "
+                                      "the I/O scheduler (requests with Q2C >= " + basis_name + ", " +
+                                      format_number(bound) + " us: their Q2C less their D2C, from the log2 "
+                                      "histograms, times I2D / (Q2C - D2C) totals)"));
+            else if (const Metric* i2d = ev.find_metric("block.i2d_total_us", l); i2d && q2c_total[d] > 0)
+                ev.add_metric("device.scheduler_wait_share_pct", l, std::min(100.0, wait[d] * i2d->value / q2c_total[d]),
+                              "pct",
+                              derived("device.io_wait_share_pct x I2D total / Q2C total (the part its requests "
+                                      "waited in the I/O scheduler; no histogram of its slow requests)"));
+        }
         if (v != via.end())
             ev.add_fact("device.upper_devices", l, v->second,
                         derived("devices stacked on this one (loop backing files, dm/md members)"));
@@ -658,6 +723,11 @@ std::vector<MetricSpec> derived_metric_specs() {
         {"device.d2c_tail_ratio", K::Metric, "ratio", layer::kDevice, "device", "D2C p99 / p50"},
         {"device.slower_than_flash", K::Metric, "bool", layer::kDevice, "device",
          "1 when the device's D2C median or tail is slower than any flash device serves (no reference needed)"},
+        {"device.scheduler_wait_share_pct", K::Metric, "pct", layer::kBlockQueue, "device",
+         "share of the slow syscalls' time their requests spent in the device's I/O scheduler (I2D part of their "
+         "I/O wait)"},
+        {"device.effective_class", K::Fact, "", layer::kDevice, "device",
+         "the device's class, a loop device's being what backs it (its backing disk's class, or memory)"},
         {"device.slow_share_pct", K::Metric, "pct", layer::kDevice, "device",
          "share of the slow syscalls' time spent in this device's service time (D2C part of their I/O wait)"},
         {"device.io_wait_share_pct", K::Metric, "pct", layer::kDevice, "device",
@@ -722,9 +792,32 @@ std::vector<std::string> reference_classes() {
     return out;
 }
 
+namespace {
+
+// What serves a device's requests, for rules that depend on the kind of
+// storage (a scheduler's policy): a loop device is as fast and as parallel as
+// what backs it. A class from the site configuration is the device's own.
+void add_effective_classes(Evidence& ev) {
+    for (const auto& device : ev.instances("device")) {
+        const Labels l{{"device", device}};
+        const Fact* cls = ev.find_fact("device.class", l);
+        if (!cls || ev.find_fact("device.effective_class", l)) continue;
+        std::string value = cls->value, how = "device.class";
+        if (value == "loop")
+            if (const Fact* b = ev.find_fact("device.backing_class", l)) {
+                value = b->value;
+                how = "device.backing_class (a loop device serves its requests from what backs it)";
+            }
+        ev.add_fact("device.effective_class", l, value, derived(how));
+    }
+}
+
+}  // namespace
+
 void add_derived_metrics(Evidence& ev) {
     ev.add_metric("window.duration_s", {}, ev.window.duration_s, "s",
                   {"derived", "measured length of the observation window"});
+    add_effective_classes(ev);
     add_nominal_latencies(ev);
     add_sufferer_shares(ev);
     add_device_judgement(ev);

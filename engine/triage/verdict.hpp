@@ -36,6 +36,9 @@ struct Finding {
     std::string source;                // rules file:line
     // Findings of other rules folded into this one (same cause): "rule@instance".
     std::vector<std::string> folded;
+    // The application whose slow syscalls the share is over, when it is not
+    // the one that suffered most (a second application slowed by another cause).
+    std::string sufferer;
 };
 
 // A fix, in the order to apply it: by its finding's share (Amdahl), then P0..P5.

@@ -486,3 +486,68 @@ TEST(AccuracyRules, ConditionalClauses) {
     EXPECT_NE(clause_error("a b?} c"), "");
     EXPECT_NE(clause_error("{?a {?b?} c?}"), "");
 }
+
+namespace {
+
+// One application's breakdown as the syscall collector gives it for the few
+// that suffered most (attr.apps.*{app}); `first` also as attr.app.*.
+void app_breakdown(Evidence& ev, const std::string& app, int rank, double time_us,
+                   const std::map<std::string, double>& pct) {
+    const Labels l{{"app", app}};
+    ev.add_metric("attr.apps.rank", l, rank, "count", kP);
+    ev.add_metric("attr.apps.ops", l, 200, "count", kP);
+    ev.add_metric("attr.apps.time_us", l, time_us, "us", kP);
+    ev.add_metric("attr.apps.coverage_pct", l, 100, "pct", kP);
+    if (rank == 1) {
+        ev.add_fact("attr.app.name", {}, app, kP);
+        ev.add_metric("attr.app.ops", {}, 200, "count", kP);
+        ev.add_metric("attr.app.time_us", {}, time_us, "us", kP);
+        ev.add_metric("attr.app.basis_us", {}, 1024, "us", kP);
+        ev.add_metric("attr.app.coverage_pct", {}, 100, "pct", kP);
+    }
+    for (const char* c : {"device", "block_queue", "filesystem", "journal", "page_cache", "dirty", "reclaim", "cgroup",
+                          "locks", "cpu", "other"}) {
+        const double v = pct.count(c) ? pct.at(c) : 0;
+        ev.add_metric(std::string("attr.apps.") + c + "_pct", l, v, "pct", kP);
+        if (rank == 1) ev.add_metric(std::string("attr.app.") + c + "_pct", {}, v, "pct", kP);
+    }
+}
+
+}  // namespace
+
+// Two applications slowed by two different causes at once: each is judged on
+// its own slow syscalls, both causes are findings, ranked by the time they
+// cost (a share of the second application's smaller time weighs less), and a
+// program with a few slow calls beside them is not judged as a sufferer.
+TEST(AccuracyRules, TwoApplicationsSlowedByTwoCausesAreBothRanked) {
+    Evidence ev;
+    slow_set(ev, {{"locks", 70}, {"dirty", 28}, {"cpu", 2}});
+    app_breakdown(ev, "db", 1, 8e6, {{"locks", 95}, {"cpu", 5}});
+    app_breakdown(ev, "ingest", 2, 3e6, {{"dirty", 85}, {"cpu", 15}});
+    app_breakdown(ev, "cc", 3, 0.3e6, {{"reclaim", 90}, {"cpu", 10}});
+    ev.add_fact("attr.slow.top_comm", {}, "db", kP);
+    ev.add_fact("attr.slow.top_pid", {}, "3", kP);
+    ev.add_metric("syscall.proc.time_us", {{"comm", "db"}, {"pid", "3"}, {"cgroup", "/db"}}, 8e6, "us", kP);
+    ev.add_metric("syscall.proc.time_us", {{"comm", "ingest"}, {"pid", "7"}, {"cgroup", "/ingest"}}, 3e6, "us", kP);
+    const Verdict v = analyze(ev, shipped());
+    ASSERT_GE(v.findings.size(), 2u);
+    EXPECT_EQ(v.findings[0].rule_id, "syscall.lock_contention");
+    EXPECT_TRUE(v.findings[0].sufferer.empty());
+    EXPECT_EQ(v.findings[1].rule_id, "syscall.dirty_throttling_dominant");
+    EXPECT_EQ(v.findings[1].sufferer, "ingest");
+    ASSERT_TRUE(v.findings[1].share_pct);
+    EXPECT_NEAR(*v.findings[1].share_pct, 85, 0.01);   // its own share
+    EXPECT_NE(v.findings[1].title.find("ingest"), std::string::npos);
+    // Its text names its own process, not the first application's.
+    EXPECT_NE(v.findings[1].mechanism.find("Top sufferer: ingest (pid 7)"), std::string::npos) << v.findings[1].mechanism;
+    EXPECT_EQ(find(v.findings, "syscall.reclaim_on_io_path"), nullptr);   // cc: a bystander
+    EXPECT_EQ(find(v.notes, "syscall.reclaim_on_io_path"), nullptr);
+
+    // Without the second application's own breakdown its cause is not judged
+    // for it (the first application never waited for dirty pages).
+    Evidence one;
+    slow_set(one, {{"locks", 70}, {"dirty", 28}, {"cpu", 2}});
+    app_breakdown(one, "db", 1, 8e6, {{"locks", 95}, {"cpu", 5}});
+    const Verdict w = analyze(one, shipped());
+    EXPECT_EQ(find(w.findings, "syscall.dirty_throttling_dominant"), nullptr);
+}

@@ -62,3 +62,63 @@ TEST(DerivedMetrics, LoopOverAnUncoveredClassUsesItsBackingDisksMeasuredTail) {
     EXPECT_EQ(m->provenance.kind, "derived");
     EXPECT_NE(m->provenance.source.find("vda"), std::string::npos);
 }
+
+// A loop device is as fast as what backs it: its effective class is its
+// backing class (memory for a file on tmpfs), any other device's its own.
+TEST(DerivedMetrics, EffectiveClassIsWhatBacksALoopDevice) {
+    Evidence ev;
+    ev.add_fact("device.class", {{"device", "loop0"}}, "loop", {"file", "x"});
+    ev.add_fact("device.backing_class", {{"device", "loop0"}}, "memory", {"derived", "statfs"});
+    ev.add_fact("device.class", {{"device", "loop1"}}, "loop", {"file", "x"});
+    ev.add_fact("device.class", {{"device", "nvme0n1"}}, "nvme", {"file", "x"});
+    add_derived_metrics(ev);
+    EXPECT_EQ(ev.find_fact("device.effective_class", {{"device", "loop0"}})->value, "memory");
+    EXPECT_EQ(ev.find_fact("device.effective_class", {{"device", "loop1"}})->value, "loop");
+    EXPECT_EQ(ev.find_fact("device.effective_class", {{"device", "nvme0n1"}})->value, "nvme");
+}
+
+// The slow syscalls' wait on a device splits into its requests' time in the
+// I/O scheduler (I2D) and the rest, by the device's measured totals.
+TEST(DerivedMetrics, SchedulerWaitShareIsTheI2DPartOfTheIoWait) {
+    Evidence ev;
+    const Labels l{{"device", "loop0"}};
+    ev.add_metric("attr.slow.device_pct", {}, 80, "pct", {"tracepoint", "x"});
+    ev.add_metric("block.d2c_total_us", l, 300, "us", {"tracepoint", "x"});
+    ev.add_metric("block.i2d_total_us", l, 600, "us", {"tracepoint", "x"});
+    ev.add_metric("block.q2c_total_us", l, 1000, "us", {"tracepoint", "x"});
+    add_derived_metrics(ev);
+    ASSERT_NE(ev.find_metric("device.io_wait_share_pct", l), nullptr);
+    EXPECT_DOUBLE_EQ(ev.find_metric("device.io_wait_share_pct", l)->value, 80);
+    ASSERT_NE(ev.find_metric("device.scheduler_wait_share_pct", l), nullptr);
+    EXPECT_DOUBLE_EQ(ev.find_metric("device.scheduler_wait_share_pct", l)->value, 48);   // 80 x 600 / 1000
+}
+
+// A scheduler that holds a few requests long (bfq idling for another
+// process) while most pass quickly: the slow syscalls waited on the slow
+// requests, whose block time is nearly all scheduler wait, not on the
+// average request. Their part comes from the Q2C and D2C histograms.
+TEST(DerivedMetrics, SchedulerWaitShareFollowsTheSlowRequestsNotTheAverageOne) {
+    Evidence ev;
+    const Labels l{{"device", "loop0"}};
+    ev.add_metric("attr.slow.device_pct", {}, 80, "pct", {"tracepoint", "x"});
+    ev.add_metric("attr.slow.threshold_us", {}, 1024, "us", {"tracepoint", "x"});
+    // 10000 requests of 25 us (20 in the device, 5 in the scheduler) and 100
+    // that waited about 6 ms in the scheduler (20 us in the device).
+    auto hist = [&](const char* name, std::vector<std::pair<uint64_t, uint64_t>> at_us) {
+        HistogramMetric h{name, l, "us", {}, {"tracepoint", "x"}};
+        for (const auto& [us, n] : at_us) h.hist.add(us, n);
+        ev.histograms.push_back(h);
+    };
+    hist("block.q2c_us", {{25, 10000}, {6000, 100}});
+    hist("block.d2c_us", {{20, 10100}});
+    ev.add_metric("block.d2c_total_us", l, 10100 * 20, "us", {"tracepoint", "x"});
+    ev.add_metric("block.i2d_total_us", l, 10000 * 5 + 100 * 6000, "us", {"tracepoint", "x"});
+    ev.add_metric("block.q2c_total_us", l, 10100 * 20 + 10000 * 5 + 100 * 6000, "us", {"tracepoint", "x"});
+    add_derived_metrics(ev);
+    const Metric* m = ev.find_metric("device.scheduler_wait_share_pct", l);
+    ASSERT_NE(m, nullptr);
+    // The slow requests' Q2C (bucket midpoint 6143.5 us) less their 20 us in
+    // the device; the queue is all I2D: 80 x (1 - 20 / 6143.5). The device's
+    // average (I2D 650000 of 852000 us) would say 61 %.
+    EXPECT_NEAR(m->value, 80 * (1 - 20 / 6143.5), 0.01);
+}

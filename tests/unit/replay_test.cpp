@@ -78,6 +78,16 @@ TEST_P(Replay, GivesTheDiagnosisOfTheRecordedFault) {
             EXPECT_NEAR(*top.share_pct, want["ground_truth_share_pct"].get<double>(), 15.0);
         }
     }
+    // Two causes at once: the other one ranked second, its share (over its
+    // own application's slow syscalls) near its own ground truth.
+    if (want.contains("second_rule")) {
+        ASSERT_GE(v.findings.size(), 2u);
+        EXPECT_EQ(v.findings[1].rule_id, want["second_rule"].get<std::string>());
+        if (want.contains("second_ground_truth_share_pct")) {
+            ASSERT_TRUE(v.findings[1].share_pct.has_value());
+            EXPECT_NEAR(*v.findings[1].share_pct, want["second_ground_truth_share_pct"].get<double>(), 15.0);
+        }
+    }
     if (want.contains("cgroup_named")) {
         const std::string text = render_text(v);
         EXPECT_NE(text.find(want["cgroup_named"].get<std::string>()), std::string::npos);
@@ -136,6 +146,6 @@ INSTANTIATE_TEST_SUITE_P(RecordedFaults, Replay,
                                            "classless_slow", "stacked_slow", "loop_cgroup_limit", "pgbench_writer",
                                            "qd1_fast", "lock_contention", "cpu_starved", "hdd_seek",
                                            "busy_healthy", "dirty_throttle_loaded", "hdd_seek_known",
-                                           "stacked_slow_busy_disk",
+                                           "stacked_slow_busy_disk", "bfq_idling", "two_apps",
                                            // issue 12 (real single-host Ceph 16.2 cluster, tests/ceph/cluster.sh)
                                            "ceph_slow_osd_disk", "ceph_cpu_starved", "ceph_healthy"));

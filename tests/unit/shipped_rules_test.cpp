@@ -75,7 +75,7 @@ TEST(ShippedRules, CoreRulesHaveVerificationAndOrderedFixes) {
                                    [](const Fix& a, const Fix& b) { return a.priority < b.priority; }))
             << r.id;
     }
-    EXPECT_EQ(seen, 13u);
+    EXPECT_EQ(seen, 14u);
 }
 
 // ---- the rules decide as their mechanisms say --------------------------------
@@ -213,6 +213,29 @@ TEST(ShippedRules, SchedulerAndQueueDepthRules) {
     EXPECT_EQ(result(rs, "block_queue.nr_requests_huge_rotational", "sda")->outcome, Tri::True);
     EXPECT_EQ(result(rs, "block_queue.nr_requests_tiny", "nvme0n1")->outcome, Tri::True);   // 3.8 of 4 tags
     EXPECT_EQ(result(rs, "block_queue.nr_requests_tiny", "sda")->outcome, Tri::False);
+}
+
+// bfq on a device served from memory (or NVMe) whose scheduler wait is a
+// measured quarter of the slow time: a finding with that share. Not on the
+// rotational flag: a loop device whose backing is unknown is not judged so,
+// and a small measured wait (bfq's bookkeeping) is no finding.
+TEST(ShippedRules, BfqIdlingJudgedOnWhatBacksTheDeviceAndTheMeasuredWait) {
+    const Shipped s;
+    Evidence ev;
+    const Labels mem{{"device", "loop0"}}, unknown{{"device", "loop1"}}, light{{"device", "loop2"}};
+    auto device = [&](const Labels& l, const char* effective_class, double scheduler_wait_pct) {
+        ev.add_fact("queue.scheduler", l, "bfq", prov());
+        ev.add_metric("queue.rotational", l, 1, "bool", prov());
+        ev.add_fact("device.effective_class", l, effective_class, prov());
+        ev.add_metric("device.scheduler_wait_share_pct", l, scheduler_wait_pct, "pct", prov());
+    };
+    device(mem, "memory", 60);
+    device(unknown, "loop", 60);
+    device(light, "memory", 5);
+    const auto rs = evaluate_rules(s.rules, ev);
+    EXPECT_EQ(result(rs, "block_queue.bfq_idling_fast_device", "loop0")->outcome, Tri::True);
+    EXPECT_EQ(result(rs, "block_queue.bfq_idling_fast_device", "loop1")->outcome, Tri::False);
+    EXPECT_EQ(result(rs, "block_queue.bfq_idling_fast_device", "loop2")->outcome, Tri::False);
 }
 
 // A pool filled by a workload whose concurrency equals nr_requests is not a
