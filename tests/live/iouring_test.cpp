@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "collectors/bpf_fault_injection.hpp"
@@ -135,6 +136,30 @@ class NoTpBtfProbe : public KernelFeatureProbe {
 public:
     bool tp_btf_loads(const std::string&) override { return false; }
 };
+
+// fio reading a loop device over /dev/shm through io_uring at a steady 1000
+// requests per second, and a reference collector (its own programs, tp_btf
+// where the kernel has it) started once the load runs. `skip` says why not.
+struct SteadyIouringLoad {
+    explicit SteadyIouringLoad(const std::string& name) {
+        if (skip = live::missing_root(); !skip.empty()) return;
+        if (skip = live::missing_tool("fio"); !skip.empty()) return;
+        if (!loop.ok()) {
+            skip = loop.error();
+            return;
+        }
+        fio.emplace("exec fio --name=" + name + " --filename=" + loop.path() +
+                    " --ioengine=io_uring --rw=randread --direct=1 --bs=4k --iodepth=8"
+                    " --rate_iops=1000 --time_based --runtime=20 --output=/dev/null");
+        std::this_thread::sleep_for(std::chrono::milliseconds(700));
+        if (const CollectorStatus st = reference.start(CollectOptions{}); !st.available)
+            skip = "iouring_bpf unavailable: " + st.reason;
+    }
+    live::LoopDevice loop{"/dev/shm", 64};
+    std::optional<live::Background> fio;
+    IouringBpfCollector reference;
+    std::string skip;
+};
 }  // namespace
 
 // The raw_tp set runs beside the tp_btf set on the same requests: its window
@@ -143,17 +168,9 @@ public:
 // tp_btf-only requests can move a share. How many requests a loaded machine
 // punts (a NOWAIT issue that fails) changes nothing here: both see the same.
 TEST(IouringLive, RawTpFallbackCountsTheSameRequests) {
-    if (auto why = live::missing_root(); !why.empty()) GTEST_SKIP() << why;
-    if (auto why = live::missing_tool("fio"); !why.empty()) GTEST_SKIP() << why;
-    live::LoopDevice loop("/dev/shm", 64);
-    if (!loop.ok()) GTEST_SKIP() << loop.error();
-    live::Background fio("exec fio --name=raw --filename=" + loop.path() +
-                         " --ioengine=io_uring --rw=randread --direct=1 --bs=4k --iodepth=8"
-                         " --rate_iops=1000 --time_based --runtime=20 --output=/dev/null");
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    IouringBpfCollector reference;
-    const CollectorStatus ref_st = reference.start(CollectOptions{});
-    if (!ref_st.available) GTEST_SKIP() << "iouring_bpf unavailable: " << ref_st.reason;
+    SteadyIouringLoad load("raw");
+    if (!load.skip.empty()) GTEST_SKIP() << load.skip;
+    IouringBpfCollector& reference = load.reference;
     NoTpBtfProbe probe;
     IouringBpfCollector raw(&probe);
     const CollectorStatus st = raw.start(CollectOptions{});
@@ -219,17 +236,9 @@ TEST(IouringLive, TpBtfSetThatFailsToAttachFallsBackToRawTp) {
 // whose chain nobody offered (the syscall collector not running) attaches
 // its own sys_exit in all_started() and times its waits too.
 TEST(IouringLive, CqWaitsEndThroughTheSyscallCollectorsSysExit) {
-    if (auto why = live::missing_root(); !why.empty()) GTEST_SKIP() << why;
-    if (auto why = live::missing_tool("fio"); !why.empty()) GTEST_SKIP() << why;
-    live::LoopDevice loop("/dev/shm", 64);
-    if (!loop.ok()) GTEST_SKIP() << loop.error();
-    live::Background fio("exec fio --name=chain --filename=" + loop.path() +
-                         " --ioengine=io_uring --rw=randread --direct=1 --bs=4k --iodepth=8"
-                         " --rate_iops=1000 --time_based --runtime=20 --output=/dev/null");
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    IouringBpfCollector reference;
-    const CollectorStatus ref_st = reference.start(CollectOptions{});
-    if (!ref_st.available) GTEST_SKIP() << "iouring_bpf unavailable: " << ref_st.reason;
+    SteadyIouringLoad load("chain");
+    if (!load.skip.empty()) GTEST_SKIP() << load.skip;
+    IouringBpfCollector& reference = load.reference;
     auto chain = std::make_shared<TailCallChain>();
     IouringBpfCollector chained, lone;
     chained.share_sys_exit(chain);
