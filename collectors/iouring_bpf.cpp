@@ -347,20 +347,12 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
 void IouringBpfCollector::all_started() {
     if (!impl_->skel || !impl_->cq_exit_deferred) return;
     impl_->cq_exit_deferred = false;
-    bpf_program* exit_prog = impl_->skel->progs.btf_sys_exit;
-    if (chain_ && chain_->take(bpf_program__fd(exit_prog))) {
+    const ChainOutcome o = chain_or_attach(*chain_, impl_->skel->progs.btf_sys_exit, impl_->links);
+    if (o.chained)
         impl_->cq_wait_end = "tp_btf:raw_syscalls:sys_exit (io_uring_enter; this collector's program, tail-called "
                              "from syscall_bpf's)";
-        return;
-    }
-    LibbpfLog log;
-    if (bpf_link* l = bpf_program__attach(exit_prog)) {
-        impl_->links.push_back(l);
-        return;
-    }
-    // Every other program is attached: the requests are still timed.
-    impl_->cq_wait_end = std::string("nothing: attaching sys_exit failed (") + std::strerror(errno) +
-                         "), CQ waits not timed";
+    else if (!o.error.empty())   // every other program is attached: the requests are still timed
+        impl_->cq_wait_end = "nothing: attaching sys_exit failed (" + o.error + "), CQ waits not timed";
 }
 
 void IouringBpfCollector::finish(Evidence& ev) {

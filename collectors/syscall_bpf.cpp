@@ -447,18 +447,13 @@ void SyscallBpfCollector::all_started() {
 #if IODIAG_HAVE_BPF
     if (!impl_ || !impl_->bio_queue_deferred) return;
     impl_->bio_queue_deferred = false;
-    bpf_program* prog = impl_->skel->progs.on_bio_queue;
-    if (bio_queue_chain_ && bio_queue_chain_->take(bpf_program__fd(prog))) return;
-    LibbpfLog log;
-    if (bpf_link* l = bpf_program__attach(prog)) {
-        impl_->links.push_back(l);
-        return;
-    }
+    const ChainOutcome o = chain_or_attach(*bio_queue_chain_, impl_->skel->progs.on_bio_queue, impl_->links);
     // Rare (the program loaded and its tracepoint exists): the syscalls are
     // still timed, but a wait for block I/O whose bios blk-throttle held is
     // then charged to the device, not the cgroup.
-    spdlog::warn("syscall_bpf: attaching block_bio_queue failed ({}): blk-throttle hold time not separated",
-                 std::strerror(errno));
+    if (!o.error.empty())
+        spdlog::warn("syscall_bpf: attaching block_bio_queue failed ({}): blk-throttle hold time not separated",
+                     o.error);
 #endif
 }
 

@@ -1,9 +1,13 @@
 #include "collectors/tail_call_chain.hpp"
 
 #include <cerrno>
+#include <cstring>
 
 #if IODIAG_HAVE_BPF
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collectors/bpf_features.hpp"
 #endif
 
 namespace iodiag {
@@ -46,5 +50,17 @@ bool TailCallChain::taken() {
     std::lock_guard<std::mutex> lock(mu_);
     return taken_;
 }
+
+#if IODIAG_HAVE_BPF
+ChainOutcome chain_or_attach(TailCallChain& chain, bpf_program* prog, std::vector<bpf_link*>& links) {
+    if (chain.take(bpf_program__fd(prog))) return {true, ""};
+    LibbpfLog log;   // an attach failure is reported by the caller, not on stderr
+    if (bpf_link* l = bpf_program__attach(prog)) {
+        links.push_back(l);
+        return {};
+    }
+    return {false, std::strerror(errno)};
+}
+#endif
 
 }  // namespace iodiag

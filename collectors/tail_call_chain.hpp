@@ -17,6 +17,11 @@
 #pragma once
 
 #include <mutex>
+#include <string>
+#include <vector>
+
+struct bpf_program;
+struct bpf_link;
 
 namespace iodiag {
 
@@ -42,5 +47,14 @@ private:
     int array_fd_ = -1;
     bool taken_ = false;
 };
+
+// The other collector's side, in all_started(): `prog` goes into the slot the
+// owner offered, else it is attached on its own (its link appended to
+// `links`). `error` says why neither worked (the attach's errno).
+struct ChainOutcome {
+    bool chained = false;
+    std::string error;
+};
+ChainOutcome chain_or_attach(TailCallChain& chain, bpf_program* prog, std::vector<bpf_link*>& links);
 
 }  // namespace iodiag
