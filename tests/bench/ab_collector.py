@@ -29,7 +29,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_support import hold_bpf_stats, hold_machine_lock, sh  # noqa: E402
+from bench_support import hold_bpf_stats, hold_machine_lock, require_root_and_builds, sh  # noqa: E402
 from overhead import Tracer, delta_progs, exit_on_signal, fio_json  # noqa: E402
 
 
@@ -41,11 +41,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--runtime", type=int, default=3, help="seconds of fio per build and round")
     a = ap.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("needs root (BPF, losetup, mount, sysctl)")
-    for b in a.builds:
-        if not os.access(os.path.join(b, "iodiag_bench_collectors"), os.X_OK):
-            sys.exit(f"{b}/iodiag_bench_collectors not found (build the target iodiag_bench_collectors)")
+    require_root_and_builds(a.builds, "iodiag_bench_collectors", "BPF, losetup, mount, sysctl",
+                            " (build the target iodiag_bench_collectors)")
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, exit_on_signal)
     _lock = hold_machine_lock()  # noqa: F841 (held until exit)

@@ -21,7 +21,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_support import hold_machine_lock  # noqa: E402
+from bench_support import hold_machine_lock, require_root_and_builds  # noqa: E402
 
 
 def one_run(build):
@@ -39,11 +39,7 @@ def main():
     ap.add_argument("builds", nargs=2, help="two build folders")
     ap.add_argument("--runs", type=int, default=7, help="runs per build")
     a = ap.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("needs root (BPF)")
-    for b in a.builds:
-        if not os.access(os.path.join(b, "iodiag"), os.X_OK):
-            sys.exit(f"{b}/iodiag not found")
+    require_root_and_builds(a.builds, "iodiag", "BPF")
     _lock = hold_machine_lock()  # noqa: F841 (held until exit)
     res = {b: [] for b in a.builds}
     with open("/proc/loadavg") as f:

@@ -4,10 +4,21 @@ import fcntl
 import json
 import os
 import subprocess
+import sys
 
 
 def sh(cmd, **kw):
     return subprocess.run(cmd, shell=True, check=True, text=True, capture_output=True, **kw).stdout
+
+
+def require_root_and_builds(builds, binary, why_root, hint=""):
+    """Exits with the reason unless this runs as root and every build folder
+    of an A/B comparison holds `binary`."""
+    if os.geteuid() != 0:
+        sys.exit(f"needs root ({why_root})")
+    for b in builds:
+        if not os.access(os.path.join(b, binary), os.X_OK):
+            sys.exit(f"{b}/{binary} not found{hint}")
 
 
 def hold_machine_lock():
