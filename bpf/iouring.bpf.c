@@ -26,6 +26,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "iouring_events.h"
+#include "log2_flat.h"
 
 const volatile __u32 filter_tgid = 0; /* 0 = every process */
 const volatile __u32 ring_slot_mask = 255; /* ring slots - 1, as user space sized the map */
@@ -120,14 +121,7 @@ static __always_inline int op_class(__u8 opcode)
 /* Bucket of the Log2Histogram layout: 0 for 0..1, i for [2^i, 2^(i+1)-1]. */
 static __always_inline __u32 log2_slot(__u64 v)
 {
-    __u32 r = 0;
-    if (v >= (1ULL << 32)) { v >>= 32; r += 32; }
-    if (v >= (1ULL << 16)) { v >>= 16; r += 16; }
-    if (v >= (1ULL << 8)) { v >>= 8; r += 8; }
-    if (v >= (1ULL << 4)) { v >>= 4; r += 4; }
-    if (v >= (1ULL << 2)) { v >>= 2; r += 2; }
-    if (v >= (1ULL << 1)) { r += 1; }
-    return r < IOURING_HIST_SLOTS ? r : IOURING_HIST_SLOTS - 1;
+    return iodiag_log2_flat(v, IOURING_HIST_SLOTS);
 }
 
 /* A ring first seen on this CPU: its slot if free (with the submitter's comm),

@@ -1,7 +1,7 @@
 /* floor(log2(v)) (0 for 0 and 1) without a branch per bit, capped at
  * buckets - 1: the verifier sees one bounded unknown, not a constant per
- * path, so an index made from it is checked once. Shared by the block
- * collector's histograms and the syscall collector's fast path. The includer
+ * path, so an index made from it is checked once. Shared by the block and
+ * io_uring collectors' histograms and the syscall collector's fast path. The includer
  * defines __u32 and __u64 (vmlinux.h or <linux/types.h>). */
 #ifndef IODIAG_LOG2_FLAT_H
 #define IODIAG_LOG2_FLAT_H
