@@ -112,6 +112,17 @@ void emit_sufferer(const Snapshot& s, Evidence& ev) {
                                             std::to_string(static_cast<long>(basis_us)) + " us), syscalls >= " +
                                             std::to_string(static_cast<long>(basis_us)) + " us"};
     };
+    // An application's slow syscalls in parts, under `prefix` ("attr.app."
+    // or "attr.apps." with its {app} label).
+    auto emit_parts = [&](const std::string& prefix, const Labels& l, const AppParts& a, const Provenance& p) {
+        ev.add_metric(prefix + "ops", l, static_cast<double>(a.ops), "count", p);
+        ev.add_metric(prefix + "time_us", l, a.parts_total / 1000.0, "us", p);
+        ev.add_metric(prefix + "coverage_pct", l,
+                      a.measured > 0 ? std::min(100.0, 100.0 * a.parts_total / a.measured) : 100, "pct",
+                      {"derived", "exemplar time of those syscalls / their time in the per-process sums"});
+        for (size_t c = 0; c < layers.size() && c < a.class_ns.size(); ++c)
+            ev.add_metric(prefix + layers[c] + "_pct", l, 100.0 * a.class_ns[c] / a.parts_total, "pct", p);
+    };
     // The one that suffered most (attr.app.*, what the rules judge first);
     // given only when its exemplars cover it, as before.
     const AppParts top = app_parts(s, ranked.front().first, basis);
@@ -119,14 +130,8 @@ void emit_sufferer(const Snapshot& s, Evidence& ev) {
         const std::string& name = ranked.front().first;
         const Provenance p = provenance(name, "the command with the most time");
         ev.add_fact("attr.app.name", {}, name, p);
-        ev.add_metric("attr.app.ops", {}, static_cast<double>(top.ops), "count", p);
-        ev.add_metric("attr.app.time_us", {}, top.parts_total / 1000.0, "us", p);
         ev.add_metric("attr.app.basis_us", {}, basis_us, "us", p);
-        ev.add_metric("attr.app.coverage_pct", {},
-                      top.measured > 0 ? std::min(100.0, 100.0 * top.parts_total / top.measured) : 100, "pct",
-                      {"derived", "exemplar time of those syscalls / their time in the per-process sums"});
-        for (size_t c = 0; c < layers.size() && c < top.class_ns.size(); ++c)
-            ev.add_metric("attr.app." + layers[c] + "_pct", {}, 100.0 * top.class_ns[c] / top.parts_total, "pct", p);
+        emit_parts("attr.app.", {}, top, p);
     }
     // The same, per application, for the few that suffered most (labelled
     // {app}, rank 1 included), on the same basis.
@@ -137,13 +142,7 @@ void emit_sufferer(const Snapshot& s, Evidence& ev) {
         const Labels l{{"app", ranked[i].first}};
         const Provenance p = provenance(ranked[i].first, "rank " + std::to_string(i + 1) + " by time");
         ev.add_metric("attr.apps.rank", l, static_cast<double>(i + 1), "count", p);
-        ev.add_metric("attr.apps.ops", l, static_cast<double>(a.ops), "count", p);
-        ev.add_metric("attr.apps.time_us", l, a.parts_total / 1000.0, "us", p);
-        ev.add_metric("attr.apps.coverage_pct", l,
-                      a.measured > 0 ? std::min(100.0, 100.0 * a.parts_total / a.measured) : 100, "pct",
-                      {"derived", "exemplar time of those syscalls / their time in the per-process sums"});
-        for (size_t c = 0; c < layers.size() && c < a.class_ns.size(); ++c)
-            ev.add_metric("attr.apps." + layers[c] + "_pct", l, 100.0 * a.class_ns[c] / a.parts_total, "pct", p);
+        emit_parts("attr.apps.", l, a, p);
     }
 }
 
