@@ -24,6 +24,7 @@
 #include "collectors/bpf_features.hpp"
 #include "collectors/cgroup_ids.hpp"
 #include "collectors/kallsyms.hpp"
+#include "collectors/kallsyms_cache.hpp"
 #include "collectors/kernel_hz.hpp"
 #include "collectors/syscall_bpf_classes.hpp"
 #include "collectors/syscall_bpf_snapshot.hpp"
@@ -296,14 +297,22 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     ro->self_tgid = static_cast<uint32_t>(getpid());
     ro->exemplar_min_ns = static_cast<uint64_t>(opts_.exemplar_min_us * 1000);
 
-    // Wait classifier: kernel function ranges from /proc/kallsyms (~100 ms of
-    // kernel time to generate), read while the kernel verifies the programs.
+    // Wait classifier: kernel function ranges from /proc/kallsyms (~40-70 ms
+    // of CPU to generate and parse), or from this boot's cache of them (see
+    // collectors/kallsyms_cache.hpp), read while the kernel verifies the
+    // programs. A fixture root never uses the machine's cache.
     std::vector<std::string> notes;
-    const std::string kallsyms_path = under_root(opts.root, "/proc/kallsyms");
+    KallsymsSources sources;
+    sources.kallsyms = under_root(opts.root, sources.kallsyms);
+    sources.boot_id = under_root(opts.root, sources.boot_id);
+    sources.modules = under_root(opts.root, sources.modules);
+    if (!opts.root.empty() && opts.root != "/") sources.cache_dir.clear();
+    const std::string& kallsyms_path = sources.kallsyms;
     std::vector<KernelSymbolRange> ranges;
     std::thread kallsyms_reader([&] {
-        ranges = resolve_kernel_symbols_in_file(kallsyms_path, syscall_bpf::wait_classifier_functions())
-                     .value_or(std::vector<KernelSymbolRange>{});
+        auto got = resolve_kernel_symbols_cached(sources, syscall_bpf::wait_classifier_functions());
+        spdlog::debug("syscall_bpf: wait classifier's function ranges {}", got.how);
+        ranges = got.ranges.value_or(std::vector<KernelSymbolRange>{});
         if (ranges.size() > IOD_MAX_RANGES) ranges.resize(IOD_MAX_RANGES);
     });
     struct JoinOnExit {
