@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "collectors/bpf_array_read.hpp"
 #include "collectors/lost_events.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/layers.hpp"
@@ -437,12 +438,15 @@ std::vector<BlockSubmitterSums> BlockTracer::submitters() {
         s.d2c_ns += c.d2c_ns;
         if (hashed) s.hashed_count += c.count;
     };
-    std::vector<iodiag_submitter_slot> slots(static_cast<size_t>(impl_->ncpu));
-    const int slots_fd = bpf_map__fd(impl_->skel->maps.submitter_slots);
-    for (uint32_t i = 0; i < IODIAG_SUBMITTER_SLOTS; ++i)
-        if (bpf_map_lookup_elem(slots_fd, &i, slots.data()) == 0)
-            for (const auto& c : slots)
-                if (c.key.dev) add(c.key.dev, c.key.tgid, c.sums, false);
+    const int ncpu = impl_->ncpu;
+    for_each_percpu_array_elem<iodiag_submitter_slot>(bpf_map__fd(impl_->skel->maps.submitter_slots),
+                                                      IODIAG_SUBMITTER_SLOTS, ncpu,
+                                                      [&](uint32_t, const iodiag_submitter_slot* copies) {
+                                                          for (int c = 0; c < ncpu; ++c)
+                                                              if (copies[c].key.dev)
+                                                                  add(copies[c].key.dev, copies[c].key.tgid,
+                                                                      copies[c].sums, false);
+                                                      });
     const int fd = bpf_map__fd(impl_->skel->maps.submitter_sums);
     std::vector<iodiag_submitter_sums> per_cpu(static_cast<size_t>(impl_->ncpu));
     iodiag_submitter_key key{}, next{};

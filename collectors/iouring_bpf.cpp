@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "collectors/bpf_array_read.hpp"
 #include "collectors/lost_events.hpp"
 #include "engine/evidence/histogram.hpp"
 #include "engine/evidence/layers.hpp"
@@ -365,11 +366,11 @@ void IouringBpfCollector::finish(Evidence& ev) {
     const int ncpu = std::max(libbpf_num_possible_cpus(), 1);
     std::vector<iouring_stats> per_cpu(static_cast<size_t>(ncpu));
     std::map<std::pair<uint32_t, uint64_t>, IouringRingStats> by_ring;
-    const int slots_fd = bpf_map__fd(impl_->skel->maps.ring_stats);
-    for (uint32_t slot = 0; slot < impl_->ring_slots; ++slot)
-        if (bpf_map_lookup_elem(slots_fd, &slot, per_cpu.data()) == 0)
-            for (const auto& v : per_cpu)
-                if (v.key.ring) add_ring(v, by_ring);
+    for_each_percpu_array_elem<iouring_stats>(bpf_map__fd(impl_->skel->maps.ring_stats), impl_->ring_slots, ncpu,
+                                              [&](uint32_t, const iouring_stats* copies) {
+                                                  for (int c = 0; c < ncpu; ++c)
+                                                      if (copies[c].key.ring) add_ring(copies[c], by_ring);
+                                              });
     const int over_fd = bpf_map__fd(impl_->skel->maps.ring_overflow);
     iouring_key key{}, next{};
     iouring_key* prev = nullptr;

@@ -21,6 +21,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "collectors/bpf_array_read.hpp"
 #include "collectors/bpf_features.hpp"
 #include "collectors/cgroup_ids.hpp"
 #include "collectors/kallsyms.hpp"
@@ -537,10 +538,10 @@ void SyscallBpfCollector::finish(Evidence& ev) {
             p.ops += v.ops;
             for (int b = 0; b < IOD_HIST_BUCKETS; ++b) p.ns_by_bucket[b] += v.ns_by_bucket[b];
         };
-        const int slot_fd = bpf_map__fd(im.skel->maps.proc_time);
-        for (uint32_t slot = 0; slot < im.proc_slots; ++slot)
-            if (bpf_map_lookup_elem(slot_fd, &slot, per_cpu.data()) == 0)
-                for (const auto& v : per_cpu) add(v);
+        for_each_percpu_array_elem<iod_proc_time>(bpf_map__fd(im.skel->maps.proc_time), im.proc_slots, ncpu,
+                                                  [&](uint32_t, const iod_proc_time* copies) {
+                                                      for (int c = 0; c < ncpu; ++c) add(copies[c]);
+                                                  });
         const int over_fd = bpf_map__fd(im.skel->maps.proc_time_overflow);
         uint32_t key = 0, next = 0;
         bool first = true;

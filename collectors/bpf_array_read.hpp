@@ -1,0 +1,40 @@
+// Reading a whole BPF array map from user space in as few system calls as the
+// kernel allows: the collectors' finish() reads tables of 512-4096 slots
+// after the window, when every millisecond is on the way to the verdict, and
+// one lookup per slot is one system call per slot.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace iodiag {
+
+// Every element of the array map `fd` (indexes 0 .. entries-1), `elem_bytes`
+// each (a per-CPU map: its value size rounded up to 8, times the possible
+// CPUs, as one lookup returns it), handed to `fn` in index order a chunk at a
+// time, in a buffer of `chunk` elements reused from one chunk to the next (a
+// fresh buffer for the whole table costs more page faults than the reads).
+// One BPF_MAP_LOOKUP_BATCH (Linux 5.6) per chunk where the kernel has it for
+// this map, otherwise one lookup per element; an element whose lookup fails
+// reads as zeroes. `buf` must hold chunk * elem_bytes bytes. Returns how many
+// elements were really read.
+size_t read_array_map(int fd, uint32_t entries, size_t elem_bytes, unsigned char* buf, uint32_t chunk,
+                      const std::function<void(uint32_t first, uint32_t n)>& fn);
+
+// The same for a per-CPU array of T: fn(index, per_cpu) with per_cpu[c] the
+// copy on CPU c of element `index`. T's size must be a multiple of 8 (the
+// kernel lays per-CPU copies out 8-byte aligned).
+template <class T, class Fn>
+size_t for_each_percpu_array_elem(int fd, uint32_t entries, int ncpu, Fn&& fn) {
+    static_assert(sizeof(T) % 8 == 0, "per-CPU copies are 8-byte aligned: pad the value type");
+    constexpr uint32_t kChunk = 64;
+    std::vector<T> buf(size_t(kChunk) * size_t(ncpu));
+    return read_array_map(fd, entries, sizeof(T) * size_t(ncpu), reinterpret_cast<unsigned char*>(buf.data()), kChunk,
+                          [&](uint32_t first, uint32_t n) {
+                              for (uint32_t i = 0; i < n; ++i) fn(first + i, buf.data() + size_t(i) * size_t(ncpu));
+                          });
+}
+
+}  // namespace iodiag
