@@ -70,15 +70,20 @@ std::string resolve_clauses(const std::string& text, const std::function<bool(co
 
 std::string fill_placeholders(const std::string& text,
                               const std::function<std::string(const std::string&)>& fill) {
+    // Jumps from one '{' to the next (every rule result fills its title,
+    // mechanism and fixes, most of them without a placeholder at all).
     std::string out;
-    for (size_t i = 0; i < text.size(); ++i) {
+    out.reserve(text.size());
+    size_t done = 0;
+    for (size_t i = text.find('{'); i != std::string::npos; i = text.find('{', i + 1)) {
         if (size_t n = placeholder_at(text, i)) {
+            out.append(text, done, i - done);
             out += fill(text.substr(i + 1, n - 2));
+            done = i + n;
             i += n - 1;
-        } else {
-            out += text[i];
         }
     }
+    out.append(text, done, std::string::npos);
     return out;
 }
 
