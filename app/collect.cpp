@@ -22,7 +22,7 @@ void on_sigint(int) { g_interrupted = 1; }
 
 }  // namespace
 
-Evidence collect_evidence(const CollectOptions& opts, bool show_progress) {
+Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const std::function<void()>& before_window) {
     Evidence ev;
     utsname u{};
     if (uname(&u) == 0) {
@@ -70,6 +70,7 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress) {
     // Collectors that share a kernel hook link up once all have started.
     for (size_t i = 0; i < collectors.size(); ++i)
         if (running[i]) collectors[i]->all_started();
+    if (before_window) before_window();
 
     // The window is the time every available collector was observing: from the
     // last start() to the first finish().
