@@ -43,9 +43,9 @@ if(_bpf_ok)
   else()
     set(_bpf_arch ${_arch})
   endif()
-  file(GLOB BPF_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/bpf/*.bpf.c)
-  set(_skels "")
-  foreach(src ${BPF_SOURCES})
+  # <build>/bpf/<name>.bpf.o and <name>.skel.h from one .bpf.c; the skeleton's
+  # path is appended to the list named by `out`.
+  function(iodiag_bpf_skeleton src out)
     get_filename_component(_name ${src} NAME_WE)   # "block" for block.bpf.c
     set(_obj ${BPF_OUT}/${_name}.bpf.o)
     set(_skel ${BPF_OUT}/${_name}.skel.h)
@@ -59,7 +59,12 @@ if(_bpf_ok)
       COMMAND ${BPFTOOL} gen skeleton ${_obj} name ${_name}_bpf > ${_skel}
       DEPENDS ${_obj}
       COMMENT "Skeleton ${_name}.skel.h")
-    list(APPEND _skels ${_skel})
+    set(${out} ${${out}} ${_skel} PARENT_SCOPE)
+  endfunction()
+  file(GLOB BPF_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/bpf/*.bpf.c)
+  set(_skels "")
+  foreach(src ${BPF_SOURCES})
+    iodiag_bpf_skeleton(${src} _skels)
   endforeach()
   add_custom_target(iodiag_bpf_skeletons DEPENDS ${_skels})
   add_dependencies(iodiag_bpf iodiag_bpf_skeletons)

@@ -183,10 +183,22 @@ static __always_inline void gauge(__u32 idx, __u64 v)
     if (g) *g = v;
 }
 
+/* The thread's storage, or NULL. Most threads that switch, wake or make a
+ * syscall (kernel workers, io-wq, ksoftirqd, untraced processes) have no BPF
+ * task storage at all: that is one plain load of task->bpf_storage, while
+ * the helper (the tracing variant, with its per-CPU recursion lock) costs a
+ * call and ~20 ns even when it finds nothing. */
+static __always_inline struct inflight *stored_state(struct task_struct *t)
+{
+    if (!KCAST(t, struct task_struct)->bpf_storage)   /* untrusted: see fd_to_file */
+        return NULL;
+    return bpf_task_storage_get(&task_state, t, 0, 0);
+}
+
 /* The thread's in-flight syscall, or NULL when it has none. */
 static __always_inline struct inflight *inflight_of(struct task_struct *t)
 {
-    struct inflight *f = bpf_task_storage_get(&task_state, t, 0, 0);
+    struct inflight *f = stored_state(t);
     return f && f->sys ? f : NULL;
 }
 
@@ -277,7 +289,7 @@ static __always_inline int on_enter(__u32 sys, __u64 fd, __s64 offset, bool offs
 {
     struct task_struct *t = bpf_get_current_task_btf();
     if (!traced_process(t->tgid)) return 0;
-    struct inflight *v = bpf_task_storage_get(&task_state, t, 0, 0);
+    struct inflight *v = stored_state(t);
     struct file *f = NULL;
     if (sys == SYS_IO_URING_ENTER) {
         /* the ring's fd: not a storage file, traced for its completion waits */
@@ -473,11 +485,13 @@ static __always_inline int account_fast(__u32 grp, long ret, __u64 total, __u32 
     __u32 b = iodiag_log2_flat(total / 1000, IOD_HIST_BUCKETS);
     if (b >= IOD_HIST_BUCKETS || grp >= GRP_COUNT) return 0;
     a->hist[grp][b] += 1;
-    struct iod_bucket_sums *s = &a->buckets[b];
-    s->count += 1;
-    s->total_ns += total;
-    s->ns[CLS_FILESYSTEM] += total;
-    if (grp == GRP_READ && ret >= 0) a->read_hit[b] += 1;
+    if (grp != GRP_IO_URING_ENTER) {   /* out of the attribution: see account_syscall */
+        struct iod_bucket_sums *s = &a->buckets[b];
+        s->count += 1;
+        s->total_ns += total;
+        s->ns[CLS_FILESYSTEM] += total;
+        if (grp == GRP_READ && ret >= 0) a->read_hit[b] += 1;
+    }
     struct iod_proc_time *pv = proc_time_of(tgid);
     if (pv) {
         pv->ops += 1;
@@ -497,12 +511,14 @@ static __always_inline int on_exit(long ret)
     /* Nothing charged since entry (no switch, reclaim or page-cache fill: each
      * charges first), so the mark is still the start and the whole syscall is
      * on-CPU filesystem time. Below the exemplar threshold nothing else is
-     * needed from the thread's state. */
+     * needed from the thread's state; io_uring_enter never sends one (most
+     * of its calls submit and return without waiting: one per I/O with
+     * fio's defaults). */
     if (!f->charged && f->state == CLS_NONE && !f->reclaim_depth && !(f->flags & IOD_F_MISS_FILL) &&
         sys != SYS_OPENAT && now > f->mark_ns) {
         __u64 total = now - f->mark_ns;
         __u32 grp = iod_group_of(sys);
-        if (total < exemplar_min_ns && grp != GRP_IO_URING_ENTER)
+        if (total < exemplar_min_ns || grp == GRP_IO_URING_ENTER)
             return account_fast(grp, ret, total, t->tgid);
     }
     charge(f, now);

@@ -152,15 +152,31 @@ def median(v):
     return statistics.median(v) if v else float("nan")
 
 
+def is_clock_probe(name):
+    """The floor's clock-only program: a measurement beside the floor, not part of it."""
+    return name.startswith("clock_read")
+
+
+def clock_read_ns(per_prog):
+    """One bpf_ktime_get_ns(): the clock-only program minus the empty one on the same events."""
+    with_clock = per_prog.get("clock_read_block_rq_issue")
+    empty = per_prog.get("floor_block_rq_issue")
+    if not with_clock or not empty:
+        return float("nan")
+    return median([x for x, _ in with_clock]) - median([x for x, _ in empty])
+
+
 def workload_a(a, dev, biolatency):
     build = a.build
     modes = {
         "none": None,
         "biolatency": lambda: Tracer([biolatency], 2),
+        "floor block": lambda: Tracer([f"{build}/iodiag_bench_hook_floor", "--group", "block"], 6),
         "block": lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "block_bpf", "--interval", "0"], 5),
         "block+series": lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "block_bpf",
                                         "--interval", "1"], 5),
         "all": lambda: Tracer([f"{build}/iodiag", "--duration", "600", "--format", "json"], 30),
+        "floor all": lambda: Tracer([f"{build}/iodiag_bench_hook_floor"], 14),
         "bpftrace": lambda: Tracer(["bpftrace", os.path.join(HERE, "seed001_block_breakdown.bt")], 3, 30),
     }
     fio = (f"--name=bench --filename={dev} --rw=randread --bs=4k --ioengine=io_uring --direct=1 "
@@ -203,7 +219,7 @@ def workload_a(a, dev, biolatency):
                     ratios[mode].append(iops / base)
                 elif t and ios:
                     progs = delta_progs(before, after)
-                    ns_io[mode].append(sum(ns for _, _, ns in progs) / ios)
+                    ns_io[mode].append(sum(ns for name, _, ns in progs if not is_clock_probe(name)) / ios)
                     coll = {}
                     for name, runs, ns in progs:
                         per_prog[mode].setdefault(name, []).append((ns / runs, runs / ios))
@@ -224,6 +240,7 @@ def workload_b(a, dev, mnt):
         "none": None,
         "syscall": lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "syscall_bpf",
                                    "--interval", "1"], 10),
+        "floor syscall": lambda: Tracer([f"{build}/iodiag_bench_hook_floor", "--group", "syscall"], 4),
         "all": lambda: Tracer([f"{build}/iodiag", "--duration", "600", "--format", "json"], 25),
     }
     path = os.path.join(mnt, "cached.dat")
@@ -365,6 +382,10 @@ def main():
             print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns_io[m]):.0f} | {fmt_progs(per_prog[m])} |")
         bio = median(ns_io["biolatency"])
         print(f"\nblock collector / biolatency: {median(ns_io['block']) / bio:.2f} x (budget <= 0.75 x)")
+        print(f"floor (empty programs, same hooks, statistics included): block collector's "
+              f"{median(ns_io['floor block']):.0f} ns per I/O = {median(ns_io['floor block']) / bio:.2f} x "
+              f"biolatency; all collectors' {median(ns_io['floor all']):.0f}; one clock read "
+              f"{clock_read_ns(per_prog['floor block']):.0f} ns more per program run")
         print(f"series drain: block+series - block = {median(ns_io['block+series']) - median(ns_io['block']):+.0f} "
               f"ns per I/O (budget < 50)")
         for c in ("block", "iouring", "syscall"):
@@ -387,6 +408,8 @@ def main():
                 continue
             r = ratios[m]
             print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns_op[m]):.0f} | {fmt_progs(per_prog[m])} |")
+        print("floor syscall: empty programs on the syscall collector's hooks (sys_enter, sys_exit, "
+              "sched_switch, sched_wakeup); a traced syscall also reads the clock at both ends")
     if "startup" not in skip:
         print(f"\n`iodiag --duration 1`, idle (no fio), 5 runs: wall median {median(walls):.2f} s "
               f"(min {min(walls):.2f}, max {max(walls):.2f}; budget 1.15), CPU (user+sys) median {median(cpus):.2f} s")
