@@ -34,8 +34,6 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 const volatile __u32 target_tgid = 0;        /* 0 = every process */
 const volatile __u32 self_tgid = 0;          /* iodiag itself is never traced */
 const volatile __u64 exemplar_min_ns = 1000000;
-/* bit of BIO_BPS_THROTTLED in bio->bi_flags, from kernel BTF (0xff = unknown) */
-const volatile __u32 bio_throttled_bit = 0xff;
 /* proc_time slots - 1 (a power of two minus one), as the map was sized */
 const volatile __u32 proc_slot_mask = 1023;
 /* syscall number -> enum iod_sys + 1 (0 = not traced) */
@@ -45,6 +43,10 @@ const volatile __u8 sys_of_nr[IOD_MAX_NR] = {};
  * while the kernel verifies the programs). */
 __u32 nranges = 0;
 struct iod_krange ranges[IOD_MAX_RANGES] = {};
+/* Bit of BIO_BPS_THROTTLED in bio->bi_flags, from kernel BTF (0xff =
+ * unknown): writable data for the same reason (user space finds it in the
+ * parsed BTF while the kernel verifies), written before attach. */
+__u32 bio_throttled_bit = 0xff;
 
 /* A thread's traced syscall in flight, in the thread's task local storage:
  * no hash map on the per-syscall path, and freed with the thread. The
@@ -770,7 +772,8 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
         if (!(f->flags & IOD_F_Q_INLINE)) f->flags |= IOD_F_Q_INLINE;
         return 0;
     }
-    if (bio_throttled_bit >= 16 || !(bio->bi_flags & (1u << bio_throttled_bit)))
+    __u32 bit = bio_throttled_bit;   /* one read: the bound checked is the shift's */
+    if (bit >= 16 || !(bio->bi_flags & (1u << bit)))
         return 0;
     struct blkcg_gq *blkg = KCAST(bio, struct bio)->bi_blkg;   /* untrusted: see fd_to_file */
     if (!blkg) return 0;

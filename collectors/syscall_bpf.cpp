@@ -278,10 +278,16 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         return st;
     }
     KernelFeatureProbe probe(opts.root);
-    if (auto why = probe.btf_available(); !why.empty()) {
-        st.reason = why;
-        return st;
-    }
+    // Kernel BTF: a fixture root answers from the file's existence, at once;
+    // the machine's is parsed (~13 ms, one parse shared with the other
+    // collectors' probes) on the resolver thread below, while the kernel
+    // verifies the programs.
+    const bool machine_btf = opts.root == "/";
+    if (!machine_btf)
+        if (auto why = probe.btf_available(); !why.empty()) {
+            st.reason = why;
+            return st;
+        }
     StepTimer t("syscall_bpf start");
     auto impl = std::make_unique<Impl>();
     impl->max_exemplars = opts_.max_exemplars;
@@ -301,7 +307,10 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     // Wait classifier: kernel function ranges from /proc/kallsyms (~40-70 ms
     // of CPU to generate and parse), or from this boot's cache of them (see
     // collectors/kallsyms_cache.hpp), read while the kernel verifies the
-    // programs. A fixture root never uses the machine's cache.
+    // programs. A fixture root never uses the machine's cache. Then, on the
+    // same thread, BIO_BPS_THROTTLED's bit in bio->bi_flags, read from BTF
+    // (not assumed: it is not ABI); both go to the program's writable data
+    // after load and before attach.
     std::vector<std::string> notes;
     KallsymsSources sources;
     sources.kallsyms = under_root(opts.root, sources.kallsyms);
@@ -310,11 +319,15 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     if (!opts.root.empty() && opts.root != "/") sources.cache_dir.clear();
     const std::string& kallsyms_path = sources.kallsyms;
     std::vector<KernelSymbolRange> ranges;
+    std::string btf_why;
+    uint32_t throttled_bit = 0xff;
     std::thread kallsyms_reader([&] {
         auto got = resolve_kernel_symbols_cached(sources, syscall_bpf::wait_classifier_functions());
         spdlog::debug("syscall_bpf: wait classifier's function ranges {}", got.how);
         ranges = got.ranges.value_or(std::vector<KernelSymbolRange>{});
         if (ranges.size() > IOD_MAX_RANGES) ranges.resize(IOD_MAX_RANGES);
+        if (machine_btf) btf_why = KernelFeatureProbe("/").btf_available();
+        throttled_bit = static_cast<uint32_t>(kernel_enum_value("BIO_BPS_THROTTLED").value_or(0xff));
     });
     struct JoinOnExit {
         std::thread& t;
@@ -328,8 +341,6 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         st.reason = std::string("syscall.bpf.o: sizing proc_time: ") + std::strerror(-err);
         return st;
     }
-    // Read from BTF, not assumed: the flag's bit number is not ABI.
-    ro->bio_throttled_bit = static_cast<uint32_t>(kernel_enum_value("BIO_BPS_THROTTLED").value_or(0xff));
     for (size_t i = 0; i < traced_syscall_numbers().size(); ++i) {
         const long nr = traced_syscall_numbers()[i];
         if (nr >= 0 && nr < IOD_MAX_NR) ro->sys_of_nr[nr] = static_cast<uint8_t>(i + 1);
@@ -352,12 +363,19 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         if (int err = syscall_bpf__load(impl->skel); err) {
             st.reason = std::string("syscall.bpf.o: load: ") + std::strerror(-err);
             if (auto detail = log.failure(); !detail.empty()) st.reason += " (" + detail + ")";
+            kallsyms_reader.join();
+            if (!btf_why.empty()) st.reason = btf_why;   // the cause, not its consequence
             return st;
         }
     }
     t.mark("load");
     kallsyms_reader.join();
-    t.mark("kallsyms (after load)");
+    t.mark("kallsyms and BTF (after load)");
+    if (!btf_why.empty()) {
+        st.reason = btf_why;
+        return st;
+    }
+    impl->skel->data->bio_throttled_bit = throttled_bit;
     for (size_t i = 0; i < ranges.size(); ++i)
         impl->skel->bss->ranges[i] = {ranges[i].start, ranges[i].end, static_cast<unsigned>(ranges[i].tag),
                                       syscall_bpf::journal_kind_of_function(ranges[i].name)};
@@ -433,7 +451,7 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     // blk-throttle holds bios before block_bio_queue; a syscall whose bios
     // never reached Q in its own context and whose cgroup's held bios were
     // released while it waited gets that part of its wait charged to cgroup.
-    if (sched && has("block_bio_queue") && ro->bio_throttled_bit < 16) {
+    if (sched && has("block_bio_queue") && throttled_bit < 16) {
         st.layers.push_back(layer::kCgroup);
         notes.push_back("cgroup: blk-throttle hold time measured for submitters that wait for their own "
                         "I/O (direct/sync I/O); throttled buffered writeback shows as dirty throttling");
