@@ -46,26 +46,29 @@ public:
 
     const std::string& instance() const { return instance_; }
 
-    // Candidate label sets for a name, in lookup order.
-    std::vector<Labels> labels_for(const std::string& name) const {
-        const Labels per_instance{{rule_.for_each, instance_}};
-        if (rule_.for_each.empty()) return {Labels{}};
+    // The label key a name is looked up by for this instance (nullptr: none,
+    // in a global rule or for a name the rule's catalog marks global), and
+    // whether a miss there is looked up again without labels (a name the
+    // catalog does not know: per instance first, then global).
+    const std::string* instance_key(const std::string& name, bool& then_global) const {
+        then_global = false;
+        if (rule_.for_each.empty()) return nullptr;
         auto it = rule_.instance_keys.find(name);
-        if (it != rule_.instance_keys.end())
-            return {it->second.empty() ? Labels{} : Labels{{it->second, instance_}}};
-        return {per_instance, Labels{}};   // built by hand: per instance first, then global
+        if (it != rule_.instance_keys.end()) return it->second.empty() ? nullptr : &it->second;
+        then_global = true;
+        return &rule_.for_each;
     }
-    // labels_for()'s candidates in its order, without building them for
-    // every lookup (the rules look names up thousands of times).
+    // Looked up in instance_key()'s order, without building a label set for
+    // the common per-instance lookup (the rules look names up thousands of
+    // times).
     template <typename T, typename Find>
     const T* find(const std::string& name, Find f) const {
         static const Labels kGlobal;
-        if (rule_.for_each.empty()) return f(name, kGlobal);
-        auto it = rule_.instance_keys.find(name);
-        if (it != rule_.instance_keys.end())
-            return it->second.empty() ? f(name, kGlobal) : f(name, Labels{{it->second, instance_}});
-        if (const T* x = f(name, per_instance_)) return x;
-        return f(name, kGlobal);
+        bool then_global = false;
+        const std::string* key = instance_key(name, then_global);
+        if (!key) return f(name, kGlobal);
+        const T* x = *key == rule_.for_each ? f(name, per_instance_) : f(name, Labels{{*key, instance_}});
+        return x || !then_global ? x : f(name, kGlobal);
     }
     const Metric* metric(const std::string& n) const {
         return find<Metric>(n, [&](const std::string& a, const Labels& l) { return ev_.find_metric(a, l); });
@@ -78,8 +81,9 @@ public:
             n, [&](const std::string& a, const Labels& l) { return ev_.find_histogram(a, l); });
     }
     std::string missing(const std::string& name) const {
-        const Labels l = labels_for(name).front();
-        return l.empty() ? name : name + " (" + labels_text(l) + ")";
+        bool then_global = false;
+        const std::string* key = instance_key(name, then_global);
+        return key ? name + " (" + labels_text(Labels{{*key, instance_}}) + ")" : name;
     }
 
 private:
