@@ -438,15 +438,11 @@ std::vector<BlockSubmitterSums> BlockTracer::submitters() {
         s.d2c_ns += c.d2c_ns;
         if (hashed) s.hashed_count += c.count;
     };
-    const int ncpu = impl_->ncpu;
-    for_each_percpu_array_elem<iodiag_submitter_slot>(bpf_map__fd(impl_->skel->maps.submitter_slots),
-                                                      IODIAG_SUBMITTER_SLOTS, ncpu,
-                                                      [&](uint32_t, const iodiag_submitter_slot* copies) {
-                                                          for (int c = 0; c < ncpu; ++c)
-                                                              if (copies[c].key.dev)
-                                                                  add(copies[c].key.dev, copies[c].key.tgid,
-                                                                      copies[c].sums, false);
-                                                      });
+    for_each_percpu_array_copy<iodiag_submitter_slot>(
+        bpf_map__fd(impl_->skel->maps.submitter_slots), IODIAG_SUBMITTER_SLOTS, impl_->ncpu,
+        [&](uint32_t, int, const iodiag_submitter_slot& s) {
+            if (s.key.dev) add(s.key.dev, s.key.tgid, s.sums, false);
+        });
     const int fd = bpf_map__fd(impl_->skel->maps.submitter_sums);
     std::vector<iodiag_submitter_sums> per_cpu(static_cast<size_t>(impl_->ncpu));
     iodiag_submitter_key key{}, next{};

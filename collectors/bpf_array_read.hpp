@@ -23,17 +23,19 @@ namespace iodiag {
 size_t read_array_map(int fd, uint32_t entries, size_t elem_bytes, unsigned char* buf, uint32_t chunk,
                       const std::function<void(uint32_t first, uint32_t n)>& fn);
 
-// The same for a per-CPU array of T: fn(index, per_cpu) with per_cpu[c] the
-// copy on CPU c of element `index`. T's size must be a multiple of 8 (the
-// kernel lays per-CPU copies out 8-byte aligned).
+// The same for a per-CPU array of T: fn(index, cpu, copy) for every CPU's
+// copy of every element, elements in index order, each one's copies in CPU
+// order. T's size must be a multiple of 8 (the kernel lays per-CPU copies out
+// 8-byte aligned).
 template <class T, class Fn>
-size_t for_each_percpu_array_elem(int fd, uint32_t entries, int ncpu, Fn&& fn) {
+size_t for_each_percpu_array_copy(int fd, uint32_t entries, int ncpu, Fn&& fn) {
     static_assert(sizeof(T) % 8 == 0, "per-CPU copies are 8-byte aligned: pad the value type");
     constexpr uint32_t kChunk = 64;
     std::vector<T> buf(size_t(kChunk) * size_t(ncpu));
     return read_array_map(fd, entries, sizeof(T) * size_t(ncpu), reinterpret_cast<unsigned char*>(buf.data()), kChunk,
                           [&](uint32_t first, uint32_t n) {
-                              for (uint32_t i = 0; i < n; ++i) fn(first + i, buf.data() + size_t(i) * size_t(ncpu));
+                              for (uint32_t i = 0; i < n; ++i)
+                                  for (int c = 0; c < ncpu; ++c) fn(first + i, c, buf[size_t(i) * size_t(ncpu) + size_t(c)]);
                           });
 }
 

@@ -366,10 +366,9 @@ void IouringBpfCollector::finish(Evidence& ev) {
     const int ncpu = std::max(libbpf_num_possible_cpus(), 1);
     std::vector<iouring_stats> per_cpu(static_cast<size_t>(ncpu));
     std::map<std::pair<uint32_t, uint64_t>, IouringRingStats> by_ring;
-    for_each_percpu_array_elem<iouring_stats>(bpf_map__fd(impl_->skel->maps.ring_stats), impl_->ring_slots, ncpu,
-                                              [&](uint32_t, const iouring_stats* copies) {
-                                                  for (int c = 0; c < ncpu; ++c)
-                                                      if (copies[c].key.ring) add_ring(copies[c], by_ring);
+    for_each_percpu_array_copy<iouring_stats>(bpf_map__fd(impl_->skel->maps.ring_stats), impl_->ring_slots, ncpu,
+                                              [&](uint32_t, int, const iouring_stats& v) {
+                                                  if (v.key.ring) add_ring(v, by_ring);
                                               });
     const int over_fd = bpf_map__fd(impl_->skel->maps.ring_overflow);
     iouring_key key{}, next{};

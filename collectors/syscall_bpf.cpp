@@ -282,8 +282,8 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     // the machine's is parsed (~13 ms, one parse shared with the other
     // collectors' probes) on the resolver thread below, while the kernel
     // verifies the programs.
-    const bool machine_btf = opts.root == "/";
-    if (!machine_btf)
+    const bool machine_root = opts.root == "/";
+    if (!machine_root)
         if (auto why = probe.btf_available(); !why.empty()) {
             st.reason = why;
             return st;
@@ -316,7 +316,7 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     sources.kallsyms = under_root(opts.root, sources.kallsyms);
     sources.boot_id = under_root(opts.root, sources.boot_id);
     sources.modules = under_root(opts.root, sources.modules);
-    if (!opts.root.empty() && opts.root != "/") sources.cache_dir.clear();
+    if (!machine_root) sources.cache_dir.clear();
     const std::string& kallsyms_path = sources.kallsyms;
     std::vector<KernelSymbolRange> ranges;
     std::string btf_why;
@@ -326,7 +326,7 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         spdlog::debug("syscall_bpf: wait classifier's function ranges {}", got.how);
         ranges = got.ranges.value_or(std::vector<KernelSymbolRange>{});
         if (ranges.size() > IOD_MAX_RANGES) ranges.resize(IOD_MAX_RANGES);
-        if (machine_btf) btf_why = KernelFeatureProbe("/").btf_available();
+        if (machine_root) btf_why = KernelFeatureProbe("/").btf_available();
         throttled_bit = static_cast<uint32_t>(kernel_enum_value("BIO_BPS_THROTTLED").value_or(0xff));
     });
     struct JoinOnExit {
@@ -556,10 +556,8 @@ void SyscallBpfCollector::finish(Evidence& ev) {
             p.ops += v.ops;
             for (int b = 0; b < IOD_HIST_BUCKETS; ++b) p.ns_by_bucket[b] += v.ns_by_bucket[b];
         };
-        for_each_percpu_array_elem<iod_proc_time>(bpf_map__fd(im.skel->maps.proc_time), im.proc_slots, ncpu,
-                                                  [&](uint32_t, const iod_proc_time* copies) {
-                                                      for (int c = 0; c < ncpu; ++c) add(copies[c]);
-                                                  });
+        for_each_percpu_array_copy<iod_proc_time>(bpf_map__fd(im.skel->maps.proc_time), im.proc_slots, ncpu,
+                                                  [&](uint32_t, int, const iod_proc_time& v) { add(v); });
         const int over_fd = bpf_map__fd(im.skel->maps.proc_time_overflow);
         uint32_t key = 0, next = 0;
         bool first = true;

@@ -51,21 +51,20 @@ void fill_and_check(bpf_map_type type, uint32_t entries) {
         for (int c = 0; c < ncpu; ++c) copies[size_t(c)] = expected(i, c);
         ASSERT_EQ(bpf_map_update_elem(m.fd(), &i, copies.data(), BPF_ANY), 0) << i;
     }
-    std::vector<bool> seen(entries, false);
-    const size_t read = for_each_percpu_array_elem<Value>(m.fd(), entries, ncpu, [&](uint32_t i, const Value* v) {
-        ASSERT_LT(i, entries);
-        EXPECT_FALSE(seen[i]) << i;
-        seen[i] = true;
-        for (int c = 0; c < ncpu; ++c) {
+    std::vector<int> seen(entries, 0);   // copies of each element handed over so far
+    const size_t read =
+        for_each_percpu_array_copy<Value>(m.fd(), entries, ncpu, [&](uint32_t i, int c, const Value& v) {
+            ASSERT_LT(i, entries);
+            EXPECT_EQ(seen[i], c) << i << ": each copy once, in CPU order";
+            ++seen[i];
             const Value want = expected(i, c);
-            EXPECT_EQ(v[c].a, want.a) << i << " cpu " << c;
-            EXPECT_EQ(v[c].b, want.b) << i << " cpu " << c;
-            EXPECT_EQ(v[c].index, want.index) << i << " cpu " << c;
-            EXPECT_EQ(v[c].cpu, want.cpu) << i << " cpu " << c;
-        }
-    });
+            EXPECT_EQ(v.a, want.a) << i << " cpu " << c;
+            EXPECT_EQ(v.b, want.b) << i << " cpu " << c;
+            EXPECT_EQ(v.index, want.index) << i << " cpu " << c;
+            EXPECT_EQ(v.cpu, want.cpu) << i << " cpu " << c;
+        });
     EXPECT_EQ(read, entries);
-    for (uint32_t i = 0; i < entries; ++i) EXPECT_TRUE(seen[i]) << i;
+    for (uint32_t i = 0; i < entries; ++i) EXPECT_EQ(seen[i], ncpu) << i;
 }
 
 }  // namespace
