@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <exception>
 
@@ -35,30 +36,14 @@ std::vector<std::string> lines_of(const std::string& text) {
     return out;
 }
 
-bool parse_hex(const std::string& s, uint64_t& v) {
-    if (s.empty() || s.size() > 16) return false;
-    v = 0;
-    for (char c : s) {
-        int d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else return false;
-        v = v << 4 | uint64_t(d);
-    }
-    return true;
-}
-
-bool parse_int(const std::string& s, long long& v) {
-    if (s.empty() || s.size() > 18) return false;
-    size_t i = s[0] == '-' ? 1 : 0;
-    if (i == s.size()) return false;
-    long long r = 0;
-    for (; i < s.size(); ++i) {
-        if (s[i] < '0' || s[i] > '9') return false;
-        r = r * 10 + (s[i] - '0');
-    }
-    v = s[0] == '-' ? -r : r;
-    return true;
+// The whole of `s` as a number in `base`, in range (no sign for unsigned, no
+// spaces; hex digits lower case, as the cache writes them).
+template <class T>
+bool parse_number(const std::string& s, T& v, int base = 10) {
+    if (s.empty() || (base == 16 && s.find_first_of("ABCDEF") != std::string::npos)) return false;
+    const char* end = s.data() + s.size();
+    const auto [ptr, ec] = std::from_chars(s.data(), end, v, base);
+    return ec == std::errc{} && ptr == end;
 }
 
 std::string hex(uint64_t v) {
@@ -216,7 +201,7 @@ std::optional<std::vector<KernelSymbolRange>> parse_kallsyms_cache(const std::st
     const auto lines = lines_of(text.substr(header.size()));
     const bool ends_with_newline = !text.empty() && text.back() == '\n';
     long long n = -1;
-    if (lines.empty() || lines[0].rfind("ranges ", 0) != 0 || !parse_int(lines[0].substr(7), n) || n <= 0 ||
+    if (lines.empty() || lines[0].rfind("ranges ", 0) != 0 || !parse_number(lines[0].substr(7), n) || n <= 0 ||
         lines.size() != size_t(n) + 2 || lines.back() != "end" || !ends_with_newline) {
         why = "truncated or malformed";
         return std::nullopt;
@@ -226,7 +211,7 @@ std::optional<std::vector<KernelSymbolRange>> parse_kallsyms_cache(const std::st
         const auto f = split_ws(lines[i]);
         KernelSymbolRange r;
         long long tag = 0;
-        if (f.size() != 4 || !parse_hex(f[0], r.start) || !parse_hex(f[1], r.end) || !parse_int(f[2], tag) ||
+        if (f.size() != 4 || !parse_number(f[0], r.start, 16) || !parse_number(f[1], r.end, 16) || !parse_number(f[2], tag) ||
             r.start == 0 || r.start >= r.end || (!out.empty() && out.back().start >= r.start)) {
             why = "malformed range line " + std::to_string(i);
             return std::nullopt;
