@@ -301,8 +301,13 @@ Evidence as_if_sufferer(const Evidence& collected, const std::string& app) {
     ev.metrics.erase(std::remove_if(ev.metrics.begin(), ev.metrics.end(),
                                     [&](const Metric& m) { return m.name.rfind(to, 0) == 0 && m.labels.empty(); }),
                      ev.metrics.end());
+    // The facts naming the sufferer are this application's below.
     ev.facts.erase(std::remove_if(ev.facts.begin(), ev.facts.end(),
-                                  [](const Fact& f) { return f.name == "attr.app.name"; }),
+                                  [](const Fact& f) {
+                                      return f.name == "attr.app.name" || f.name == "attr.slow.top_comm" ||
+                                             f.name == "attr.slow.top_pid" || f.name == "attr.slow.top_cgroup" ||
+                                             f.name == "attr.slow.top_file";
+                                  }),
                    ev.facts.end());
     std::vector<Metric> own;
     for (const auto& m : collected.metrics)
@@ -332,12 +337,6 @@ Evidence as_if_sufferer(const Evidence& collected, const std::string& app) {
             if (const auto t = e.values.find("total_us"); t != e.values.end()) by_file[e.labels.at("file")] += t->second;
     const auto top_file = std::max_element(by_file.begin(), by_file.end(),
                                            [](const auto& a, const auto& b) { return a.second < b.second; });
-    ev.facts.erase(std::remove_if(ev.facts.begin(), ev.facts.end(),
-                                  [](const Fact& f) {
-                                      return f.name == "attr.slow.top_comm" || f.name == "attr.slow.top_pid" ||
-                                             f.name == "attr.slow.top_cgroup" || f.name == "attr.slow.top_file";
-                                  }),
-                   ev.facts.end());
     const Provenance mine{"derived", "the process of " + app + " with the most traced syscall time "
                                      "(syscall.proc.time_us) and the file of its slow exemplars with the most time"};
     ev.add_fact("attr.slow.top_comm", {}, app, mine);
