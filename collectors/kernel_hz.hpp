@@ -19,7 +19,7 @@ std::optional<int> parse_config_hz(const std::string& config_text);
 // (jiffies, "now at" nanoseconds) from the text of /proc/timer_list; nullopt
 // when either is missing or not a number.
 std::optional<std::pair<double, double>> parse_timer_list(const std::string& timer_list_text);
-// Tries /boot/config-<release>, then /proc/config.gz (via gzip -dc), then
+// Tries /boot/config-<release>, then /proc/config.gz (zlib), then
 // measures jiffies against the monotonic clock in /proc/timer_list over ~100 ms.
 KernelHz find_kernel_hz(const std::string& root = "/");
 

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+
+#include <zlib.h>
 
 #include "bpf/syscall_events.h"
 #include "collectors/kallsyms.hpp"
@@ -49,6 +52,49 @@ TEST(KernelHz, ParsesConfigHz) {
     EXPECT_EQ(parse_config_hz("CONFIG_HZ_250=y\nCONFIG_HZ=250\n"), 250);
     EXPECT_EQ(parse_config_hz("# CONFIG_HZ is not set\n"), std::nullopt);
     EXPECT_EQ(parse_config_hz("CONFIG_HZ=abc\n"), std::nullopt);
+}
+
+namespace {
+
+// A fixture root whose only file is proc/config.gz with these bytes.
+std::filesystem::path hz_fixture(const std::string& name, const std::string& gz_bytes) {
+    const auto root = std::filesystem::temp_directory_path() / ("iodiag-hz-" + name + "-" + std::to_string(getpid()));
+    std::filesystem::remove_all(root);
+    std::filesystem::create_directories(root / "proc");
+    std::ofstream(root / "proc/config.gz", std::ios::binary) << gz_bytes;
+    return root;
+}
+
+std::string gzip_of(const std::string& text) {
+    const auto tmp = std::filesystem::temp_directory_path() / ("iodiag-hz-gz-" + std::to_string(getpid()));
+    gzFile f = gzopen(tmp.c_str(), "wb");
+    gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(f);
+    std::ifstream in(tmp, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(tmp);
+    return bytes;
+}
+
+}  // namespace
+
+TEST(KernelHz, ReadsConfigHzFromProcConfigGz) {
+    const auto root = hz_fixture("gz", gzip_of("CONFIG_HZ_300=y\nCONFIG_HZ=300\n"));
+    const KernelHz hz = find_kernel_hz(root.string());
+    EXPECT_EQ(hz.hz, 300);
+    EXPECT_EQ(hz.source, "CONFIG_HZ in " + (root / "proc/config.gz").string());
+    std::filesystem::remove_all(root);
+}
+
+TEST(KernelHz, ACorruptConfigGzIsNotTakenForAConfig) {
+    // Truncated: a gzip stream cut before its end (the CONFIG_HZ line is in
+    // what would decompress) is refused; with no timer_list either, HZ is unknown.
+    const std::string whole = gzip_of(std::string(4096, '#') + "\nCONFIG_HZ=300\n");
+    const auto root = hz_fixture("cut", whole.substr(0, whole.size() - 12));
+    const KernelHz hz = find_kernel_hz(root.string());
+    EXPECT_EQ(hz.hz, 0);
+    EXPECT_NE(hz.source.find("unknown"), std::string::npos) << hz.source;
+    std::filesystem::remove_all(root);
 }
 
 TEST(SyscallClasses, EveryClassHasALayerAndClassifierTargetsAreValid) {
