@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app/progress.hpp"
+#include "app/startup_heap.hpp"
 #include "collectors/bpf_features.hpp"
 #include "collectors/registry.hpp"
 
@@ -47,12 +48,15 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
     };
     // The slow starters load independent BPF objects: the kernel verifies
     // them in parallel, so the start costs the slowest one, not their sum.
-    std::vector<std::thread> starters;
-    for (size_t i = 0; i < collectors.size(); ++i)
-        if (collectors[i]->slow_to_start()) starters.emplace_back(start_one, i);
-    for (auto& t : starters) t.join();
-    // Every BPF program is loaded: the probes' parsed kernel BTF can go.
-    release_vmlinux_btf();
+    {
+        StartupHeap heap;
+        std::vector<std::thread> starters;
+        for (size_t i = 0; i < collectors.size(); ++i)
+            if (collectors[i]->slow_to_start()) starters.emplace_back(start_one, i);
+        for (auto& t : starters) t.join();
+        // Every BPF program is loaded: the probes' parsed kernel BTF can go.
+        release_vmlinux_btf();
+    }
     for (size_t i = 0; i < collectors.size(); ++i) {
         if (!collectors[i]->slow_to_start()) start_one(i);
         CollectorStatus& st = status[i];

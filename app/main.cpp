@@ -12,8 +12,10 @@
 #include "app/report_command.hpp"
 #include "app/rules_command.hpp"
 #include "app/slow_command.hpp"
+#include "app/startup_heap.hpp"
 
 int main(int argc, char** argv) {
+    iodiag::cli::share_one_malloc_arena();
     // Logs go to stderr: stdout carries the verdict (JSON must stay parseable).
     spdlog::set_default_logger(spdlog::stderr_color_mt("iodiag"));
     CLI::App app{
