@@ -9,8 +9,9 @@
 // blocks come from one heap region advised to use transparent huge pages
 // (one fault per 2 MiB), and a buffer freed by one parse is reused by the next.
 //
-//   share_one_malloc_arena();          // first thing in main(), before any thread
-//   { StartupHeap heap; start the BPF collectors; }   // then the heap is trimmed
+//   share_one_malloc_arena();   // first thing in main(), before any thread
+//   std::optional<StartupHeap> heap;
+//   heap.emplace(); start the collectors; open the window; heap.reset();   // trimmed
 #pragma once
 
 #include <cstddef>
