@@ -4,10 +4,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +18,7 @@
 
 #include <spdlog/spdlog.h>
 #include "collectors/bpf_fault_injection.hpp"
+#include "collectors/kernel_btf_view.hpp"
 
 namespace iodiag {
 
@@ -41,40 +39,51 @@ struct BtfDeleter {
 };
 using BtfPtr = std::unique_ptr<btf, BtfDeleter>;
 
-// Kernel BTF parsed from a read-only mapping of /sys/kernel/btf/vmlinux
-// (kernels since 6.16 allow it): no 5.5 MiB read buffer filled by a thousand
-// 4 KiB reads through sysfs, half the time of btf__load_vmlinux_btf() here.
-// nullptr when the kernel refuses the mapping.
-btf* parse_mapped_vmlinux_btf() {
-    const int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return nullptr;
-    struct stat st {};
-    void* data = fstat(fd, &st) == 0 && st.st_size > 0
-                     ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0)
-                     : MAP_FAILED;
-    close(fd);
-    if (data == MAP_FAILED) return nullptr;
-    btf* b = btf__new(data, static_cast<uint32_t>(st.st_size));   // copies what it keeps
-    munmap(data, static_cast<size_t>(st.st_size));
-    return libbpf_get_error(b) ? nullptr : b;
-}
+// The kernel's types, as the probes ask about them: a view of the mapped
+// /sys/kernel/btf/vmlinux where the kernel allows the mapping (no copy, see
+// kernel_btf_view.hpp), else libbpf's parse of it (older kernels, or a BTF
+// kind the view does not know).
+struct KernelTypes {
+    std::unique_ptr<MappedKernelBtf> mapped;
+    BtfPtr parsed;
 
-// Loads kernel BTF, or says why it cannot.
-BtfPtr load_vmlinux_btf(std::string& why) {
-    if (btf* mapped = parse_mapped_vmlinux_btf()) return BtfPtr(mapped);
-    btf* b = btf__load_vmlinux_btf();
-    if (!b) {
+    int find(const std::string& name, uint32_t kind) const {
+        return mapped ? mapped->view().find(name, kind) : btf__find_by_name_kind(parsed.get(), name.c_str(), kind);
+    }
+    std::optional<int64_t> enum_value(const std::string& name) const {
+        if (mapped) return mapped->view().enum_value(name);
+        const int n = static_cast<int>(btf__type_cnt(parsed.get()));
+        for (int id = 1; id < n; ++id) {
+            const btf_type* t = btf__type_by_id(parsed.get(), id);
+            if (!btf_is_enum(t)) continue;
+            const struct btf_enum* e = btf_enum(t);
+            for (int i = 0; i < btf_vlen(t); ++i)
+                if (name == btf__name_by_offset(parsed.get(), e[i].name_off)) return e[i].val;
+        }
+        return std::nullopt;
+    }
+};
+
+// Maps or loads kernel BTF, or says why it cannot.
+std::unique_ptr<KernelTypes> load_kernel_types(std::string& why) {
+    auto k = std::make_unique<KernelTypes>();
+    std::string unmapped;
+    k->mapped = MappedKernelBtf::map("/sys/kernel/btf/vmlinux", unmapped);
+    if (k->mapped) return k;
+    k->parsed.reset(btf__load_vmlinux_btf());
+    if (!k->parsed) {
         why = "kernel BTF unreadable (/sys/kernel/btf/vmlinux): " + errno_text(errno);
         return nullptr;
     }
-    return BtfPtr(b);
+    spdlog::debug("kernel BTF parsed by libbpf ({})", unmapped);
+    return k;
 }
 
 // Loads a tracing program (tp_btf or fentry) against BTF type `type_name`, then
 // (with `attach`) attaches it; closes everything. True when every step succeeds.
-bool load_and_attach_tracing(const btf* vmlinux, bpf_attach_type attach_type, const std::string& type_name,
-                             int kind, const std::string& what, bool attach, std::string& why) {
-    const int type_id = btf__find_by_name_kind(vmlinux, type_name.c_str(), kind);
+bool load_and_attach_tracing(const KernelTypes& vmlinux, bpf_attach_type attach_type, const std::string& type_name,
+                             uint32_t kind, const std::string& what, bool attach, std::string& why) {
+    const int type_id = vmlinux.find(type_name, kind);
     if (type_id < 0) {
         why = what + ": no BTF type " + type_name + " in vmlinux";
         return false;
@@ -105,19 +114,19 @@ bool load_and_attach_tracing(const btf* vmlinux, bpf_attach_type attach_type, co
 
 }  // namespace
 
-// Parsing vmlinux BTF takes tens of milliseconds: the probes share one parse
-// until release_vmlinux_btf() (it holds several MiB for as long as it lives).
+// The probes share one mapping (or parse) of vmlinux BTF until
+// release_vmlinux_btf() (a parse holds several MiB for as long as it lives).
 namespace {
 std::mutex g_btf_mu;
-BtfPtr g_btf;
+std::unique_ptr<KernelTypes> g_btf;
 std::string g_btf_error;
 bool g_btf_loaded = false;
 }  // namespace
 
-static const btf* shared_vmlinux_btf(std::string& why) {
+static const KernelTypes* shared_vmlinux_btf(std::string& why) {
     std::lock_guard lock(g_btf_mu);
     if (!g_btf_loaded) {
-        g_btf = load_vmlinux_btf(g_btf_error);
+        g_btf = load_kernel_types(g_btf_error);
         g_btf_loaded = true;
     }
     if (!g_btf) why = g_btf_error;
@@ -132,18 +141,8 @@ void release_vmlinux_btf() {
 
 std::optional<int64_t> kernel_enum_value(const std::string& name) {
     std::string why;
-    const btf* b = shared_vmlinux_btf(why);
-    if (!b) return std::nullopt;
-    std::lock_guard lock(g_btf_mu);
-    const int n = static_cast<int>(btf__type_cnt(b));
-    for (int id = 1; id < n; ++id) {
-        const btf_type* t = btf__type_by_id(b, id);
-        if (!btf_is_enum(t)) continue;
-        const struct btf_enum* e = btf_enum(t);
-        for (int i = 0; i < btf_vlen(t); ++i)
-            if (name == btf__name_by_offset(b, e[i].name_off)) return e[i].val;
-    }
-    return std::nullopt;
+    const KernelTypes* types = shared_vmlinux_btf(why);
+    return types ? types->enum_value(name) : std::nullopt;
 }
 
 KernelFeatureProbe::KernelFeatureProbe(std::string root) : root_(std::move(root)) {}
@@ -222,19 +221,19 @@ bool KernelFeatureProbe::try_tp_btf(const std::string& tracepoint, std::string& 
         why = "tp_btf " + tracepoint + ": " + *fault;
         return false;
     }
-    const btf* vmlinux = shared_vmlinux_btf(why);
+    const KernelTypes* vmlinux = shared_vmlinux_btf(why);
     // Load only: the kernel checks the tracepoint's BTF and the program type
     // at load. Attaching would switch the tracepoint on and off again (a text
     // patch with a cross-CPU sync each way, 7-15 ms per io_uring tracepoint
     // here), and the collector attaches its real programs right after anyway
     // (falling back to raw_tp if that fails).
-    return vmlinux && load_and_attach_tracing(vmlinux, BPF_TRACE_RAW_TP, "btf_trace_" + tracepoint,
+    return vmlinux && load_and_attach_tracing(*vmlinux, BPF_TRACE_RAW_TP, "btf_trace_" + tracepoint,
                                               BTF_KIND_TYPEDEF, "tp_btf " + tracepoint, false, why);
 }
 
 bool KernelFeatureProbe::try_fentry(const std::string& function, std::string& why) {
-    const btf* vmlinux = shared_vmlinux_btf(why);
-    return vmlinux && load_and_attach_tracing(vmlinux, BPF_TRACE_FENTRY, function, BTF_KIND_FUNC,
+    const KernelTypes* vmlinux = shared_vmlinux_btf(why);
+    return vmlinux && load_and_attach_tracing(*vmlinux, BPF_TRACE_FENTRY, function, BTF_KIND_FUNC,
                                               "fentry " + function, true, why);
 }
 
