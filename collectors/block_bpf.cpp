@@ -370,14 +370,9 @@ std::map<std::string, BlockDeviceStats> BlockTracer::read() {
         if (bpf_map_lookup_elem(stats_fd, &slot, per_cpu.data()) != 0) continue;
         add_per_cpu(per_cpu, out[device_name(dev)]);
     }
-    const int over_fd = bpf_map__fd(impl_->skel->maps.overflow_stats);
-    uint32_t key = 0, next = 0;
-    uint32_t* prev = nullptr;
-    while (bpf_map_get_next_key(over_fd, prev, &next) == 0) {
-        if (bpf_map_lookup_elem(over_fd, &next, per_cpu.data()) == 0) add_per_cpu(per_cpu, out[device_name(next)]);
-        key = next;
-        prev = &key;
-    }
+    for_each_percpu_hash_entry<uint32_t, iodiag_dev_stats>(
+        bpf_map__fd(impl_->skel->maps.overflow_stats), impl_->ncpu,
+        [&](uint32_t dev, const std::vector<iodiag_dev_stats>& copies) { add_per_cpu(copies, out[device_name(dev)]); });
     return out;
 }
 
@@ -395,21 +390,15 @@ std::map<std::string, BlockDeviceStats> BlockTracer::drain() {
 std::map<std::string, BlockReferenceSums> BlockTracer::reference_sums() {
     std::map<std::string, BlockReferenceSums> out;
     if (!impl_->skel) return out;
-    const int fd = bpf_map__fd(impl_->skel->maps.ref_sums);
-    std::vector<iodiag_ref_sums> per_cpu(static_cast<size_t>(impl_->ncpu));
-    uint32_t key = 0, next = 0;
-    uint32_t* prev = nullptr;
-    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-        if (bpf_map_lookup_elem(fd, &next, per_cpu.data()) == 0) {
-            auto& r = out[device_name(next)];
-            for (const auto& c : per_cpu) {
+    for_each_percpu_hash_entry<uint32_t, iodiag_ref_sums>(
+        bpf_map__fd(impl_->skel->maps.ref_sums), impl_->ncpu,
+        [&](uint32_t dev, const std::vector<iodiag_ref_sums>& copies) {
+            auto& r = out[device_name(dev)];
+            for (const auto& c : copies) {
                 r.count += c.count;
                 for (int st = 0; st < kBlockStages; ++st) r.sum_ns[st] += c.sum_ns[st];
             }
-        }
-        key = next;
-        prev = &key;
-    }
+        });
     return out;
 }
 
@@ -443,16 +432,11 @@ std::vector<BlockSubmitterSums> BlockTracer::submitters() {
         [&](uint32_t, int, const iodiag_submitter_slot& s) {
             if (s.key.dev) add(s.key.dev, s.key.tgid, s.sums, false);
         });
-    const int fd = bpf_map__fd(impl_->skel->maps.submitter_sums);
-    std::vector<iodiag_submitter_sums> per_cpu(static_cast<size_t>(impl_->ncpu));
-    iodiag_submitter_key key{}, next{};
-    iodiag_submitter_key* prev = nullptr;
-    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-        if (bpf_map_lookup_elem(fd, &next, per_cpu.data()) == 0)
-            for (const auto& c : per_cpu) add(next.dev, next.tgid, c, true);
-        key = next;
-        prev = &key;
-    }
+    for_each_percpu_hash_entry<iodiag_submitter_key, iodiag_submitter_sums>(
+        bpf_map__fd(impl_->skel->maps.submitter_sums), impl_->ncpu,
+        [&](const iodiag_submitter_key& k, const std::vector<iodiag_submitter_sums>& copies) {
+            for (const auto& c : copies) add(k.dev, k.tgid, c, true);
+        });
     for (auto& [k, s] : sums) {
         s.device = device_name(k.first);
         s.tgid = k.second;

@@ -1,13 +1,16 @@
-// Reading a whole BPF array map from user space in as few system calls as the
-// kernel allows: the collectors' finish() reads tables of 512-4096 slots
-// after the window, when every millisecond is on the way to the verdict, and
-// one lookup per slot is one system call per slot.
+// Reading BPF maps from user space after the window: a whole array map in as
+// few system calls as the kernel allows (the collectors' finish() reads tables
+// of 512-4096 slots when every millisecond is on the way to the verdict, and
+// one lookup per slot is one system call per slot), and the per-CPU hash maps
+// that take what does not fit in them, entry by entry.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
+
+#include <bpf/bpf.h>
 
 namespace iodiag {
 
@@ -37,6 +40,23 @@ size_t for_each_percpu_array_copy(int fd, uint32_t entries, int ncpu, Fn&& fn) {
                               for (uint32_t i = 0; i < n; ++i)
                                   for (int c = 0; c < ncpu; ++c) fn(first + i, c, buf[size_t(i) * size_t(ncpu) + size_t(c)]);
                           });
+}
+
+// Every entry of the per-CPU hash map `fd` (keys K, values V per CPU):
+// fn(key, copies) with one copy per possible CPU, in the kernel's key order.
+// For reads after the programs are detached: an entry deleted between the
+// key walk and its lookup is skipped. V's size must be a multiple of 8.
+template <class K, class V, class Fn>
+void for_each_percpu_hash_entry(int fd, int ncpu, Fn&& fn) {
+    static_assert(sizeof(V) % 8 == 0, "per-CPU copies are 8-byte aligned: pad the value type");
+    std::vector<V> copies(static_cast<size_t>(ncpu));
+    K key{}, next{};
+    const K* prev = nullptr;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+        if (bpf_map_lookup_elem(fd, &next, copies.data()) == 0) fn(next, copies);
+        key = next;
+        prev = &key;
+    }
 }
 
 }  // namespace iodiag

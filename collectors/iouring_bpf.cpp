@@ -364,24 +364,19 @@ void IouringBpfCollector::finish(Evidence& ev) {
     for (auto* l : impl_->links) bpf_link__destroy(l);
     impl_->links.clear();
     const int ncpu = std::max(libbpf_num_possible_cpus(), 1);
-    std::vector<iouring_stats> per_cpu(static_cast<size_t>(ncpu));
     std::map<std::pair<uint32_t, uint64_t>, IouringRingStats> by_ring;
     for_each_percpu_array_copy<iouring_stats>(bpf_map__fd(impl_->skel->maps.ring_stats), impl_->ring_slots, ncpu,
                                               [&](uint32_t, int, const iouring_stats& v) {
                                                   if (v.key.ring) add_ring(v, by_ring);
                                               });
-    const int over_fd = bpf_map__fd(impl_->skel->maps.ring_overflow);
-    iouring_key key{}, next{};
-    iouring_key* prev = nullptr;
-    while (bpf_map_get_next_key(over_fd, prev, &next) == 0) {
-        if (bpf_map_lookup_elem(over_fd, &next, per_cpu.data()) == 0)
-            for (auto v : per_cpu) {
-                v.key = next;   // copies on CPUs that never claimed it hold zeroes
+    for_each_percpu_hash_entry<iouring_key, iouring_stats>(
+        bpf_map__fd(impl_->skel->maps.ring_overflow), ncpu,
+        [&](const iouring_key& k, const std::vector<iouring_stats>& copies) {
+            for (auto v : copies) {
+                v.key = k;   // copies on CPUs that never claimed it hold zeroes
                 add_ring(v, by_ring);
             }
-        key = next;
-        prev = &key;
-    }
+        });
     std::vector<IouringRingStats> rings;
     for (auto& [k, r] : by_ring) rings.push_back(std::move(r));
     add_iouring_evidence(rings, window_s, impl_->mode, ev, impl_->cq_wait_end);

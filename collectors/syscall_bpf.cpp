@@ -548,7 +548,6 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     std::map<uint32_t, syscall_bpf::ProcessTime> by_pid;
     {
         const int ncpu = std::max(libbpf_num_possible_cpus(), 1);
-        std::vector<iod_proc_time> per_cpu(static_cast<size_t>(ncpu));
         auto add = [&](const iod_proc_time& v) {
             if (!v.tgid) return;
             auto& p = by_pid[v.tgid];
@@ -558,18 +557,14 @@ void SyscallBpfCollector::finish(Evidence& ev) {
         };
         for_each_percpu_array_copy<iod_proc_time>(bpf_map__fd(im.skel->maps.proc_time), im.proc_slots, ncpu,
                                                   [&](uint32_t, int, const iod_proc_time& v) { add(v); });
-        const int over_fd = bpf_map__fd(im.skel->maps.proc_time_overflow);
-        uint32_t key = 0, next = 0;
-        bool first = true;
-        while (bpf_map_get_next_key(over_fd, first ? nullptr : &key, &next) == 0) {
-            first = false;
-            key = next;
-            if (bpf_map_lookup_elem(over_fd, &key, per_cpu.data()) == 0)
-                for (auto v : per_cpu) {
-                    v.tgid = key;   // per-CPU copies never claimed on that CPU hold zeroes
+        for_each_percpu_hash_entry<uint32_t, iod_proc_time>(
+            bpf_map__fd(im.skel->maps.proc_time_overflow), ncpu,
+            [&](uint32_t tgid, const std::vector<iod_proc_time>& copies) {
+                for (auto v : copies) {
+                    v.tgid = tgid;   // per-CPU copies never claimed on that CPU hold zeroes
                     add(v);
                 }
-        }
+            });
     }
     const int p_fd = bpf_map__fd(im.skel->maps.procs);
     for (auto& [pid, p] : by_pid) {
