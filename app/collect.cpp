@@ -47,11 +47,13 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
         spdlog::debug("{}: start took {:.1f} ms", collectors[i]->name(),
                       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     };
-    // The slow starters load independent BPF objects: the kernel verifies
-    // them in parallel, so the start costs the slowest one, not their sum.
-    // Trimmed once the window is open: the trim (~3 ms) then delays nothing.
+    // The starts' large allocations come from the start-up heap
+    // (app/startup_heap.hpp), trimmed once the window is open: the trim
+    // (~3 ms) then delays nothing.
     std::optional<StartupHeap> heap;
     heap.emplace();
+    // The slow starters load independent BPF objects: the kernel verifies
+    // them in parallel, so the start costs the slowest one, not their sum.
     std::vector<std::thread> starters;
     for (size_t i = 0; i < collectors.size(); ++i)
         if (collectors[i]->slow_to_start()) starters.emplace_back(start_one, i);

@@ -1,7 +1,6 @@
 #include "app/startup_heap.hpp"
 
 #include <cstdint>
-#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -9,6 +8,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "collectors/text_file.hpp"
 
 namespace iodiag::cli {
 
@@ -22,16 +23,9 @@ constexpr int kStartMmapThreshold = 32 << 20;
 // glibc's documented defaults for the three, restored after the start.
 constexpr int kDefaultThreshold = 128 << 10;
 
-std::string read_small_file(const char* path) {
-    std::ifstream f(path);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
 // log2(transparent huge page / base page), or 0 when the kernel has no THP.
 unsigned huge_page_order() {
-    const std::string text = read_small_file("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+    const std::string text = try_read_text_file("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size").value_or("");
     const long page = sysconf(_SC_PAGESIZE);
     unsigned long huge = 0;
     try {
@@ -91,7 +85,7 @@ void StartupHeap::advise_huge_pages(uintptr_t from, uintptr_t to) {
     // that would stall the start and push on the workload. Only with plenty
     // of free huge blocks, twice the region.
     const size_t huge = static_cast<size_t>(sysconf(_SC_PAGESIZE)) << order;
-    const size_t free_huge = free_blocks_of_order(read_small_file("/proc/buddyinfo"), order);
+    const size_t free_huge = free_blocks_of_order(try_read_text_file("/proc/buddyinfo").value_or(""), order);
     if (free_huge < 2 * kStartHeapBytes / huge) {
         spdlog::debug("start-up heap: 4 KiB pages ({} free {} KiB blocks in /proc/buddyinfo, want {})", free_huge,
                       huge >> 10, 2 * kStartHeapBytes / huge);
