@@ -9,8 +9,8 @@
  * time for a whole plug: the 32 requests an io_uring_enter submits share it. A
  * stage read from them would be off by up to the batch's length (and Q2G could
  * go negative), so every stage boundary is a bpf_ktime_get_ns() taken in that
- * stage's own tracepoint. What is kept cheap is the rest: a direct-mapped
- * in-flight table (no hash map), aggregates in a per-CPU array indexed by the
+ * stage's own tracepoint. What is kept cheap is the rest: a two-way
+ * in-flight table in an array (no hash map), aggregates in a per-CPU array indexed by the
  * request queue's id (no hash map, no atomics), merges and requeues only in
  * their own programs (they are rare), and comm/cgroup read only for slow
  * requests.
@@ -28,9 +28,11 @@
  *     request's own address;
  *   - bio-based disks (dm, md) never form requests, so their bios are not
  *     tracked at all (their entries could never be closed).
- * An occupied slot is taken over only when its entry has been idle past
- * STALE_NS (a request that died in an error path: counted); otherwise the
- * newcomer is not timed and counted, so nothing is lost silently.
+ * A key takes its hashed slot or, when a live entry holds that one, the
+ * slot's neighbour. An occupied slot is taken over only when its entry has
+ * been idle past STALE_NS (a request that died in an error path: counted);
+ * when both are held the newcomer is not timed and counted, so nothing is
+ * lost silently.
  *
  * Reference path (rodata reference_accounting, tests only): every hook also
  * keeps the same per-request state in a plain hash map, with the same
@@ -59,6 +61,7 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 #define INFLIGHT_BITS 15
 #define INFLIGHT_SLOTS (1u << INFLIGHT_BITS)
+_Static_assert(INFLIGHT_SLOTS == IODIAG_INFLIGHT_SLOTS, "user space validates against block_events.h");
 /* Past every driver command timeout (SCSI/NVMe default 30 s): the request is gone. */
 #define STALE_NS (60ULL * 1000000000ULL)
 #define MAX_DISK_SLOTS 64       /* upper bound; user space sizes the maps to fit memory */
@@ -75,6 +78,9 @@ const volatile __u32 disk_slot_mask = MAX_DISK_SLOTS - 1;
  * IODIAG_SUBMITTER_SLOTS - 1): a test makes the table tiny so that submitters
  * collide on their slot and the per-CPU hash fallback is exercised. */
 const volatile __u32 submitter_slot_mask = IODIAG_SUBMITTER_SLOTS - 1;
+/* In-flight slots used (a power of two minus one): a test shrinks the table
+ * to one pair so that live requests share their slots. */
+const volatile __u32 inflight_slot_mask = INFLIGHT_SLOTS - 1;
 const volatile bool reference_accounting = false;
 
 /* Runtime control, shared with user space through .bss. */
@@ -275,17 +281,25 @@ static __always_inline __s64 *issued_counter(int slot, __u32 dev)
 static __always_inline __u32 slot_of(__u64 key)
 {
     /* Fibonacci hashing of the address; low bits are alignment, drop them */
-    return ((__u32)(key >> 4) * 2654435761u) >> (32 - INFLIGHT_BITS);
+    return (((__u32)(key >> 4) * 2654435761u) >> (32 - INFLIGHT_BITS)) & inflight_slot_mask;
 }
 
 /* The entry stores: `ref` selects the reference hash map instead of the
- * direct-mapped array. A literal at every call site. */
+ * array. A literal at every call site. The array is two-way: a key lives in
+ * its hashed slot or, when a live entry held that one at claim time, in the
+ * slot's neighbour (slot ^ 1), so two live keys that hash alike are both
+ * timed; the neighbour is looked at only when the first slot holds another
+ * key. */
 static __always_inline struct iodiag_inflight *tbl_find(__u64 key, bool ref)
 {
     if (ref)
         return bpf_map_lookup_elem(&ref_inflight, &key);
     __u32 idx = slot_of(key);
     struct iodiag_inflight *e = bpf_map_lookup_elem(&inflight, &idx);
+    if (e && e->key == key)
+        return e;
+    idx ^= 1;
+    e = bpf_map_lookup_elem(&inflight, &idx);
     return e && e->key == key ? e : 0;
 }
 
@@ -341,7 +355,20 @@ static __always_inline bool held_by_refused_bio(struct iodiag_inflight *e, bool 
     return bio_ended(addr);
 }
 
-/* A cleared entry for `key` (timestamps zero), or 0 if a live entry holds its slot. */
+/* Whether `key` may take entry `e`: it is free or already `key`'s, or its
+ * entry is past STALE_NS (counted) or a refused bio's. */
+static __always_inline bool tbl_takes(struct iodiag_inflight *e, __u64 key, __u64 now, bool btf)
+{
+    if (!e->key || e->key == key)
+        return true;
+    if (now - last_touch(e) >= STALE_NS) {
+        count_lost(IODIAG_LOST_INFLIGHT_STALE);
+        return true;
+    }
+    return held_by_refused_bio(e, btf);
+}
+
+/* A cleared entry for `key` (timestamps zero), or 0 if live entries hold both its slots. */
 static __always_inline struct iodiag_inflight *tbl_claim(__u64 key, __u64 now, bool ref, bool btf)
 {
     struct iodiag_inflight *e;
@@ -357,10 +384,12 @@ static __always_inline struct iodiag_inflight *tbl_claim(__u64 key, __u64 now, b
     e = bpf_map_lookup_elem(&inflight, &idx);
     if (!e)
         return 0;
-    if (e->key && e->key != key) {
-        if (now - last_touch(e) >= STALE_NS) {
-            count_lost(IODIAG_LOST_INFLIGHT_STALE);
-        } else if (!held_by_refused_bio(e, btf)) {
+    if (!tbl_takes(e, key, now, btf)) {
+        idx ^= 1;
+        e = bpf_map_lookup_elem(&inflight, &idx);
+        if (!e)
+            return 0;
+        if (!tbl_takes(e, key, now, btf)) {
             count_lost(IODIAG_LOST_INFLIGHT_SLOT_BUSY);
             return 0;
         }

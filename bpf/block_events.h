@@ -56,7 +56,7 @@ struct iodiag_dev_stats {
 };
 
 /* In-flight state of one bio/request, keyed by its head bio's address (or the
- * request's, when it has no bio), in a direct-mapped table. Zero timestamps:
+ * request's, when it has no bio), in a two-way table (bpf/block.bpf.c). Zero timestamps:
  * stage not (yet) seen. One cache line. */
 struct iodiag_inflight {
     __u64 key; /* 0 = free slot */
@@ -76,7 +76,7 @@ struct iodiag_inflight {
  * {collector: block_bpf, what: <name>}. */
 enum iodiag_block_lost {
     IODIAG_LOST_EXEMPLAR_RINGBUF_FULL, /* slow request counted, its exemplar not sent */
-    IODIAG_LOST_INFLIGHT_SLOT_BUSY,    /* request not timed: its slot held a live request */
+    IODIAG_LOST_INFLIGHT_SLOT_BUSY,    /* request not timed: both its slots held live requests */
     IODIAG_LOST_INFLIGHT_STALE,        /* entry idle past STALE_NS reclaimed (no completion seen) */
     IODIAG_LOST_DISK_TABLE_FULL,       /* completion of a disk with no aggregate slot left */
     IODIAG_LOST_SUBMITTER_TABLE_FULL,  /* completion not in its submitter's sums (table full) */
@@ -102,6 +102,7 @@ struct iodiag_submitter_sums {
  * per-CPU hash lookup. A key whose slot another key holds on that CPU goes to
  * the hash (submitter_sums), so every completion is counted exactly once. */
 #define IODIAG_SUBMITTER_SLOTS 512   /* a power of two */
+#define IODIAG_INFLIGHT_SLOTS (1u << 15) /* the in-flight table's entries, a power of two */
 struct iodiag_submitter_slot {
     struct iodiag_submitter_key key;
     struct iodiag_submitter_sums sums;

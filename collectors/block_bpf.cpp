@@ -215,6 +215,7 @@ std::string load_block_bpf(BlockTracer::Impl& im, AttachMode mode, uint32_t dev,
     s->rodata->disk_slot_mask = im.slots - 1;
     s->rodata->reference_accounting = o.reference_accounting;
     if (o.submitter_slots) s->rodata->submitter_slot_mask = o.submitter_slots - 1;
+    if (o.inflight_slots) s->rodata->inflight_slot_mask = o.inflight_slots - 1;
     for (bpf_map* m : {s->maps.stats, s->maps.slot_dev, s->maps.issued})
         if (int err = bpf_map__set_max_entries(m, im.slots); err) return fail("sizing " + std::string(bpf_map__name(m)), err);
     if (!o.reference_accounting)
@@ -240,6 +241,9 @@ std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& pro
     if (const uint32_t n = opts.submitter_slots; n && ((n & (n - 1)) || n > IODIAG_SUBMITTER_SLOTS))
         return "submitter slots " + std::to_string(n) + ": not a power of two up to " +
                std::to_string(IODIAG_SUBMITTER_SLOTS);
+    if (const uint32_t n = opts.inflight_slots; n && ((n & (n - 1)) || n < 2 || n > IODIAG_INFLIGHT_SLOTS))
+        return "in-flight slots " + std::to_string(n) + ": not a power of two from 2 to " +
+               std::to_string(IODIAG_INFLIGHT_SLOTS);
     for (const auto& tp : kRequiredTracepoints)
         if (!probe.tracepoint_exists("block", tp)) return probe.last_failure();
     const bool split = probe.tracepoint_exists("block", "block_split");
@@ -792,7 +796,7 @@ void BlockBpfCollector::finish(Evidence& ev) {
                       "exemplars are missing", src + " (ring buffer reservation failed at block_rq_complete)"},
                      {"inflight_slot_busy", lost.inflight_slot_busy,
                       "those requests are missing from the stage histograms and sums; all others are complete",
-                      src + " (in-flight slot held by a live request)"},
+                      src + " (both in-flight slots of the request held by live requests)"},
                      {"inflight_stale", lost.inflight_stale,
                       "requests whose completion was never seen (error paths) were dropped after 60 s; no completed "
                       "request is missing", src + " (in-flight entry idle over 60 s reclaimed)"},

@@ -99,6 +99,9 @@ struct BlockTracerOptions {
     // Direct-mapped submitter slots used per CPU: 0 = all of them; a smaller
     // power of two makes submitters share slots (tests of the hash fallback).
     uint32_t submitter_slots = 0;
+    // In-flight table entries used: 0 = all; a smaller power of two (at least
+    // 2, one slot pair) makes live requests share slots (tests).
+    uint32_t inflight_slots = 0;
 };
 
 class BlockTracer {

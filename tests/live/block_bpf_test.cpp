@@ -276,6 +276,44 @@ TEST(BlockBpfLive, CollidingSubmittersAreEachCountedOnce) {
     EXPECT_EQ(tracer.lost().inflight_slot_busy, 0u);
 }
 
+// The in-flight table is two-way: a request whose hashed slot a live request
+// holds takes the slot's neighbour. Shrunk to one slot pair, a reader that
+// keeps two requests in flight (fio, libaio, queue depth 2) has every request
+// timed: none is refused its slot (with one slot per request, two live
+// requests hash to the same one about half the time).
+TEST(BlockBpfLive, TwoLiveRequestsThatShareASlotAreBothTimed) {
+    REQUIRE(skip_reason());
+    REQUIRE(missing_tool("fio"));
+    BlockTracerOptions bad;
+    bad.inflight_slots = 1;
+    std::string note;
+    KernelFeatureProbe probe;
+    EXPECT_NE(BlockTracer().start(bad, probe, note).find("not a power of two from 2"), std::string::npos);
+    if (auto why = probe.btf_available(); !why.empty()) GTEST_SKIP() << why;
+    LoopDevice loop("/dev/shm", 64);
+    ASSERT_TRUE(loop.ok()) << loop.error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));   // udev's probe reads
+
+    BlockTracer tracer;
+    BlockTracerOptions opts;
+    opts.device = loop.name();
+    opts.inflight_slots = 2;
+    ASSERT_EQ(tracer.start(opts, probe, note), "");
+    const FioCounts fio = run_fio("--name=r --filename=" + loop.path() +
+                                  " --rw=randread --bs=4k --direct=1 --size=8M --ioengine=libaio --iodepth=2");
+    const auto stats = tracer.read();
+    ASSERT_EQ(fio.reads, 2048u);
+    ASSERT_TRUE(stats.count(loop.name())) << "nothing recorded for " << loop.name();
+    const BlockDeviceStats& s = stats.at(loop.name());
+    std::printf("queue depth 2 on one in-flight slot pair: %llu of %llu reads timed, %llu merged, %llu refused a slot\n",
+                static_cast<unsigned long long>(s.count[0]), static_cast<unsigned long long>(fio.reads),
+                static_cast<unsigned long long>(s.merges),
+                static_cast<unsigned long long>(tracer.lost().inflight_slot_busy));
+    EXPECT_EQ(s.count[0] + s.merges, fio.reads);
+    EXPECT_EQ(tracer.lost().inflight_slot_busy, 0u);
+    EXPECT_GT(s.depth.buckets().size(), 1u) << "never two requests in flight: the pair was not shared";
+}
+
 TEST(BlockBpfLive, CollectorEmitsEvidence) {
     REQUIRE(skip_reason());
     LoopDevice loop("/dev/shm", 64);
