@@ -50,8 +50,7 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
     // The starts' large allocations come from the start-up heap
     // (app/startup_heap.hpp), trimmed once the window is open: the trim
     // (~3 ms) then delays nothing.
-    std::optional<StartupHeap> heap;
-    heap.emplace();
+    std::optional<StartupHeap> heap{std::in_place};
     // The slow starters load independent BPF objects: the kernel verifies
     // them in parallel, so the start costs the slowest one, not their sum.
     std::vector<std::thread> starters;

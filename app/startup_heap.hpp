@@ -10,8 +10,8 @@
 // (one fault per 2 MiB), and a buffer freed by one parse is reused by the next.
 //
 //   share_one_malloc_arena();   // first thing in main(), before any thread
-//   std::optional<StartupHeap> heap;
-//   heap.emplace(); start the collectors; open the window; heap.reset();   // trimmed
+//   std::optional<StartupHeap> heap{std::in_place};
+//   start the collectors; open the window; heap.reset();   // then trimmed
 #pragma once
 
 #include <cstddef>

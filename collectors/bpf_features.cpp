@@ -39,29 +39,16 @@ struct BtfDeleter {
 };
 using BtfPtr = std::unique_ptr<btf, BtfDeleter>;
 
-// The kernel's types, as the probes ask about them: a view of the mapped
-// /sys/kernel/btf/vmlinux where the kernel allows the mapping (no copy, see
-// kernel_btf_view.hpp), else libbpf's parse of it (older kernels, or a BTF
-// kind the view does not know).
+// The kernel's types, as the probes ask about them, through one view
+// (kernel_btf_view.hpp) of /sys/kernel/btf/vmlinux's bytes: the file mapped
+// where the kernel allows it (no copy), else libbpf's parse of it, which holds
+// the bytes (kernels that refuse the mapping).
 struct KernelTypes {
     std::unique_ptr<MappedKernelBtf> mapped;
     BtfPtr parsed;
+    std::optional<KernelBtfView> parsed_view;
 
-    int find(const std::string& name, uint32_t kind) const {
-        return mapped ? mapped->view().find(name, kind) : btf__find_by_name_kind(parsed.get(), name.c_str(), kind);
-    }
-    std::optional<int64_t> enum_value(const std::string& name) const {
-        if (mapped) return mapped->view().enum_value(name);
-        const int n = static_cast<int>(btf__type_cnt(parsed.get()));
-        for (int id = 1; id < n; ++id) {
-            const btf_type* t = btf__type_by_id(parsed.get(), id);
-            if (!btf_is_enum(t)) continue;
-            const struct btf_enum* e = btf_enum(t);
-            for (int i = 0; i < btf_vlen(t); ++i)
-                if (name == btf__name_by_offset(parsed.get(), e[i].name_off)) return e[i].val;
-        }
-        return std::nullopt;
-    }
+    const KernelBtfView& view() const { return mapped ? mapped->view() : *parsed_view; }
 };
 
 // Maps or loads kernel BTF, or says why it cannot.
@@ -75,6 +62,14 @@ std::unique_ptr<KernelTypes> load_kernel_types(std::string& why) {
         why = "kernel BTF unreadable (/sys/kernel/btf/vmlinux): " + errno_text(errno);
         return nullptr;
     }
+    uint32_t size = 0;
+    const void* raw = btf__raw_data(k->parsed.get(), &size);
+    std::string invalid;
+    if (raw) k->parsed_view = KernelBtfView::of(std::string_view(static_cast<const char*>(raw), size), invalid);
+    if (!k->parsed_view) {
+        why = "kernel BTF (/sys/kernel/btf/vmlinux, parsed by libbpf): " + (raw ? invalid : "no raw data");
+        return nullptr;
+    }
     spdlog::debug("kernel BTF parsed by libbpf ({})", unmapped);
     return k;
 }
@@ -83,7 +78,7 @@ std::unique_ptr<KernelTypes> load_kernel_types(std::string& why) {
 // (with `attach`) attaches it; closes everything. True when every step succeeds.
 bool load_and_attach_tracing(const KernelTypes& vmlinux, bpf_attach_type attach_type, const std::string& type_name,
                              uint32_t kind, const std::string& what, bool attach, std::string& why) {
-    const int type_id = vmlinux.find(type_name, kind);
+    const int type_id = vmlinux.view().find(type_name, kind);
     if (type_id < 0) {
         why = what + ": no BTF type " + type_name + " in vmlinux";
         return false;
@@ -142,7 +137,7 @@ void release_vmlinux_btf() {
 std::optional<int64_t> kernel_enum_value(const std::string& name) {
     std::string why;
     const KernelTypes* types = shared_vmlinux_btf(why);
-    return types ? types->enum_value(name) : std::nullopt;
+    return types ? types->view().enum_value(name) : std::nullopt;
 }
 
 KernelFeatureProbe::KernelFeatureProbe(std::string root) : root_(std::move(root)) {}

@@ -65,9 +65,8 @@ std::optional<std::string> gunzip(const std::string& path) {
     char buf[65536];
     int n;
     while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
-    const bool whole = n == 0 && gzclose(f) == Z_OK;
-    if (n < 0) gzclose(f);
-    return whole ? std::optional<std::string>(out) : std::nullopt;
+    const int closed = gzclose(f);
+    return n == 0 && closed == Z_OK ? std::optional<std::string>(out) : std::nullopt;
 }
 
 // (jiffies, now ns) from /proc/timer_list.

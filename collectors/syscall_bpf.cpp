@@ -279,7 +279,7 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     }
     KernelFeatureProbe probe(opts.root);
     // Kernel BTF: a fixture root answers from the file's existence, at once;
-    // the machine's is parsed (~13 ms, one parse shared with the other
+    // the machine's is mapped and walked (~4 ms, shared with the other
     // collectors' probes) on the resolver thread below, while the kernel
     // verifies the programs.
     const bool machine_root = opts.root == "/";

@@ -1,6 +1,7 @@
 // Lookups in raw BTF bytes (collectors/kernel_btf_view.hpp): built blobs for
 // each kind the walker sizes and each way bytes can be wrong, and the
-// machine's own vmlinux BTF against libbpf's answers.
+// machine's own vmlinux BTF, mapped and as libbpf's parse holds it, against
+// libbpf's answers.
 #include <gtest/gtest.h>
 
 #include <bpf/btf.h>
@@ -145,12 +146,20 @@ TEST(KernelBtfView, AgreesWithLibbpfOnThisMachinesKernelBtf) {
     std::unique_ptr<btf, decltype(&btf__free)> parsed(btf__load_vmlinux_btf(), btf__free);
     ASSERT_TRUE(parsed) << "libbpf could not parse the kernel BTF the view read";
     const KernelBtfView& v = mapped->view();
+    // The probes' fallback where the kernel refuses the mapping: a view of the
+    // bytes libbpf's parse holds.
+    uint32_t raw_size = 0;
+    const void* raw = btf__raw_data(parsed.get(), &raw_size);
+    ASSERT_NE(raw, nullptr);
+    const auto of_parsed = KernelBtfView::of(std::string_view(static_cast<const char*>(raw), raw_size), why);
+    ASSERT_TRUE(of_parsed) << why;
     for (const auto& [name, kind] : std::vector<std::pair<std::string, uint32_t>>{
              {"btf_trace_block_rq_issue", BTF_KIND_TYPEDEF}, {"btf_trace_sched_switch", BTF_KIND_TYPEDEF},
              {"vfs_read", BTF_KIND_FUNC}, {"task_struct", BTF_KIND_STRUCT}, {"no_such_type_here", BTF_KIND_STRUCT}})
     {
         const int libbpf_id = btf__find_by_name_kind(parsed.get(), name.c_str(), kind);   // -ENOENT when absent
         EXPECT_EQ(v.find(name, kind), libbpf_id < 0 ? -1 : libbpf_id) << name;
+        EXPECT_EQ(of_parsed->find(name, kind), libbpf_id < 0 ? -1 : libbpf_id) << name << " (libbpf's bytes)";
     }
     // The enumerator the syscall collector reads, as libbpf's types give it.
     std::optional<int64_t> expected;
@@ -162,4 +171,5 @@ TEST(KernelBtfView, AgreesWithLibbpfOnThisMachinesKernelBtf) {
                 expected = btf_enum(t)[i].val;
     }
     EXPECT_EQ(v.enum_value("BIO_BPS_THROTTLED"), expected);
+    EXPECT_EQ(of_parsed->enum_value("BIO_BPS_THROTTLED"), expected);
 }
