@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 #include <unistd.h>
@@ -116,6 +117,31 @@ void remove_orphaned_backing_files(const std::string& dir) {
     }
 }
 
+// The N of every loopN node that exists now.
+std::set<int> loop_nodes() {
+    std::set<int> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/sys/block", ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind("loop", 0) == 0 && name.size() > 4 && name.find_first_not_of("0123456789", 4) == std::string::npos)
+            out.insert(std::stoi(name.substr(4)));
+    }
+    return out;
+}
+
+// Removes loopN once nobody has it open or bound: the autoclear detach after
+// the last close runs asynchronously, and udev may still be probing it, so an
+// EBUSY is retried for up to a second before the node is left.
+void remove_loop_node(int n) {
+    const int control = ::open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+    if (control < 0) return;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        if (ioctl(control, LOOP_CTL_REMOVE, n) == 0 || errno != EBUSY) break;
+        usleep(10 * 1000);
+    }
+    close(control);
+}
+
 }  // namespace
 
 LoopDevice::LoopDevice(const std::string& dir, int size_mb) {
@@ -143,6 +169,7 @@ LoopDevice::LoopDevice(const std::string& dir, int size_mb) {
         return;
     }
     for (int attempt = 0; attempt < 16 && name_.empty(); ++attempt) {
+        const std::set<int> before = loop_nodes();
         const int n = ioctl(control, LOOP_CTL_GET_FREE);
         if (n < 0) {
             error_ = std::string("no free loop device: ") + std::strerror(errno);
@@ -161,6 +188,8 @@ LoopDevice::LoopDevice(const std::string& dir, int size_mb) {
                       file_.c_str());
         if (ioctl(dev, LOOP_CONFIGURE, &cfg) == 0) {
             name_ = name;
+            number_ = n;
+            created_ = before.count(n) == 0;
             device_fd_ = dev;
             error_.clear();
         } else {
@@ -191,6 +220,7 @@ LoopDevice::~LoopDevice() {
     // elsewhere (a mount) goes when that closes, like `losetup -d` on a busy one.
     if (device_fd_ >= 0) close(device_fd_);
     if (!file_.empty()) unlink(file_.c_str());
+    if (created_) remove_loop_node(number_);
 }
 
 Background::Background(const std::string& command) {

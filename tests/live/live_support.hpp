@@ -46,6 +46,12 @@ public:
 private:
     std::string file_, name_, error_;
     int device_fd_ = -1;   // held open: the device lives as long as this object (autoclear)
+    int number_ = -1;      // N of loopN
+    // Whether the kernel made loopN for this object (no free one existed), so
+    // it is removed again: a detached node stays in /sys/block otherwise, and
+    // tests run back to back (whose detach completes asynchronously) left
+    // dozens, each one more device in every later diagnosis on the machine.
+    bool created_ = false;
     // A loop device keeps its queue settings after it is detached: what a test
     // changes is put back, so the next user of that loopN starts clean.
     std::string nr_requests_, scheduler_;
