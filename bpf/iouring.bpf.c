@@ -35,10 +35,19 @@ const volatile long io_uring_enter_nr = 426; /* __NR_io_uring_enter, from user s
 /* Lost events by cause (enum iouring_lost); rare, so atomics are fine. */
 __u64 lost[IOURING_LOST_COUNT] = {};
 
-/* A slot held by a live request is not taken over (the newcomer is counted,
- * not timed); one idle past STALE_NS is (its completion was never seen). */
+/* The in-flight table is two-way: a request lives in its hashed slot or, when
+ * a live request held that one at submit, in the slot's neighbour (slot ^ 1),
+ * so two live requests that hash alike are both timed (requests are io_kiocb
+ * addresses from a per-ring cache: the same few keys come back all the time,
+ * and two of them sharing a slot would lose one of them at every round). A
+ * slot held by a live request is not taken over (a newcomer that finds both
+ * held is counted, not timed); one idle past STALE_NS is (its completion was
+ * never seen). */
 #define INFLIGHT_BITS 15
 #define INFLIGHT_SLOTS (1u << INFLIGHT_BITS)
+_Static_assert(INFLIGHT_SLOTS == IOURING_INFLIGHT_SLOTS, "user space validates against iouring_events.h");
+/* slots used - 1: all of them, unless a test shrinks the table */
+const volatile __u32 inflight_slot_mask = INFLIGHT_SLOTS - 1;
 #define CQWAIT_BITS 12
 #define CQWAIT_SLOTS (1u << CQWAIT_BITS)
 #define STALE_NS (10ULL * 1000000000ULL)
@@ -100,6 +109,44 @@ static __always_inline __u32 slot_of(__u64 v, __u32 bits)
 {
     /* Fibonacci hashing of the address (low bits are alignment zeros). */
     return (__u32)((v * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
+
+/* The entry timing `req_key`, or 0: its slot first, the neighbour only when
+ * the first slot holds another request. */
+static __always_inline struct inflight *inflight_find(__u64 req_key)
+{
+    __u32 slot = slot_of(req_key, INFLIGHT_BITS) & inflight_slot_mask;
+    struct inflight *f = bpf_map_lookup_elem(&inflight, &slot);
+    if (f && f->req == req_key)
+        return f;
+    slot ^= 1;
+    f = bpf_map_lookup_elem(&inflight, &slot);
+    return f && f->req == req_key ? f : 0;
+}
+
+static __always_inline bool inflight_takes(struct inflight *f, __u64 req_key, __u64 now)
+{
+    return !f->req || f->req == req_key || now - f->ts >= STALE_NS;
+}
+
+/* An entry `req_key` may take, or 0 (counted) when live requests hold both
+ * of its slots. */
+static __always_inline struct inflight *inflight_claim(__u64 req_key, __u64 now)
+{
+    __u32 slot = slot_of(req_key, INFLIGHT_BITS) & inflight_slot_mask;
+    struct inflight *f = bpf_map_lookup_elem(&inflight, &slot);
+    if (!f)
+        return 0;
+    if (inflight_takes(f, req_key, now))
+        return f;
+    slot ^= 1;
+    f = bpf_map_lookup_elem(&inflight, &slot);
+    if (!f)
+        return 0;
+    if (inflight_takes(f, req_key, now))
+        return f;
+    __sync_fetch_and_add(&lost[IOURING_LOST_INFLIGHT_SLOT_BUSY], 1);
+    return 0;
 }
 
 static __always_inline int op_class(__u8 opcode)
@@ -186,15 +233,10 @@ static __always_inline int on_submit(struct io_kiocb *req, __u64 req_key, bool b
         if (op >= 0 && op < IOURING_OP_CLASSES)
             s->submitted[op]++;
     }
-    __u32 slot = slot_of(req_key, INFLIGHT_BITS);
-    struct inflight *f = bpf_map_lookup_elem(&inflight, &slot);
+    __u64 now = bpf_ktime_get_ns();
+    struct inflight *f = inflight_claim(req_key, now);
     if (!f)
         return 0;
-    __u64 now = bpf_ktime_get_ns();
-    if (f->req && f->req != req_key && now - f->ts < STALE_NS) {
-        __sync_fetch_and_add(&lost[IOURING_LOST_INFLIGHT_SLOT_BUSY], 1);
-        return 0;
-    }
     f->req = req_key;
     f->ts = now;
     f->punt_ts = 0;
@@ -204,9 +246,8 @@ static __always_inline int on_submit(struct io_kiocb *req, __u64 req_key, bool b
 
 static __always_inline int on_punt(struct io_kiocb *req, __u64 req_key, bool btf)
 {
-    __u32 slot = slot_of(req_key, INFLIGHT_BITS);
-    struct inflight *f = bpf_map_lookup_elem(&inflight, &slot);
-    bool timed = f && f->req == req_key;
+    struct inflight *f = inflight_find(req_key);
+    bool timed = f != 0;
     __u32 tgid = timed ? f->tgid : (__u32)(bpf_get_current_pid_tgid() >> 32);
     if (filter_tgid && tgid != filter_tgid)
         return 0;
@@ -226,9 +267,8 @@ static __always_inline int on_punt(struct io_kiocb *req, __u64 req_key, bool btf
 
 static __always_inline int on_complete(__u64 ring, __u64 req_key)
 {
-    __u32 slot = slot_of(req_key, INFLIGHT_BITS);
-    struct inflight *f = bpf_map_lookup_elem(&inflight, &slot);
-    if (!f || f->req != req_key) {
+    struct inflight *f = inflight_find(req_key);
+    if (!f) {
         __u32 tgid = bpf_get_current_pid_tgid() >> 32;
         if (filter_tgid && tgid != filter_tgid)
             return 0;

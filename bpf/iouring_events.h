@@ -34,9 +34,11 @@ struct iouring_stats {
     char comm[16];                         /* submitter */
 };
 
+#define IOURING_INFLIGHT_SLOTS (1u << 15) /* the in-flight table's entries, a power of two */
+
 /* Events the collector could not account (index into .bss lost[]). */
 enum iouring_lost {
-    IOURING_LOST_INFLIGHT_SLOT_BUSY, /* request not timed: its slot held a live request */
+    IOURING_LOST_INFLIGHT_SLOT_BUSY, /* request not timed: live requests held both its slots */
     IOURING_LOST_RING_TABLE_FULL,    /* a ring's counts not kept: slot taken and overflow hash full */
     IOURING_LOST_COUNT
 };

@@ -256,6 +256,11 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
         st.reason = "io_uring tracing needs the live system (root is " + opts.root + ")";
         return st;
     }
+    if (const uint32_t n = inflight_slots_; n && ((n & (n - 1)) || n < 2 || n > IOURING_INFLIGHT_SLOTS)) {
+        st.reason = "in-flight slots " + std::to_string(n) + ": not a power of two from 2 to " +
+                    std::to_string(IOURING_INFLIGHT_SLOTS);
+        return st;
+    }
     if (auto why = probe_->btf_available(); !why.empty()) {
         st.reason = why;
         return st;
@@ -292,6 +297,7 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
         s->rodata->filter_tgid = static_cast<uint32_t>(opts.pid > 0 ? opts.pid : 0);
         s->rodata->io_uring_enter_nr = SYS_io_uring_enter;
         s->rodata->ring_slot_mask = impl_->ring_slots - 1;
+        if (inflight_slots_) s->rodata->inflight_slot_mask = inflight_slots_ - 1;
         if (int err = bpf_map__set_max_entries(s->maps.ring_stats, impl_->ring_slots); err)
             return fail("sizing ring_stats", err, nullptr);
         for (const auto& p : iouring_programs(s, btf))

@@ -57,11 +57,16 @@ public:
     // Ends CQ waits through the syscall collector's sys_exit when both run;
     // set before start(). Without it, start() attaches its own sys_exit.
     void share_sys_exit(std::shared_ptr<TailCallChain> chain) { chain_ = std::move(chain); }
+    // In-flight table entries used: 0 = all; a smaller power of two (at least
+    // 2, one slot pair) makes live requests share slots (tests). Set before
+    // start(), which refuses any other value.
+    void use_inflight_slots(uint32_t slots) { inflight_slots_ = slots; }
 
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
     std::shared_ptr<TailCallChain> chain_;
+    uint32_t inflight_slots_ = 0;
     FeatureProbe* probe_;
     std::unique_ptr<FeatureProbe> own_probe_;
 };

@@ -129,6 +129,44 @@ TEST(IouringLive, BufferedWritesArePuntedDirectWritesAreNot) {
               << metric(direct.ev, "iouring.cq_waits") << "\n";
 }
 
+// The in-flight table shrunk to one slot pair under io_uring reads at queue
+// depth 2: whenever two requests are live they hash to the same slot or to
+// the pair's two slots, so each one must have found a place (the slot or its
+// neighbour) for every read to be timed. A direct-mapped table lost half of
+// them here (fio's two requests reuse two io_kiocbs that hashed alike).
+TEST(IouringLive, TwoLiveRequestsThatShareASlotAreBothTimed) {
+    if (auto why = live::missing_root(); !why.empty()) GTEST_SKIP() << why;
+    if (auto why = live::missing_tool("fio"); !why.empty()) GTEST_SKIP() << why;
+    IouringBpfCollector bad;
+    bad.use_inflight_slots(3);
+    EXPECT_NE(bad.start(CollectOptions{}).reason.find("not a power of two from 2"), std::string::npos);
+    live::LoopDevice loop("/dev/shm", 64);
+    if (!loop.ok()) GTEST_SKIP() << loop.error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));   // udev's probe reads
+
+    IouringBpfCollector c;
+    c.use_inflight_slots(2);
+    const CollectorStatus st = c.start(CollectOptions{});
+    if (!st.available) GTEST_SKIP() << "iouring_bpf unavailable: " << st.reason;
+    std::string out;
+    ASSERT_EQ(live::run_capture("fio --name=pair --filename=" + loop.path() +
+                                    " --ioengine=io_uring --rw=randread --direct=1 --bs=4k --size=8M"
+                                    " --iodepth=2 --output=/dev/null 2>&1",
+                                &out),
+              0)
+        << out;
+    Evidence ev;
+    c.finish(ev);
+    const Metric* lost =
+        ev.find_metric("collector.lost_events", {{"collector", "iouring_bpf"}, {"what", "inflight_slot_busy"}});
+    ASSERT_NE(lost, nullptr);
+    std::cerr << "queue depth 2 on one in-flight slot pair: " << metric(ev, "iouring.completed") << " of "
+              << metric(ev, "iouring.rw_submitted") << " requests timed, " << lost->value << " refused a slot\n";
+    EXPECT_GE(metric(ev, "iouring.rw_submitted"), 2048);   // fio's reads (other io_uring users may add)
+    EXPECT_EQ(metric(ev, "iouring.completed"), metric(ev, "iouring.submitted"));
+    EXPECT_EQ(lost->value, 0);
+}
+
 namespace {
 // The real kernel, except that tp_btf is reported as refused: exercises the
 // raw_tp program set that kernels without tp_btf get.
