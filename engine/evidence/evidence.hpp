@@ -112,13 +112,16 @@ struct CollectorStatus {
     std::vector<std::string> layers;   // layers whose latency it observes
 };
 
-// Positions of a vector's entries by name, so that a lookup by name is O(1)
-// rather than a scan of ~1,000 metrics (the rules look up thousands of times).
-// The vectors are public and appended to directly, so the index is built on
-// the first lookup and rebuilt whenever the vector has changed size, moved or
-// ends with another name, or a position it holds no longer carries that name
-// (an entry erased). A copy starts empty. Renaming an entry in place is not
-// noticed: add a new entry instead.
+// Positions of a vector's entries by name and labels, so that a lookup is a
+// hash and a tree search rather than a scan of ~1,000 metrics, or of every
+// device's entry of one name (the rules look names up per device: a scan
+// made a host with hundreds of disks quadratic). The vectors are public and
+// appended to directly, so the index is built on the first lookup, extended
+// by the entries appended since the last one, and rebuilt whenever the vector
+// has shrunk, its last indexed entry no longer carries the name it had (an
+// entry erased before it), or a position found no longer holds what was
+// looked up. A copy starts empty. Renaming or relabelling an entry in place
+// is not noticed: add a new entry instead.
 class NameIndex {
 public:
     NameIndex() = default;
@@ -126,7 +129,6 @@ public:
     NameIndex& operator=(const NameIndex&) {
         std::lock_guard lock(mutex_);
         positions_.clear();
-        data_ = nullptr;
         size_ = 0;
         return *this;
     }
@@ -136,39 +138,34 @@ public:
     const T* find(const std::vector<T>& items, const std::string& name, const Labels& labels) const {
         std::lock_guard lock(mutex_);
         for (int attempt = 0; attempt < 2; ++attempt) {
-            if (attempt == 1 || data_ != items.data() || size_ != items.size() ||
-                (!items.empty() && items.back().name != last_name_))
-                rebuild(items);
-            auto it = positions_.find(name);
-            if (it == positions_.end()) return nullptr;
-            bool stale = false;
-            for (size_t pos : it->second) {
-                if (pos >= items.size() || items[pos].name != name) {
-                    stale = true;
-                    break;
-                }
-                if (items[pos].labels == labels) return &items[pos];
-            }
-            if (!stale) return nullptr;
+            update(items, attempt == 1);
+            auto by_name = positions_.find(name);
+            if (by_name == positions_.end()) return nullptr;
+            auto at = by_name->second.find(labels);
+            if (at == by_name->second.end()) return nullptr;
+            const size_t pos = at->second;
+            if (pos < items.size() && items[pos].name == name && items[pos].labels == labels) return &items[pos];
         }
         return nullptr;
     }
 
 private:
     template <typename T>
-    void rebuild(const std::vector<T>& items) const {
-        positions_.clear();
-        for (size_t i = 0; i < items.size(); ++i) positions_[items[i].name].push_back(i);
-        data_ = items.data();
+    void update(const std::vector<T>& items, bool rebuild) const {
+        if (rebuild || items.size() < size_ || (size_ > 0 && items[size_ - 1].name != last_name_)) {
+            positions_.clear();
+            size_ = 0;
+        }
+        for (size_t i = size_; i < items.size(); ++i)
+            positions_[items[i].name].try_emplace(items[i].labels, i);   // the first one stays
         size_ = items.size();
         last_name_ = items.empty() ? std::string() : items.back().name;
     }
 
     mutable std::mutex mutex_;   // const lookups may come from several threads
-    mutable const void* data_ = nullptr;
-    mutable size_t size_ = 0;
+    mutable size_t size_ = 0;    // entries indexed
     mutable std::string last_name_;
-    mutable std::unordered_map<std::string, std::vector<size_t>> positions_;
+    mutable std::unordered_map<std::string, std::map<Labels, size_t>> positions_;
 };
 
 struct Evidence {
