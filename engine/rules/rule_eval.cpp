@@ -317,12 +317,17 @@ RuleResult evaluate_one(const Rule& rule, const Evidence& ev, const std::string&
     for (auto& v : decided) cite(r.cited, std::move(v));
     if (!rule.share_metric.empty())
         if (const Metric* m = s.metric(rule.share_metric)) r.share_pct = m->value;
-    r.title = fill(rule.title, rule, s);
-    r.mechanism = fill(rule.mechanism, rule, s);
     for (const auto& v : rule.verify) r.verify.push_back(render_verify(v, s));
-    for (Fix f : rule.fixes) {
-        f.action = fill(f.action, rule, s);
-        r.fixes.push_back(std::move(f));
+    // The prose only a finding shows: on a host with hundreds of disks,
+    // filling it for every rule on every idle device was a fifth of the
+    // analysis.
+    if (r.outcome == Tri::True) {
+        r.title = fill(rule.title, rule, s);
+        r.mechanism = fill(rule.mechanism, rule, s);
+        for (Fix f : rule.fixes) {
+            f.action = fill(f.action, rule, s);
+            r.fixes.push_back(std::move(f));
+        }
     }
     std::sort(r.missing.begin(), r.missing.end());
     r.missing.erase(std::unique(r.missing.begin(), r.missing.end()), r.missing.end());
@@ -345,9 +350,6 @@ std::vector<RuleResult> evaluate_rules(const RuleSet& rules, const Evidence& ev)
             r.rule = &rule;
             r.outcome = Tri::Unknown;
             r.missing.push_back("no " + rule.for_each + " in the evidence");
-            r.title = rule.title;
-            r.mechanism = rule.mechanism;
-            r.fixes = rule.fixes;
             out.push_back(std::move(r));
             continue;
         }

@@ -186,9 +186,10 @@ struct RuleResult {
     std::vector<CitedValue> cited; // the rule's evidence list and the leaves that decided
     std::vector<std::string> missing;   // names that could not be resolved (why Unknown)
     std::optional<double> share_pct;    // from share_metric when present
+    std::vector<std::string> verify;    // rendered verify comparisons
+    // A finding's prose, filled only when the outcome is True (empty otherwise):
     std::string title;                  // placeholders filled
     std::string mechanism;              // placeholders filled
-    std::vector<std::string> verify;    // rendered verify comparisons
     std::vector<Fix> fixes;             // the rule's fixes, placeholders in action filled
 };
 
