@@ -148,6 +148,12 @@ TEST(BadBundle, SyntaxErrorsGiveLineAndColumnNotTheLibrarysTag) {
 TEST(BadBundle, DeepNestingAndHugeFilesAreRefusedWithTheLimit) {
     const std::string deep = std::string(100, '[') + std::string(100, ']');
     EXPECT_EQ(error_of_text(deep), "nested deeper than 32 levels: not a bundle iodiag wrote");
+    // The limit counts the containers around a value, not brackets in strings:
+    // a value inside 32 arrays is read (and then is not a bundle), inside 33 not.
+    const std::string not_a_bundle = "not an iodiag bundle (no \"schema\": \"iodiag-bundle\" at the top level)";
+    EXPECT_EQ(error_of_text(std::string(32, '[') + "\"[[\\\"[\"" + std::string(32, ']')), not_a_bundle);
+    EXPECT_EQ(error_of_text(std::string(33, '[') + "1" + std::string(33, ']')),
+              "nested deeper than 32 levels: not a bundle iodiag wrote");
 
     // A sparse 300 MiB file: refused by its size, before it is read.
     const auto path = std::filesystem::temp_directory_path() / ("iodiag_huge_" + std::to_string(getpid()) + ".json");
