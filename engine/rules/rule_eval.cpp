@@ -5,6 +5,7 @@
 // is not healthy. all() is False if any child is False, else Unknown if any is
 // Unknown, else True; any() is the dual; not() flips True/False, keeps Unknown.
 #include <algorithm>
+#include <map>
 
 #include "engine/evidence/format.hpp"
 #include "engine/rules/rule_text.hpp"
@@ -338,12 +339,17 @@ RuleResult evaluate_one(const Rule& rule, const Evidence& ev, const std::string&
 
 std::vector<RuleResult> evaluate_rules(const RuleSet& rules, const Evidence& ev) {
     std::vector<RuleResult> out;
+    // Each label key's instances once, not once per rule (each is a scan of
+    // the whole evidence).
+    std::map<std::string, std::vector<std::string>> instances_of;
     for (const auto& rule : rules.rules) {
         if (rule.for_each.empty()) {
             out.push_back(evaluate_one(rule, ev, ""));
             continue;
         }
-        const auto instances = ev.instances(rule.for_each);
+        auto [known, fresh] = instances_of.try_emplace(rule.for_each);
+        if (fresh) known->second = ev.instances(rule.for_each);
+        const std::vector<std::string>& instances = known->second;
         if (instances.empty()) {
             // Nothing to evaluate on: say so rather than leave the rule out.
             RuleResult r;

@@ -488,13 +488,14 @@ void add_cgroup_join(Evidence& ev) {
 // the backing I/O on behalf of the submitter's group, so a limit on the lower
 // disk slows the upper device. Per upper device: the most used such limit.
 void add_limits_below(Evidence& ev) {
+    const std::vector<std::string> cgroups = ev.instances("cgroup");   // once: not per device
     for (const auto& d : ev.instances("device")) {
         const Labels l{{"device", d}};
         const Fact* bottom = ev.find_fact("device.bottom_device", l);
         if (!bottom) continue;
         double best = -1;
         std::string best_cg;
-        for (const auto& cg : ev.instances("cgroup")) {
+        for (const auto& cg : cgroups) {
             const Labels cl{{"cgroup", cg}};
             const Fact* dev = ev.find_fact("cgroup.io_limit_device", cl);
             const Metric* util = ev.find_metric("cgroup.io_limit_utilisation_pct", cl);

@@ -41,6 +41,24 @@ TEST(EvidenceLookup, FirstEntryInVectorOrderWins) {
     EXPECT_EQ(ev.find_metric("x"), &ev.metrics[0]);
 }
 
+TEST(EvidenceLookup, FirstEntryWinsAlsoAmongEntriesAppendedAfterALookup) {
+    Evidence ev;
+    ev.add_metric("disk.util_pct", {{"device", "vda"}}, 1, "pct", kP);
+    ASSERT_NE(ev.find_metric("disk.util_pct", {{"device", "vda"}}), nullptr);
+    // Appended after the index was built: it is extended, and the entry
+    // already there stays the one found.
+    ev.add_metric("disk.util_pct", {{"device", "vda"}}, 2, "pct", kP);
+    ev.add_metric("disk.util_pct", {{"device", "vdb"}}, 3, "pct", kP);
+    EXPECT_EQ(ev.find_metric("disk.util_pct", {{"device", "vda"}})->value, 1);
+    EXPECT_EQ(ev.find_metric("disk.util_pct", {{"device", "vdb"}})->value, 3);
+    // Hundreds of devices under one name: each found by its own labels.
+    for (int i = 0; i < 500; ++i) ev.add_metric("disk.await_ms", {{"device", "sd" + std::to_string(i)}}, i, "ms", kP);
+    for (int i = 0; i < 500; i += 37)
+        EXPECT_EQ(ev.find_metric("disk.await_ms", {{"device", "sd" + std::to_string(i)}})->value, i);
+    EXPECT_EQ(ev.find_metric("disk.await_ms", {{"device", "sd500"}}), nullptr);
+    EXPECT_EQ(ev.find_metric("disk.await_ms", {{"device", "sd1"}, {"op", "read"}}), nullptr);
+}
+
 TEST(EvidenceLookup, SeesDirectPushesEraseAndCopies) {
     Evidence ev;
     ev.histograms.push_back({"block.d2c_us", {{"device", "vda"}}, "us", {}, kP});
