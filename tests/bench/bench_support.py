@@ -1,14 +1,33 @@
-"""Shared by the overhead benchmarks: shell helper, BPF run-time statistics."""
+"""Shared by the benchmarks: shell helper, timed runs, machine lock, BPF run-time statistics."""
 import ctypes
 import fcntl
 import json
 import os
+import statistics
 import subprocess
 import sys
+import time
 
 
 def sh(cmd, **kw):
     return subprocess.run(cmd, shell=True, check=True, text=True, capture_output=True, **kw).stdout
+
+
+def timed(cmd, runs):
+    """(wall, cpu) of `runs` runs, each (median, min, max) in ms. CPU time
+    (user + system, from the child's rusage) is the figure that does not
+    depend on how many others share the machine's cores."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        walls.append((time.monotonic() - t0) * 1000)
+        cpus.append((ru.ru_utime + ru.ru_stime) * 1000)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"{' '.join(cmd)} exited {os.waitstatus_to_exitcode(status)}")
+    return ((statistics.median(walls), min(walls), max(walls)),
+            (statistics.median(cpus), min(cpus), max(cpus)))
 
 
 def require_root_and_builds(builds, binary, why_root, hint=""):

@@ -19,33 +19,15 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_support import hold_machine_lock, sh  # noqa: E402
+from bench_support import hold_machine_lock, sh, timed  # noqa: E402
 
 BUNDLE_BUDGET = 2 << 20
 REPORT_BUDGET_MS = 200
-
-
-def timed(cmd, runs):
-    """(wall, cpu) of `runs` runs, each (median, min, max) in ms. CPU time
-    (user + system, from the child's rusage) is the figure that does not
-    depend on how many others share the machine's cores."""
-    walls, cpus = [], []
-    for _ in range(runs):
-        t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, ru = os.wait4(p.pid, 0)
-        walls.append((time.monotonic() - t0) * 1000)
-        cpus.append((ru.ru_utime + ru.ru_stime) * 1000)
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"{' '.join(cmd)} exited {os.waitstatus_to_exitcode(status)}")
-    return ((statistics.median(walls), min(walls), max(walls)),
-            (statistics.median(cpus), min(cpus), max(cpus)))
 
 
 def series_sizes(path):
