@@ -156,10 +156,11 @@ private:
             positions_.clear();
             size_ = 0;
         }
+        if (items.size() == size_) return;   // nothing appended since the last lookup
         for (size_t i = size_; i < items.size(); ++i)
             positions_[items[i].name].try_emplace(items[i].labels, i);   // the first one stays
         size_ = items.size();
-        last_name_ = items.empty() ? std::string() : items.back().name;
+        last_name_ = items.back().name;
     }
 
     mutable std::mutex mutex_;   // const lookups may come from several threads
