@@ -13,6 +13,7 @@ against the bundle as recorded, in the same run.
 usage: tests/bench/analysis_scale.py BUNDLE [--device NAME] [--devices 100,300,600] [--runs 5] [--iodiag PATH]
 """
 import argparse
+import collections
 import copy
 import json
 import os
@@ -24,16 +25,16 @@ from bench_support import timed  # noqa: E402
 ENTRY_KINDS = ("metrics", "facts", "histograms")
 
 
-def devices_of(bundle):
-    return sorted({e["labels"]["device"] for k in ENTRY_KINDS for e in bundle.get(k, [])
-                   if "device" in e.get("labels", {})})
+def entries_per_device(bundle):
+    return collections.Counter(e["labels"]["device"] for k in ENTRY_KINDS for e in bundle.get(k, [])
+                               if "device" in e.get("labels", {}))
 
 
 def with_devices(bundle, device, total):
     """The bundle with copies of `device`'s entries as scale0, scale1, ...
     until it holds `total` devices."""
     out = copy.deepcopy(bundle)
-    extra = total - len(devices_of(bundle))
+    extra = total - len(entries_per_device(bundle))
     for kind in ENTRY_KINDS:
         own = [e for e in bundle.get(kind, []) if e.get("labels", {}).get("device") == device]
         for i in range(extra):
@@ -54,12 +55,12 @@ def main():
     a = ap.parse_args()
     with open(a.bundle) as f:
         bundle = json.load(f)
-    present = devices_of(bundle)
-    if not present:
+    counts = entries_per_device(bundle)
+    if not counts:
         sys.exit(f"{a.bundle}: no device in the bundle")
-    device = a.device or max(present, key=lambda d: sum(
-        1 for k in ENTRY_KINDS for e in bundle.get(k, []) if e.get("labels", {}).get("device") == d))
-    if device not in present:
+    present = sorted(counts)
+    device = a.device or counts.most_common(1)[0][0]
+    if device not in counts:
         sys.exit(f"{a.bundle}: no device {device} (devices: {', '.join(present)})")
     print(f"bundle {a.bundle}: {len(present)} devices; copies of {device}; {a.runs} runs each")
     print("| devices | replay wall ms (median, min-max) | CPU ms (median, min-max) | CPU ms per added device |")
