@@ -62,6 +62,8 @@ enum iod_class {
 #define IOD_HIST_BUCKETS 32      /* log2 microsecond buckets, as engine/evidence/histogram.hpp */
 #define IOD_MAX_RANGES 96        /* kernel functions the wait classifier knows */
 #define IOD_STACK_DEPTH 32       /* frames examined per off-CPU wait */
+#define IOD_STACK_FIRST_WALK 12  /* frames of the first, shorter walk (see classify_stack) */
+#define IOD_RANGE_PAGE_WORDS 256 /* 64-bit words of the classifier's text-page bitmap */
 #define IOD_NAME_LEN 64
 #define IOD_COMM_LEN 16
 #define IOD_MAX_NR 512          /* syscall numbers covered by sys_of_nr */
@@ -125,6 +127,7 @@ enum iod_counter {
     CNT_JBD2_WAIT_NS, CNT_XFS_LOG_WAIT_NS, CNT_BTRFS_LOG_WAIT_NS,   /* index = CNT_JBD2_WAIT_NS + kind - 1 */
     CNT_PROCS_FULL,            /* a process's time not kept: its slot taken and the overflow hash full */
     CNT_WAIT_STACK_FAILED,     /* an off-CPU wait whose kernel stack could not be read: charged to other */
+    CNT_WAIT_STACK_REWALKS,    /* waits whose first IOD_STACK_FIRST_WALK frames named no class: walked again whole */
     CNT_COUNT
 };
 /* CNT_INFLIGHT_FULL: a syscall not timed because its thread's task storage

@@ -30,6 +30,7 @@
 #include "collectors/syscall_bpf_classes.hpp"
 #include "collectors/syscall_bpf_snapshot.hpp"
 #include "collectors/text_file.hpp"
+#include "collectors/text_page_filter.hpp"
 #include "engine/evidence/layers.hpp"
 
 #if IODIAG_HAVE_BPF
@@ -303,6 +304,8 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     ro->target_tgid = opts.pid > 0 ? static_cast<uint32_t>(opts.pid) : 0;
     ro->self_tgid = static_cast<uint32_t>(getpid());
     ro->exemplar_min_ns = static_cast<uint64_t>(opts_.exemplar_min_us * 1000);
+    if (opts_.first_walk_frames > 0)
+        ro->first_walk_frames = std::min<unsigned>(opts_.first_walk_frames, IOD_STACK_DEPTH);
 
     // Wait classifier: kernel function ranges from /proc/kallsyms (~40-70 ms
     // of CPU to generate and parse), or from this boot's cache of them (see
@@ -379,6 +382,10 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     for (size_t i = 0; i < ranges.size(); ++i)
         impl->skel->bss->ranges[i] = {ranges[i].start, ranges[i].end, static_cast<unsigned>(ranges[i].tag),
                                       syscall_bpf::journal_kind_of_function(ranges[i].name)};
+    const TextPageFilter pages = text_page_filter(ranges, IOD_RANGE_PAGE_WORDS);
+    std::copy(pages.words.begin(), pages.words.end(), impl->skel->bss->range_pages);
+    impl->skel->bss->range_base = pages.base;
+    impl->skel->bss->range_page_shift = pages.shift;
     __atomic_store_n(&impl->skel->bss->nranges, static_cast<uint32_t>(ranges.size()), __ATOMIC_RELEASE);
     for (const auto& r : ranges) classes_resolved.insert(r.tag);
     if (ranges.empty())

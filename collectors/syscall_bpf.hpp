@@ -21,6 +21,10 @@ struct SyscallBpfOptions {
     double exemplar_min_us = 1000;
     // Exemplars kept in the evidence (the slowest).
     size_t max_exemplars = 64;
+    // Frames of the first, short stack walk per off-CPU wait (bpf/syscall.bpf.c,
+    // classify_stack); 0 = IOD_STACK_FIRST_WALK. Tests set 1 to send every
+    // wait through the second, whole walk.
+    unsigned first_walk_frames = 0;
 };
 
 class SyscallBpfCollector : public Collector {

@@ -273,6 +273,8 @@ std::vector<MetricSpec> metric_specs() {
          "bios blk-throttle held and released in the window (all cgroups)"},
         {"syscall_bpf.waits_unclassified", K::Metric, "count", layer::kSyscall, "", "off-CPU waits no classifier named"},
         {"syscall_bpf.waits_classified", K::Metric, "count", layer::kSyscall, "", "off-CPU waits classified by stack"},
+        {"syscall_bpf.wait_stack_rewalks", K::Metric, "count", layer::kSyscall, "",
+         "off-CPU waits whose stack was walked a second time, whole (the first, short walk named no class)"},
         {"attr.slow.top_comm", K::Fact, "", layer::kSyscall, "", "process name with the most slow-set time"},
         {"attr.slow.top_pid", K::Fact, "", layer::kSyscall, "", "pid with the most slow-set time"},
         {"attr.slow.top_cgroup", K::Fact, "", layer::kCgroup, "", "cgroup with the most slow-set time"},
@@ -496,6 +498,7 @@ void emit(const Snapshot& s, Evidence& ev) {
           "bpf/syscall.bpf.c counter CNT_PROCS_FULL (process tables full)"}});
     ev.add_metric("syscall_bpf.waits_unclassified", {}, counter(s, CNT_WAITS_UNCLASSIFIED), "count", pself);
     ev.add_metric("syscall_bpf.waits_classified", {}, counter(s, CNT_WAITS_CLASSIFIED), "count", pself);
+    ev.add_metric("syscall_bpf.wait_stack_rewalks", {}, counter(s, CNT_WAIT_STACK_REWALKS), "count", pself);
 
     // ---- exemplars ----
     const Provenance pex{"tracepoint", "syscall_bpf ring buffer: syscalls >= " +

@@ -578,6 +578,67 @@ TEST(LiveSyscallBpf, FsyncThreadsBesideABigWriterWaitForTheJournal) {
     expect_consistent(ev);
 }
 
+// The short first stack walk per wait changes the cost, not the answer: two
+// collectors watch the same write+fsync threads at once, one sending every wait
+// through the second, whole walk (a first walk of one frame, which never
+// reaches a classified function), the other with the default first walk. They
+// must charge the same layers; the whole-walk one walked every wait twice.
+TEST(LiveSyscallBpf, AShortFirstStackWalkClassifiesWaitsAsTheWholeWalkDoes) {
+    REQUIRE(missing_bpf_prereqs());
+    Ext4Mount fs(512);
+    ASSERT_TRUE(fs.ok()) << fs.error();
+    const std::string dir = fs.dir();
+    Child syncers([&] {
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 2; ++t)
+            threads.emplace_back([&, t] {
+                const int fd = open((dir + "/sync-" + std::to_string(t)).c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+                char buf[4096];
+                std::memset(buf, 's', sizeof buf);
+                for (off_t off = 0;; off = (off + 4096) % (8 << 20))
+                    if (pwrite(fd, buf, sizeof buf, off) < 0 || fsync(fd) < 0) _exit(2);
+            });
+        for (auto& t : threads) t.join();
+    });
+    ASSERT_GT(syncers.pid(), 0);
+    SyscallBpfOptions every_wait_twice;
+    every_wait_twice.first_walk_frames = 1;
+    SyscallBpfCollector whole(every_wait_twice), first;
+    CollectOptions o;
+    o.duration_s = 3;
+    o.pid = syncers.pid();
+    const CollectorStatus st_whole = whole.start(o), st_first = first.start(o);
+    ASSERT_TRUE(st_whole.available) << st_whole.reason;
+    ASSERT_TRUE(st_first.available) << st_first.reason;
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    Evidence ev_whole, ev_first;
+    whole.finish(ev_whole);
+    first.finish(ev_first);
+    const auto waits = [](const Evidence& ev) {
+        return metric(ev, "syscall_bpf.waits_classified") + metric(ev, "syscall_bpf.waits_unclassified");
+    };
+    std::printf("whole walk: %.0f waits, %.0f walked again; first walk: %.0f waits, %.0f walked again\n",
+                waits(ev_whole), metric(ev_whole, "syscall_bpf.wait_stack_rewalks"), waits(ev_first),
+                metric(ev_first, "syscall_bpf.wait_stack_rewalks"));
+    print_shares(ev_whole, "all");
+    print_shares(ev_first, "all");
+    ASSERT_GT(waits(ev_whole), 100);
+    EXPECT_EQ(metric(ev_whole, "syscall_bpf.wait_stack_rewalks"), waits(ev_whole));
+    EXPECT_LT(metric(ev_first, "syscall_bpf.wait_stack_rewalks"), 0.5 * waits(ev_first));
+    // The same waits, classified alike: each layer's share within a few points
+    // (the windows start ~0.1 s apart, and each collector's programs run inside
+    // the syscalls the other one times).
+    for (const auto& m : ev_first.metrics) {
+        if (m.name.rfind("attr.all.", 0) == 0 && m.unit == "pct") {
+            EXPECT_NEAR(metric(ev_whole, m.name), m.value, 3.0) << m.name;
+        }
+    }
+    EXPECT_NEAR(metric(ev_whole, "syscall_bpf.waits_unclassified") / waits(ev_whole),
+                metric(ev_first, "syscall_bpf.waits_unclassified") / waits(ev_first), 0.02);
+    expect_consistent(ev_whole);
+    expect_consistent(ev_first);
+}
+
 // The same on XFS (no jbd2): fsync waits for log forces, the wait is charged
 // to the journal layer and summed as the XFS log's, not jbd2's.
 TEST(LiveSyscallBpf, FsyncThreadsOnXfsWaitForLogForces) {
