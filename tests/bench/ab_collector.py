@@ -13,9 +13,10 @@ Workloads (overhead.py's): block_bpf and iouring_bpf on workload A (fio 4 KiB
 randread, io_uring, O_DIRECT, QD 32 on a loop device over /dev/shm),
 syscall_bpf on workload B (4 KiB cached pread/pwrite 70/30 on ext4); --collector
 all runs every collector (the driver without --collector) on workload A unless
---workload b says otherwise.
+--workload b says otherwise. --workload c is overhead.py's fsync-heavy one
+(4 KiB random writes, each followed by fsync, on ext4): ns per write+fsync.
 
-usage: sudo tests/bench/ab_collector.py BUILD_A BUILD_B --collector block_bpf [--rounds 6] [--runtime 3] [--workload a|b]
+usage: sudo tests/bench/ab_collector.py BUILD_A BUILD_B --collector block_bpf [--rounds 6] [--runtime 3] [--workload a|b|c]
 (BUILD_x: a build folder with iodiag_bench_collectors; e.g. a copy of main's
 build and this checkout's build; ~1 minute per round)
 """
@@ -30,14 +31,15 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench_support import hold_bpf_stats, hold_machine_lock, require_root_and_builds, sh  # noqa: E402
-from overhead import Tracer, delta_progs, exit_on_signal, fio_json  # noqa: E402
+from overhead import (Tracer, delta_progs, exit_on_signal, fio_cached_rw, fio_direct_randread,  # noqa: E402
+                      fio_json, fio_write_fsync)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("builds", nargs=2, help="two build folders")
     ap.add_argument("--collector", required=True, choices=["block_bpf", "iouring_bpf", "syscall_bpf", "all"])
-    ap.add_argument("--workload", choices=["a", "b"], help="default: b for syscall_bpf, else a")
+    ap.add_argument("--workload", choices=["a", "b", "c"], help="default: b for syscall_bpf, else a")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--runtime", type=int, default=3, help="seconds of fio per build and round")
     a = ap.parse_args()
@@ -57,15 +59,14 @@ def main():
         img = f.name
         dev = sh(f"losetup -f --show {img}").strip()
         workload = a.workload or ("b" if a.collector == "syscall_bpf" else "a")
-        if workload == "b":
+        if workload in ("b", "c"):
             mnt = tempfile.mkdtemp(prefix="iodiag-ab-mnt-")
             sh(f"mkfs.ext4 -qF {dev} && mount {dev} {mnt}")
-            fio = (f"--name=buffered --filename={mnt}/cached.dat --size=64M --rw=randrw --rwmixread=70 --bs=4k "
-                   f"--ioengine=psync --invalidate=0 --runtime={a.runtime} --time_based")
-            fio_json(fio.replace(f"--runtime={a.runtime}", "--runtime=2"))   # lay out and warm the cache
+            job = fio_cached_rw if workload == "b" else fio_write_fsync
+            fio_json(job(mnt, 2))   # lay out (and warm the cache)
+            fio = job(mnt, a.runtime)
         else:
-            fio = (f"--name=bench --filename={dev} --rw=randread --bs=4k --ioengine=io_uring --direct=1 "
-                   f"--iodepth=32 --runtime={a.runtime} --time_based")
+            fio = fio_direct_randread(dev, a.runtime)
         sh("sysctl -qw kernel.bpf_stats_enabled=1")
         stats_fd = hold_bpf_stats()
         for r in range(a.rounds):

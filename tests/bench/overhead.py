@@ -22,13 +22,18 @@ psync, on a file that stays in the page cache (ext4 on a loop device in
 /dev/shm). Modes none, syscall (the syscall collector alone), all. BPF ns per
 traced syscall = all programs' run time over fio's operations.
 
+Workload C (fsync-heavy): fio 4 KiB random writes, each followed by fsync
+(psync), on ext4 over a loop device in /dev/shm: two syscalls, a journal
+commit and its device writes per operation, the writer asleep in fsync.
+Modes none, biolatency, block, syscall, all, bpftrace; BPF ns per write+fsync.
+
 Then: `iodiag --duration 1` wall and CPU time (idle), and iodiag's resident
 memory and lost events while workload A runs.
 
 The machine lock is held for the whole run (bench_support.hold_machine_lock).
 
 usage: sudo tests/bench/overhead.py [--rounds 8] [--stats-rounds 3] [--runtime 3] [--build DIR]
-(about 15 minutes with the defaults on a 2-core VM; --skip a,b,startup leaves sections out)
+(about 15 minutes with the defaults on a 2-core VM; --skip a,b,c,startup leaves sections out)
 """
 import argparse
 import json
@@ -144,6 +149,22 @@ def fio_json(args):
     return json.loads(out[out.index("{"):])["jobs"][0]
 
 
+# The workloads' fio jobs (ab_collector.py runs the same ones).
+def fio_direct_randread(dev, runtime):
+    return (f"--name=bench --filename={dev} --rw=randread --bs=4k --ioengine=io_uring --direct=1 "
+            f"--iodepth=32 --runtime={runtime} --time_based")
+
+
+def fio_cached_rw(mnt, runtime):
+    return (f"--name=buffered --filename={mnt}/cached.dat --size=64M --rw=randrw --rwmixread=70 --bs=4k "
+            f"--ioengine=psync --invalidate=0 --runtime={runtime} --time_based")
+
+
+def fio_write_fsync(mnt, runtime):
+    return (f"--name=fsync --filename={mnt}/fsync.dat --size=64M --rw=randwrite --bs=4k --ioengine=psync "
+            f"--fsync=1 --runtime={runtime} --time_based")
+
+
 def set_stats(on):
     sh(f"sysctl -qw kernel.bpf_stats_enabled={1 if on else 0}")
 
@@ -179,8 +200,7 @@ def workload_a(a, dev, biolatency):
         "floor all": lambda: Tracer([f"{build}/iodiag_bench_hook_floor"], 14),
         "bpftrace": lambda: Tracer(["bpftrace", os.path.join(HERE, "seed001_block_breakdown.bt")], 3, 30),
     }
-    fio = (f"--name=bench --filename={dev} --rw=randread --bs=4k --ioengine=io_uring --direct=1 "
-           f"--iodepth=32 --runtime={a.runtime} --time_based")
+    fio = fio_direct_randread(dev, a.runtime)
     ratios = {m: [] for m in modes}
     base_iops = []
     ns_io = {m: [] for m in modes}
@@ -234,19 +254,10 @@ def workload_a(a, dev, biolatency):
     return ratios, base_iops, ns_io, per_prog, per_coll, rss, lost
 
 
-def workload_b(a, dev, mnt):
-    build = a.build
-    modes = {
-        "none": None,
-        "syscall": lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "syscall_bpf",
-                                   "--interval", "1"], 10),
-        "floor syscall": lambda: Tracer([f"{build}/iodiag_bench_hook_floor", "--group", "syscall"], 4),
-        "all": lambda: Tracer([f"{build}/iodiag", "--duration", "600", "--format", "json"], 25),
-    }
-    path = os.path.join(mnt, "cached.dat")
-    fio = (f"--name=buffered --filename={path} --size=64M --rw=randrw --rwmixread=70 --bs=4k "
-           f"--ioengine=psync --invalidate=0 --runtime={a.runtime} --time_based")
-    fio_json(fio.replace(f"--runtime={a.runtime}", "--runtime=2"))   # lay out and warm the cache
+def run_file_workload(a, modes, fio, ops_of):
+    """Alternating rounds of `modes` on one fio job over a file: the ops/s
+    ratio to the round's baseline (stats off) and BPF ns per operation
+    (`ops_of(job)`, stats on), per mode and per program."""
     ratios = {m: [] for m in modes}
     ns_op = {m: [] for m in modes}
     per_prog = {m: {} for m in modes}
@@ -266,7 +277,7 @@ def workload_b(a, dev, mnt):
                 finally:
                     if t:
                         t.stop()
-                ops = job["read"]["total_ios"] + job["write"]["total_ios"]
+                ops = ops_of(job)
                 rate = ops / a.runtime
                 if mode == "none":
                     base = rate
@@ -277,12 +288,51 @@ def workload_b(a, dev, mnt):
                     ns_op[mode].append(sum(ns for _, _, ns in progs) / ops)
                     for name, runs, ns in progs:
                         per_prog[mode].setdefault(name, []).append((ns / runs, runs / ops))
-                print(f"  round {r + 1}/{total} stats {'on ' if stats_on else 'off'} {mode:8s} "
+                print(f"  round {r + 1}/{total} stats {'on ' if stats_on else 'off'} {mode:10s} "
                       f"ops/s {rate:9.0f}" + (f"  ratio {rate / base:5.3f}" if base else ""), flush=True)
         finally:
             if stats_fd >= 0:
                 os.close(stats_fd)
     return ratios, ns_op, per_prog
+
+
+def syscall_collector(build):
+    return lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "syscall_bpf", "--interval", "1"], 10)
+
+
+def all_collectors(build):
+    return lambda: Tracer([f"{build}/iodiag", "--duration", "600", "--format", "json"], 25)
+
+
+def workload_b(a, mnt):
+    build = a.build
+    modes = {
+        "none": None,
+        "syscall": syscall_collector(build),
+        "floor syscall": lambda: Tracer([f"{build}/iodiag_bench_hook_floor", "--group", "syscall"], 4),
+        "all": all_collectors(build),
+    }
+    fio_json(fio_cached_rw(mnt, 2))   # lay out and warm the cache
+    fio = fio_cached_rw(mnt, a.runtime)
+    return run_file_workload(a, modes, fio, lambda job: job["read"]["total_ios"] + job["write"]["total_ios"])
+
+
+def workload_c(a, mnt, biolatency):
+    """fsync-heavy: every 4 KiB write is followed by fsync, so each operation
+    is two syscalls, a journal commit (jbd2) and its device writes, and the
+    writer sleeps in fsync: the off-CPU classification's cost shows here."""
+    build = a.build
+    modes = {
+        "none": None,
+        "biolatency": lambda: Tracer([biolatency], 2),
+        "block": lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "block_bpf", "--interval", "0"], 5),
+        "syscall": syscall_collector(build),
+        "all": all_collectors(build),
+        "bpftrace": lambda: Tracer(["bpftrace", os.path.join(HERE, "seed001_block_breakdown.bt")], 3, 30),
+    }
+    fio_json(fio_write_fsync(mnt, 2))   # lay the file out
+    fio = fio_write_fsync(mnt, a.runtime)
+    return run_file_workload(a, modes, fio, lambda job: job["write"]["total_ios"])
 
 
 def startup(a, runs=5):
@@ -307,6 +357,16 @@ def fmt_progs(per_prog):
     return ", ".join(parts)
 
 
+def print_file_table(ratios, ns_op, per_prog, a, unit):
+    print(f"| mode | ops/s ratio (median) | min-max | {unit} | per program (ns per run x runs per operation) |")
+    print("|---|---|---|---|---|")
+    for m in ratios:
+        if m == "none":
+            continue
+        r = ratios[m]
+        print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns_op[m]):.0f} | {fmt_progs(per_prog[m])} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.normpath(os.path.join(HERE, "../../build")))
@@ -314,7 +374,7 @@ def main():
     ap.add_argument("--stats-rounds", type=int, default=3, help="rounds with BPF stats on (ns per I/O)")
     ap.add_argument("--runtime", type=int, default=3, help="seconds of fio per mode and round")
     ap.add_argument("--peer-dir", default=None, help="where to build biolatency (default BUILD/anchors)")
-    ap.add_argument("--skip", default="", help="comma list of sections to skip: a,b,startup")
+    ap.add_argument("--skip", default="", help="comma list of sections to skip: a,b,c,startup")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root (BPF, losetup, mount, sysctl)")
@@ -347,13 +407,18 @@ def main():
         if "a" not in skip:
             print("\nworkload A: fio 4 KiB randread, io_uring, direct, QD 32, loop device over /dev/shm")
             res_a = workload_a(a, loop(512), biolatency)
-        if "b" not in skip:
-            print("\nworkload B: fio 4 KiB pread/pwrite 70/30, psync, cached file on ext4 (loop over /dev/shm)")
-            dev = loop(256)
+        def ext4_on_loop(size_mb):
+            dev = loop(size_mb)
             mnt = tempfile.mkdtemp(prefix="iodiag-bench-mnt-")
             sh(f"mkfs.ext4 -qF {dev} && mount {dev} {mnt}")
             mnts.append(mnt)
-            res_b = workload_b(a, dev, mnt)
+            return mnt
+        if "b" not in skip:
+            print("\nworkload B: fio 4 KiB pread/pwrite 70/30, psync, cached file on ext4 (loop over /dev/shm)")
+            res_b = workload_b(a, ext4_on_loop(256))
+        if "c" not in skip:
+            print("\nworkload C: fio 4 KiB random writes, each followed by fsync, psync, ext4 (loop over /dev/shm)")
+            res_c = workload_c(a, ext4_on_loop(256), biolatency)
         if "startup" not in skip:
             set_stats(False)
             walls, cpus = startup(a)
@@ -398,18 +463,18 @@ def main():
         nonzero = [(e["collector"], e["what"], e["count"]) for run in lost for e in run]
         print(f"lost events in the 'all' rounds: {nonzero if nonzero else 'none'}")
     if "b" not in skip:
-        ratios, ns_op, per_prog = res_b
         print(f"\nWorkload B (cached 4 KiB pread/pwrite): ops/s ratio median of {a.rounds} rounds (stats off); "
               f"BPF ns per fio operation (every operation is a traced syscall) median of {a.stats_rounds} (stats on)")
-        print("| mode | ops/s ratio (median) | min-max | BPF ns per traced syscall | per program |")
-        print("|---|---|---|---|---|")
-        for m in ratios:
-            if m == "none":
-                continue
-            r = ratios[m]
-            print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns_op[m]):.0f} | {fmt_progs(per_prog[m])} |")
+        print_file_table(*res_b, a, "BPF ns per traced syscall")
         print("floor syscall: empty programs on the syscall collector's hooks (sys_enter, sys_exit, "
               "sched_switch, sched_wakeup); a traced syscall also reads the clock at both ends")
+    if "c" not in skip:
+        print(f"\nWorkload C (4 KiB write + fsync): ops/s ratio median of {a.rounds} rounds (stats off); "
+              f"BPF ns per fio write (with its fsync, journal commit and device writes) median of "
+              f"{a.stats_rounds} (stats on)")
+        print_file_table(*res_c, a, "BPF ns per write+fsync")
+        ns_op = res_c[1]
+        print(f"block collector / biolatency: {median(ns_op['block']) / median(ns_op['biolatency']):.2f} x")
     if "startup" not in skip:
         print(f"\n`iodiag --duration 1`, idle (no fio), 5 runs: wall median {median(walls):.2f} s "
               f"(min {min(walls):.2f}, max {max(walls):.2f}; budget 1.15), CPU (user+sys) median {median(cpus):.2f} s")
