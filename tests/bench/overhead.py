@@ -357,14 +357,15 @@ def fmt_progs(per_prog):
     return ", ".join(parts)
 
 
-def print_file_table(ratios, ns_op, per_prog, a, unit):
-    print(f"| mode | ops/s ratio (median) | min-max | {unit} | per program (ns per run x runs per operation) |")
+def print_mode_table(ratios, ns, per_prog, rate, unit, op="operation"):
+    """One row per traced mode: the rate ratio, BPF ns per operation, per program."""
+    print(f"| mode | {rate} ratio (median) | min-max | {unit} | per program (ns per run x runs per {op}) |")
     print("|---|---|---|---|---|")
     for m in ratios:
         if m == "none":
             continue
         r = ratios[m]
-        print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns_op[m]):.0f} | {fmt_progs(per_prog[m])} |")
+        print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns[m]):.0f} | {fmt_progs(per_prog[m])} |")
 
 
 def main():
@@ -438,13 +439,7 @@ def main():
         print(f"\nWorkload A (randread io_uring QD32): baseline {median(base_iops):.0f} IOPS "
               f"(rounds {min(base_iops):.0f}-{max(base_iops):.0f}); IOPS ratio: median of {a.rounds} rounds, stats off; "
               f"BPF ns per I/O: median of {a.stats_rounds} rounds, stats on")
-        print("| mode | IOPS ratio (median) | min-max | BPF ns per I/O | per program (ns per run x runs per I/O) |")
-        print("|---|---|---|---|---|")
-        for m in ratios:
-            if m == "none":
-                continue
-            r = ratios[m]
-            print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns_io[m]):.0f} | {fmt_progs(per_prog[m])} |")
+        print_mode_table(ratios, ns_io, per_prog, "IOPS", "BPF ns per I/O", "I/O")
         bio = median(ns_io["biolatency"])
         print(f"\nblock collector / biolatency: {median(ns_io['block']) / bio:.2f} x (budget <= 0.75 x)")
         print(f"floor (empty programs, same hooks, statistics included): block collector's "
@@ -465,14 +460,14 @@ def main():
     if "b" not in skip:
         print(f"\nWorkload B (cached 4 KiB pread/pwrite): ops/s ratio median of {a.rounds} rounds (stats off); "
               f"BPF ns per fio operation (every operation is a traced syscall) median of {a.stats_rounds} (stats on)")
-        print_file_table(*res_b, a, "BPF ns per traced syscall")
+        print_mode_table(*res_b, "ops/s", "BPF ns per traced syscall")
         print("floor syscall: empty programs on the syscall collector's hooks (sys_enter, sys_exit, "
               "sched_switch, sched_wakeup); a traced syscall also reads the clock at both ends")
     if "c" not in skip:
         print(f"\nWorkload C (4 KiB write + fsync): ops/s ratio median of {a.rounds} rounds (stats off); "
               f"BPF ns per fio write (with its fsync, journal commit and device writes) median of "
               f"{a.stats_rounds} (stats on)")
-        print_file_table(*res_c, a, "BPF ns per write+fsync")
+        print_mode_table(*res_c, "ops/s", "BPF ns per write+fsync")
         ns_op = res_c[1]
         print(f"block collector / biolatency: {median(ns_op['block']) / median(ns_op['biolatency']):.2f} x")
     if "startup" not in skip:
