@@ -8,17 +8,6 @@ namespace iodiag {
 
 using nlohmann::json;
 
-namespace {
-
-// A round trip in ms, or -1 when it is not a finite non-negative number.
-double non_negative_ms(const json& v) {
-    if (!v.is_number()) return -1;
-    const double ms = v.get<double>();
-    return std::isfinite(ms) && ms >= 0 ? ms : -1;
-}
-
-}  // namespace
-
 OsdNetworkParse parse_osd_network(std::string_view text) {
     OsdNetworkParse out;
     const json j = json::parse(text.begin(), text.end(), nullptr, false);
@@ -46,12 +35,12 @@ OsdNetworkParse parse_osd_network(std::string_view text) {
         const double ms = one->get<double>();
         const long long id = to->get<long long>();
         if (!std::isfinite(ms) || ms < 0 || id < 0 || id > 1'000'000) continue;
-        double min_ms = -1;
-        if (const auto mins = e.find("min"); mins != e.end() && mins->is_object())
-            if (const auto minute = mins->find("1min"); minute != mins->end()) min_ms = non_negative_ms(*minute);
         const auto last = e.find("last");
-        out.pings.push_back({static_cast<int>(id), iface->get<std::string>(), ms, min_ms,
-                             last != e.end() ? non_negative_ms(*last) : -1});
+        const double last_ms =
+            last != e.end() && last->is_number() && std::isfinite(last->get<double>()) && last->get<double>() >= 0
+                ? last->get<double>()
+                : -1;
+        out.pings.push_back({static_cast<int>(id), iface->get<std::string>(), ms, last_ms});
     }
     return out;
 }

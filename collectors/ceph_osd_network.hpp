@@ -1,8 +1,8 @@
 // The heartbeat ping times an OSD measured to its peers, as its admin socket
 // prints them (`dump_osd_network 0`, Ceph 14.2.5 and later): per peer and
 // interface (front: the public network, back: the cluster network that
-// carries replication), the round trip's average and minimum over the last
-// completed minute and the last round trip measured, in ms.
+// carries replication), the round trip's average over the last minute and the
+// last round trip measured, in ms.
 // A replica write costs the primary at least one such round trip to the
 // replica, so a slow network shows here with healthy peers.
 //
@@ -21,7 +21,6 @@ struct OsdPing {
     int to_osd = -1;
     std::string interface;   // "front" or "back"
     double avg_1min_ms = 0;  // "average": {"1min": ...}
-    double min_1min_ms = -1; // "min": {"1min": ...}, the fastest of that minute; -1 when absent
     double last_ms = -1;     // "last": the newest heartbeat's round trip; -1 when absent
 };
 

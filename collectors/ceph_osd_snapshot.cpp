@@ -138,7 +138,7 @@ std::vector<MetricSpec> ceph_metric_specs() {
         m("ceph.osd.replica_write_ops", "count", rep, "Replica writes this OSD served for other primaries (Δsubop_w)"),
         m("ceph.osd.replica_write_latency_ms", "ms", rep, "Mean replica write on this OSD, receipt to commit (Δsubop_w_latency)"),
         f("ceph.osd.replica_peers", rep, "Peers this OSD's tracked client writes waited for ('waiting for subops from')"),
-        m("ceph.osd.peer_ping_ms", "ms", rep, "Heartbeat round trip from this OSD to a peer (label peer), the lowest of the last minute's average and fastest and the newest one (dump_osd_network)"),
+        m("ceph.osd.peer_ping_ms", "ms", rep, "Heartbeat round trip from this OSD to a peer (label peer), the lower of the 1-minute average and the last one (dump_osd_network)"),
         // CPU of the OSD's threads (/proc/PID/task/*/schedstat).
         m("ceph.osd.cpu_used_cores", "cores", cpu, "CPU time of the OSD's threads per second of window"),
         m("ceph.osd.cpu_wait_pct", "pct", cpu, "Share of the OSD threads' runnable time spent waiting for a CPU (run queue)"),
@@ -320,25 +320,20 @@ void add_osd_evidence(const OsdSocket& sock, const OsdConfig& cfg, const OsdSnap
         ev.add_fact("ceph.osd.replica_peers", l, list, tracker);
     }
     // Heartbeat round trips: per peer, the slower of its interfaces. Per
-    // interface the lowest of the last completed minute's average and fastest
-    // round trip and the newest one. A slow path (a congested or lossy link, a
-    // delaying qdisc) delays every round trip, so it shows in all three; a
-    // stall of the OSDs themselves delays some: a CPU shortage a minute ago
-    // weighs in that minute's average, and the newest heartbeat may have
-    // waited behind a burst of CPU work (iodiag's own start is one: both
-    // cores for ~0.2 s), while the minute's fastest round trip got through.
+    // interface the lower of the 1-minute average and the newest round trip:
+    // the average reaches back up to a minute before a window of a few
+    // seconds, so a stall that has passed (the OSDs starved of CPU a minute
+    // ago) still weighs in it; a link slow now is slow in both.
     std::map<int, double> ping;
     for (const auto& p : b.pings) {
-        double ms = p.avg_1min_ms;
-        if (p.min_1min_ms >= 0) ms = std::min(ms, p.min_1min_ms);
-        if (p.last_ms >= 0) ms = std::min(ms, p.last_ms);
+        const double ms = p.last_ms >= 0 ? std::min(p.avg_1min_ms, p.last_ms) : p.avg_1min_ms;
         ping[p.to_osd] = std::max(ping[p.to_osd], ms);
     }
     for (const auto& [peer, ms] : ping)
         ev.add_metric("ceph.osd.peer_ping_ms", {{"osd", sock.name()}, {"peer", "osd." + std::to_string(peer)}}, ms, "ms",
-                      {"admin_socket", sock.path + " dump_osd_network 0: heartbeat round trip, the lowest of the "
-                                                   "1-minute average, the 1-minute minimum and the last one, the "
-                                                   "slower of the front and back interfaces"});
+                      {"admin_socket", sock.path + " dump_osd_network 0: heartbeat round trip, the lower of the "
+                                                   "1-minute average and the last one, the slower of the front and "
+                                                   "back interfaces"});
     ev.add_metric("ceph.osd.ops_in_flight", l, b.in_flight, "count", {"admin_socket", sock.path + " dump_ops_in_flight"});
     ev.add_metric("ceph.osd.oldest_op_in_flight_s", l, b.oldest_in_flight_s, "s",
                   {"admin_socket", sock.path + " dump_ops_in_flight"});

@@ -388,7 +388,7 @@ std::vector<MetricSpec> ceph_derived_metric_specs() {
     m("ceph.osd.replica_wait_peer_pct", "pct", layer::kReplication,
       "Share of the OSD's client op time that the slowest peer's excess costs");
     m("ceph.osd.replica_ping_ms", "ms", layer::kReplication,
-      "Heartbeat round trip to the replica peer farthest away (the lowest of the last minute's average and fastest and the newest one)");
+      "Heartbeat round trip to the replica peer farthest away (the lower of the 1-minute average and the last one)");
     m("ceph.osd.replica_wait_network_pct", "pct", layer::kReplication,
       "Share of the OSD's client op time its replica writes spend in round trips to the farthest peer");
     for (const auto& [name, l, desc] : std::initializer_list<std::tuple<const char*, std::string, const char*>>{
