@@ -693,7 +693,7 @@ static __always_inline __u32 classify_stack(void *ctx, __u8 *kind)
         return CLS_OTHER;
     }
     __u32 found = (__u32)classify_frames(sb, 0, (__u32)(n / sizeof(__u64)));
-    if ((found & 0xff) == CLS_NONE && n == first) {
+    if ((found & 0xff) == CLS_NONE && n == first && frames < IOD_STACK_DEPTH) {
         count(CNT_WAIT_STACK_REWALKS, 1);
         long whole = bpf_get_stack(ctx, sb->ip, sizeof(sb->ip), 0);
         if (whole > first)
