@@ -298,10 +298,26 @@ void add_ceph_derived_metrics(Evidence& ev) {
                                                 " to a peer in ceph.osd.replica_peers"};
             ev.add_fact("ceph.osd.slowest_ping_peer", l, far, net);
             ev.add_metric("ceph.osd.replica_ping_ms", l, far_ms, "ms", net);
-            const double explained = *wait > 0 ? std::min(1.0, far_ms / *wait) : 0.0;
+            // A replica write is the round trip plus the replica's own commit
+            // (receipt to commit, measured on the peer when it is on this
+            // host), so the network's part of this window's writes is at most
+            // the wait that commit leaves. The heartbeats reach back up to a
+            // minute and their newest one may have waited behind a burst of
+            // CPU (the OSDs starved a minute ago, iodiag's own start): this
+            // window's writes bound what they can claim.
+            double network_ms = far_ms;
+            std::string how = "min(1, ceph.osd.replica_ping_ms / ceph.osd.write_replica_wait_ms)";
+            const Labels fl{{"osd", far}};
+            if (metric(ev, "ceph.osd.replica_write_ops", fl).value_or(0) > 0)
+                if (auto commit = metric(ev, "ceph.osd.replica_write_latency_ms", fl)) {
+                    network_ms = std::min(network_ms, std::max(0.0, *wait - *commit));
+                    how = "min(1, min(ceph.osd.replica_ping_ms, ceph.osd.write_replica_wait_ms - " + far +
+                          "'s ceph.osd.replica_write_latency_ms) / ceph.osd.write_replica_wait_ms)";
+                }
+            const double explained = *wait > 0 ? std::min(1.0, network_ms / *wait) : 0.0;
             ev.add_metric("ceph.osd.replica_wait_network_pct", l, replica_share * explained, "pct",
-                          {"derived", "derived: ceph.osd.replica_wait_pct x min(1, ceph.osd.replica_ping_ms / "
-                                      "ceph.osd.write_replica_wait_ms) (one round trip per replica write)"});
+                          {"derived", "derived: ceph.osd.replica_wait_pct x " + how +
+                                          " (one round trip per replica write)"});
         }
         std::string best;
         double best_ms = -1;

@@ -187,6 +187,38 @@ TEST(CephAttribution, CephLayersOnlyWhereACephCollectorReported) {
 // Peers on other hosts: no local figures of theirs, but the primary's own
 // heartbeats measure the round trip to each. A round trip that takes most of
 // the replica wait is the network's share; one of half a millisecond is not.
+// A peer on this host whose own replica commit takes most of the wait leaves
+// the network no more than the rest, whatever its heartbeats said: a round
+// trip of 12 ms from a minute of CPU starvation does not make a 31 ms replica
+// wait, 28 ms of which the peer spent committing, the network's.
+TEST(CephAttribution, TheNetworkClaimsNoMoreOfAReplicaWaitThanThePeersCommitLeaves) {
+    for (const double commit : {28.0, 5.0}) {
+        Evidence ev;
+        ev.window.duration_s = 6;
+        ev.collectors.push_back({"ceph", true, "", layer::ceph()});
+        osd(ev, "osd.2", "loop2",
+            {{"ceph.osd.client_write_ops", 60}, {"ceph.osd.client_write_latency_ms", 36}, {"ceph.osd.client_write_process_ms", 35.5},
+             {"ceph.osd.client_write_prepare_ms", 0.5}, {"ceph.bluestore.commit_ms", 4}});
+        osd(ev, "osd.1", "loop1", {{"ceph.osd.replica_write_latency_ms", commit}, {"ceph.osd.replica_write_ops", 60}});
+        ev.add_fact("ceph.osd.replica_peers", {{"osd", "osd.2"}}, "osd.1", {"admin_socket", "test"});
+        ev.add_metric("ceph.osd.peer_ping_ms", {{"osd", "osd.2"}, {"peer", "osd.1"}}, 12.0, "ms", {"admin_socket", "test"});
+        add_ceph_derived_metrics(ev);
+        // replica wait = 35.5 - 0.5 - 4 = 31 ms of 36; the network's part at
+        // most min(12, 31 - commit).
+        const double network_ms = std::min(12.0, 31.0 - commit);
+        EXPECT_NEAR(get(ev, "ceph.osd.replica_ping_ms", "osd.2"), 12.0, 1e-9);
+        EXPECT_NEAR(get(ev, "ceph.osd.replica_wait_network_pct", "osd.2"), 100.0 * 31 / 36 * network_ms / 31, 1e-9);
+        const MetricCatalog cat = full_catalog();
+        LoadContext ctx{&cat, {}};
+        const RuleSet rs = load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules/ceph.yaml"}, ctx);
+        ASSERT_TRUE(rs.ok());
+        for (const auto& r : evaluate_rules(rs, ev))
+            if (r.rule->id == "ceph.replica_wait_network" && r.instance == "osd.2") {
+                EXPECT_EQ(r.outcome == Tri::True, commit < 20) << commit;
+            }
+    }
+}
+
 TEST(CephAttribution, ReplicaWaitOnASlowNetworkIsTracedToTheFarthestPeer) {
     for (const double rtt : {30.0, 0.5}) {
         Evidence ev;
