@@ -187,19 +187,32 @@ def clock_read_ns(per_prog):
     return median([x for x, _ in with_clock]) - median([x for x, _ in empty])
 
 
-def workload_a(a, dev, biolatency):
-    build = a.build
-    modes = {
-        "none": None,
+def tracers(build, biolatency):
+    """Each traced mode's start by name (the workloads pick theirs); the number
+    is how many programs a tracer holds once attached."""
+    collectors, floor = f"{build}/iodiag_bench_collectors", f"{build}/iodiag_bench_hook_floor"
+    return {
         "biolatency": lambda: Tracer([biolatency], 2),
-        "floor block": lambda: Tracer([f"{build}/iodiag_bench_hook_floor", "--group", "block"], 6),
-        "block": lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "block_bpf", "--interval", "0"], 5),
-        "block+series": lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "block_bpf",
-                                        "--interval", "1"], 5),
+        "floor block": lambda: Tracer([floor, "--group", "block"], 6),
+        "floor syscall": lambda: Tracer([floor, "--group", "syscall"], 4),
+        "floor all": lambda: Tracer([floor], 14),
+        "block": lambda: Tracer([collectors, "--collector", "block_bpf", "--interval", "0"], 5),
+        "block+series": lambda: Tracer([collectors, "--collector", "block_bpf", "--interval", "1"], 5),
+        "syscall": lambda: Tracer([collectors, "--collector", "syscall_bpf", "--interval", "1"], 10),
         "all": lambda: Tracer([f"{build}/iodiag", "--duration", "600", "--format", "json"], 30),
-        "floor all": lambda: Tracer([f"{build}/iodiag_bench_hook_floor"], 14),
         "bpftrace": lambda: Tracer(["bpftrace", os.path.join(HERE, "seed001_block_breakdown.bt")], 3, 30),
     }
+
+
+def pick_modes(a, biolatency, names):
+    """The untraced baseline ("none") first, then `names` in that order."""
+    start = tracers(a.build, biolatency)
+    return {"none": None, **{n: start[n] for n in names}}
+
+
+def workload_a(a, dev, biolatency):
+    modes = pick_modes(a, biolatency, ["biolatency", "floor block", "block", "block+series", "all", "floor all",
+                                       "bpftrace"])
     fio = fio_direct_randread(dev, a.runtime)
     ratios = {m: [] for m in modes}
     base_iops = []
@@ -296,22 +309,8 @@ def run_file_workload(a, modes, fio, ops_of):
     return ratios, ns_op, per_prog
 
 
-def syscall_collector(build):
-    return lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "syscall_bpf", "--interval", "1"], 10)
-
-
-def all_collectors(build):
-    return lambda: Tracer([f"{build}/iodiag", "--duration", "600", "--format", "json"], 25)
-
-
 def workload_b(a, mnt):
-    build = a.build
-    modes = {
-        "none": None,
-        "syscall": syscall_collector(build),
-        "floor syscall": lambda: Tracer([f"{build}/iodiag_bench_hook_floor", "--group", "syscall"], 4),
-        "all": all_collectors(build),
-    }
+    modes = pick_modes(a, None, ["syscall", "floor syscall", "all"])
     fio_json(fio_cached_rw(mnt, 2))   # lay out and warm the cache
     fio = fio_cached_rw(mnt, a.runtime)
     return run_file_workload(a, modes, fio, lambda job: job["read"]["total_ios"] + job["write"]["total_ios"])
@@ -321,15 +320,7 @@ def workload_c(a, mnt, biolatency):
     """fsync-heavy: every 4 KiB write is followed by fsync, so each operation
     is two syscalls, a journal commit (jbd2) and its device writes, and the
     writer sleeps in fsync: the off-CPU classification's cost shows here."""
-    build = a.build
-    modes = {
-        "none": None,
-        "biolatency": lambda: Tracer([biolatency], 2),
-        "block": lambda: Tracer([f"{build}/iodiag_bench_collectors", "--collector", "block_bpf", "--interval", "0"], 5),
-        "syscall": syscall_collector(build),
-        "all": all_collectors(build),
-        "bpftrace": lambda: Tracer(["bpftrace", os.path.join(HERE, "seed001_block_breakdown.bt")], 3, 30),
-    }
+    modes = pick_modes(a, biolatency, ["biolatency", "block", "syscall", "all", "bpftrace"])
     fio_json(fio_write_fsync(mnt, 2))   # lay the file out
     fio = fio_write_fsync(mnt, a.runtime)
     return run_file_workload(a, modes, fio, lambda job: job["write"]["total_ios"])
