@@ -348,6 +348,7 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         const long nr = traced_syscall_numbers()[i];
         if (nr >= 0 && nr < IOD_MAX_NR) ro->sys_of_nr[nr] = static_cast<uint8_t>(i + 1);
     }
+    for (unsigned sys = 0; sys < SYS_COUNT; ++sys) ro->group_of_sys[sys] = static_cast<uint8_t>(iod_group_of(sys));
     std::set<int> classes_resolved;
 
     // Programs whose tracepoint is missing are not loaded (and their layer not claimed).
