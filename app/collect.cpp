@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <exception>
+#include <future>
 #include <optional>
 #include <thread>
 
@@ -24,7 +26,7 @@ void on_sigint(int) { g_interrupted = 1; }
 
 }  // namespace
 
-Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const std::function<void()>& before_window) {
+Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const std::function<void()>& during_window) {
     Evidence ev;
     utsname u{};
     if (uname(&u) == 0) {
@@ -76,7 +78,6 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
     // Collectors that share a kernel hook link up once all have started.
     for (size_t i = 0; i < collectors.size(); ++i)
         if (running[i]) collectors[i]->all_started();
-    if (before_window) before_window();
 
     // The window is the time every available collector was observing: from the
     // last start() to the first finish().
@@ -84,6 +85,8 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
     const auto start = std::chrono::steady_clock::now();
     spdlog::debug("window starts: {} s", opts.duration_s);   // tests time a fault from here
     heap.reset();
+    std::future<void> side;
+    if (during_window) side = std::async(std::launch::async, during_window);
     g_interrupted = 0;
     auto previous = std::signal(SIGINT, on_sigint);
     const auto deadline =
@@ -102,7 +105,19 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
     auto next_sample = series ? start + interval : clock::time_point::max();
     std::optional<WindowProgress> progress;
     progress.emplace(opts.duration_s, show_progress, opts.root);
-    while (!g_interrupted && clock::now() < deadline) {
+    // The side work's exception, once it has thrown, ends the window.
+    std::exception_ptr side_error;
+    auto side_failed = [&] {
+        if (side.valid() && side.wait_for(clock::duration::zero()) == std::future_status::ready) {
+            try {
+                side.get();
+            } catch (...) {
+                side_error = std::current_exception();
+            }
+        }
+        return side_error != nullptr;
+    };
+    while (!g_interrupted && !side_failed() && clock::now() < deadline) {
         progress->update(std::chrono::duration<double>(clock::now() - start).count());
         const auto wake = std::min(deadline, next_sample);
         const clock::duration left = wake - clock::now();
@@ -116,6 +131,7 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
     // The last (possibly shorter) interval ends with the window.
     if (series) sample_all();
     std::signal(SIGINT, previous);
+    if (side_error) std::rethrow_exception(side_error);   // the collectors are released on the way out
     if (g_interrupted) spdlog::warn("interrupted: the window was cut short");
 
     const auto end = std::chrono::steady_clock::now();
@@ -127,6 +143,7 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         }
     }
+    if (side.valid()) side.get();   // still going when the window ended: waited for here, its exception thrown
     ev.window.start_unix = std::chrono::duration<double>(wall_start.time_since_epoch()).count();
     ev.window.duration_s = std::chrono::duration<double>(end - start).count();
     if (series) {

@@ -3,6 +3,7 @@
 // synchronous readers must be diagnosed as tag starvation.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -50,6 +51,32 @@ TEST(RulesCli, LintReportsEveryProblemWithPositionAndFails) {
     EXPECT_EQ(j["ok"], false);
     EXPECT_EQ(j["diagnostics"][0]["code"], "E008");
     EXPECT_EQ(j["diagnostics"][0]["line"], 3);
+}
+
+// The rules load during the window (off the collectors' CPU-bound start): a
+// rule that does not load must still end the run at once, with its position,
+// exit code 3 and neither a verdict nor a bundle, not after the window.
+TEST(RulesCli, BadRulesEndALiveRecordingAtOnceWithExitThreeAndNothingWritten) {
+    TempDir dir;
+    std::ofstream(dir.path / "bad.yaml") << "rules:\n"
+                                            "  - id: x\n"
+                                            "    layer: disk\n";
+    const fs::path bundle = dir.path / "b.json", err = dir.path / "stderr";
+    std::string out;
+    const auto t0 = std::chrono::steady_clock::now();
+    const int rc = run_capture(kBin + " record --duration 60 -o " + bundle.string() + " --rules-dir " +
+                                   dir.path.string() + " --format json 2>" + err.string(),
+                               &out);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::ifstream in(err);
+    const std::string errors((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(rc, 3) << errors;
+    EXPECT_TRUE(out.empty()) << out;
+    EXPECT_FALSE(fs::exists(bundle));
+    EXPECT_NE(errors.find((dir.path / "bad.yaml").string() + ":3:12: E008: unknown layer 'disk'"), std::string::npos)
+        << errors;
+    // Not a timing budget: a window of 60 s that ran its course would take 60.
+    EXPECT_LT(took, 30.0) << "the window was not cut short by the rules' error";
 }
 
 TEST(RulesCli, ListAndPlaybook) {
