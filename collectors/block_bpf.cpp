@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "collectors/bpf_array_read.hpp"
+#include "collectors/bpf_verifier_cost.hpp"
 #include "collectors/lost_events.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/layers.hpp"
@@ -225,6 +226,7 @@ std::string load_block_bpf(BlockTracer::Impl& im, AttachMode mode, uint32_t dev,
     for (const auto& p : programs_of(s, btf)) bpf_program__set_autoload(p.prog, split || std::string(p.tracepoint) != "block_split");
     for (const auto& p : programs_of(s, !btf)) bpf_program__set_autoload(p.prog, false);
     if (int err = block_bpf__load(s); err) return fail("load", err);
+    spdlog::debug("block_bpf: verified instructions: {}", verified_instructions(s->obj));
     s->data->slow_threshold_ns = o.threshold_ns;
     for (const auto& p : programs_of(s, btf)) {
         if (!bpf_program__autoload(p.prog)) continue;

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "collectors/bpf_array_read.hpp"
+#include "collectors/bpf_verifier_cost.hpp"
 #include "collectors/lost_events.hpp"
 #include "engine/evidence/histogram.hpp"
 #include "engine/evidence/layers.hpp"
@@ -14,6 +15,7 @@
 #if IODIAG_HAVE_BPF
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <spdlog/spdlog.h>
 
 #include <linux/types.h>
 
@@ -307,6 +309,7 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
             LibbpfLog log;
             if (int err = iouring_bpf__load(s); err) return fail("load", err, &log);
         }
+        spdlog::debug("iouring_bpf: verified instructions: {}", verified_instructions(s->obj));
         impl_->cq_exit_deferred = false;
         for (const auto& p : iouring_programs(s, btf)) {
             if (!bpf_program__autoload(p.prog)) continue;

@@ -23,6 +23,7 @@
 
 #include "collectors/bpf_array_read.hpp"
 #include "collectors/bpf_features.hpp"
+#include "collectors/bpf_verifier_cost.hpp"
 #include "collectors/cgroup_ids.hpp"
 #include "collectors/kallsyms.hpp"
 #include "collectors/kallsyms_cache.hpp"
@@ -373,6 +374,7 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         }
     }
     t.mark("load");
+    spdlog::debug("syscall_bpf: verified instructions: {}", verified_instructions(impl->skel->obj));
     kallsyms_reader.join();
     t.mark("kallsyms and BTF (after load)");
     if (!btf_why.empty()) {
