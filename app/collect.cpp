@@ -118,7 +118,9 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
         return side_error != nullptr;
     };
     while (!g_interrupted && !side_failed() && clock::now() < deadline) {
-        progress->update(std::chrono::duration<double>(clock::now() - start).count());
+        // Not while the side work may still print (the rules' diagnostics):
+        // its lines would land in the middle of the progress line.
+        if (!side.valid()) progress->update(std::chrono::duration<double>(clock::now() - start).count());
         const auto wake = std::min(deadline, next_sample);
         const clock::duration left = wake - clock::now();
         std::this_thread::sleep_for(std::clamp<clock::duration>(left, clock::duration::zero(), std::chrono::milliseconds(50)));
