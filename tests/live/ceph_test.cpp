@@ -320,6 +320,11 @@ private:
         const std::string env = "IODIAG_CEPH_RUN_DIR=" + run_ + " CEPH_CONF=" + conf_ + " CEPH_KEYRING=" + keyring_ + " ";
         out.clear();
         EXPECT_EQ(run_capture(env + kIodiag + " record --duration 6 -o " + bundle + " --format json 2>/dev/null", &out), 0);
+        // ... and the sampler stops only once it has answered again: a dump
+        // begun after iodiag exited lies after its counter window's end.
+        const size_t dumps_at_exit = perf_samples(samples_dir).size();
+        for (int i = 0; sampled_osd >= 0 && i < 200 && perf_samples(samples_dir).size() <= dumps_at_exit + 1; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
         std::ofstream(samples_dir + "/stop").put('\n');
         sampler.join();
         const std::vector<PerfSample> samples = perf_samples(samples_dir);
