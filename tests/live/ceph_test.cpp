@@ -121,6 +121,11 @@ std::vector<PerfSample> perf_samples(const std::string& dir) {
     }
     return out;
 }
+// Waits, up to 10 s, until the sampler has written more than `n` dumps.
+void wait_for_dumps(const std::string& dir, size_t n) {
+    for (int i = 0; i < 200 && perf_samples(dir).size() <= n; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
 json perf_of(const PerfSample& s) {
     std::ifstream in(s.path);
     std::string first;
@@ -314,17 +319,14 @@ private:
         // iodiag starts only once the sampler has answered: a window whose
         // start has no dump before it cannot be bracketed (Python's start-up
         // on a busy machine put the first dump half a second into it).
-        for (int i = 0; sampled_osd >= 0 && i < 200 && perf_samples(samples_dir).empty(); ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (sampled_osd >= 0) wait_for_dumps(samples_dir, 0);
         const std::string bundle = dir_ + "/" + name + ".json";
         const std::string env = "IODIAG_CEPH_RUN_DIR=" + run_ + " CEPH_CONF=" + conf_ + " CEPH_KEYRING=" + keyring_ + " ";
         out.clear();
         EXPECT_EQ(run_capture(env + kIodiag + " record --duration 6 -o " + bundle + " --format json 2>/dev/null", &out), 0);
         // ... and the sampler stops only once it has answered again: a dump
         // begun after iodiag exited lies after its counter window's end.
-        const size_t dumps_at_exit = perf_samples(samples_dir).size();
-        for (int i = 0; sampled_osd >= 0 && i < 200 && perf_samples(samples_dir).size() <= dumps_at_exit + 1; ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (sampled_osd >= 0) wait_for_dumps(samples_dir, perf_samples(samples_dir).size() + 1);
         std::ofstream(samples_dir + "/stop").put('\n');
         sampler.join();
         const std::vector<PerfSample> samples = perf_samples(samples_dir);
