@@ -361,7 +361,11 @@ static __always_inline bool tbl_takes(struct iodiag_inflight *e, __u64 key, __u6
 {
     if (!e->key || e->key == key)
         return true;
-    if (now - last_touch(e) >= STALE_NS) {
+    /* `now` was read before this program looked at the entry: another CPU may
+     * have touched it since, and the unsigned difference must not wrap into
+     * "stale" and take over a live request. */
+    __u64 touched = last_touch(e);
+    if (now > touched && now - touched >= STALE_NS) {
         count_lost(IODIAG_LOST_INFLIGHT_STALE);
         return true;
     }

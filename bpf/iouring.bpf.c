@@ -126,7 +126,9 @@ static __always_inline struct inflight *inflight_find(__u64 req_key)
 
 static __always_inline bool inflight_takes(struct inflight *f, __u64 req_key, __u64 now)
 {
-    return !f->req || f->req == req_key || now - f->ts >= STALE_NS;
+    /* now > f->ts: another CPU may have stamped the entry after `now` was
+     * read; the unsigned difference must not wrap into "stale". */
+    return !f->req || f->req == req_key || (now > f->ts && now - f->ts >= STALE_NS);
 }
 
 /* An entry `req_key` may take, or 0 (counted) when live requests hold both
