@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "collectors/bpf_array_read.hpp"
+#include "collectors/bpf_skipped_runs.hpp"
 #include "collectors/bpf_verifier_cost.hpp"
 #include "collectors/lost_events.hpp"
 #include "collectors/text_file.hpp"
@@ -417,6 +418,10 @@ BlockLostCounts BlockTracer::lost() const {
     l.inflight_stale = at(IODIAG_LOST_INFLIGHT_STALE);
     l.disk_table_full = at(IODIAG_LOST_DISK_TABLE_FULL);
     l.submitter_table_full = at(IODIAG_LOST_SUBMITTER_TABLE_FULL);
+    if (const auto skipped = skipped_runs(impl_->skel->obj)) {
+        l.program_runs_skipped = skipped->total;
+        l.skipped_by_program = skipped->by_program;
+    }
     return l;
 }
 
@@ -792,22 +797,29 @@ void BlockBpfCollector::finish(Evidence& ev) {
     emit_submitters(ev, prov);
     const BlockLostCounts lost = tracer_->lost();
     const std::string src = "bpf/block.bpf.c lost[] counters";
-    add_lost_events(ev, name(),
-                    {{"exemplars_ringbuf_full", lost.exemplars_ringbuf_full,
-                      "block stage histograms, sums and shares are complete (in-kernel); only those slow-I/O "
-                      "exemplars are missing", src + " (ring buffer reservation failed at block_rq_complete)"},
-                     {"inflight_slot_busy", lost.inflight_slot_busy,
-                      "those requests are missing from the stage histograms and sums; all others are complete",
-                      src + " (both in-flight slots of the request held by live requests)"},
-                     {"inflight_stale", lost.inflight_stale,
-                      "requests whose completion was never seen (error paths) were dropped after 60 s; no completed "
-                      "request is missing", src + " (in-flight entry idle over 60 s reclaimed)"},
-                     {"disk_table_full", lost.disk_table_full,
-                      "completions of disks beyond the aggregate table are missing; the other disks are complete",
-                      src + " (no aggregate slot for the disk)"},
-                     {"submitter_table_full", lost.submitter_table_full,
-                      "the per-device stage figures are complete; only block.submitter_* lacks those requests",
-                      src + " (per-submitter table full)"}});
+    std::vector<LostEventCount> counts{
+        {"exemplars_ringbuf_full", lost.exemplars_ringbuf_full,
+         "block stage histograms, sums and shares are complete (in-kernel); only those slow-I/O "
+         "exemplars are missing", src + " (ring buffer reservation failed at block_rq_complete)"},
+        {"inflight_slot_busy", lost.inflight_slot_busy,
+         "those requests are missing from the stage histograms and sums; all others are complete",
+         src + " (both in-flight slots of the request held by live requests)"},
+        {"inflight_stale", lost.inflight_stale,
+         "requests whose completion was never seen (error paths) were dropped after 60 s; no completed "
+         "request is missing", src + " (in-flight entry idle over 60 s reclaimed)"},
+        {"disk_table_full", lost.disk_table_full,
+         "completions of disks beyond the aggregate table are missing; the other disks are complete",
+         src + " (no aggregate slot for the disk)"},
+        {"submitter_table_full", lost.submitter_table_full,
+         "the per-device stage figures are complete; only block.submitter_* lacks those requests",
+         src + " (per-submitter table full)"}};
+    if (lost.program_runs_skipped)
+        counts.push_back({"program_runs_skipped", *lost.program_runs_skipped,
+                          "a skipped completion leaves its request out of every figure and the disk's depth at "
+                          "issue one too high for the rest of the window; a skipped queue or issue leaves stages "
+                          "of its request unseen; every request whose hooks all ran is complete",
+                          kSkippedRunsSource});
+    add_lost_events(ev, name(), counts);
     series_.emit(ev.series);
 
     std::sort(exemplars_.begin(), exemplars_.end(),

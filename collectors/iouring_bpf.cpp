@@ -7,6 +7,7 @@
 #include <map>
 
 #include "collectors/bpf_array_read.hpp"
+#include "collectors/bpf_skipped_runs.hpp"
 #include "collectors/bpf_verifier_cost.hpp"
 #include "collectors/lost_events.hpp"
 #include "engine/evidence/histogram.hpp"
@@ -391,13 +392,19 @@ void IouringBpfCollector::finish(Evidence& ev) {
     add_iouring_evidence(rings, window_s, impl_->mode, ev, impl_->cq_wait_end);
     const auto* lost = impl_->skel->bss->lost;
     const std::string src = "bpf/iouring.bpf.c lost[] counters";
-    add_lost_events(ev, name(),
-                    {{"inflight_slot_busy", lost[IOURING_LOST_INFLIGHT_SLOT_BUSY],
-                      "submissions and punts are all counted; only those requests' latencies are missing",
-                      src + " (in-flight slot held by a live request)"},
-                     {"ring_table_full", lost[IOURING_LOST_RING_TABLE_FULL],
-                      "the other rings' figures are complete; those rings' counts are missing",
-                      src + " (per-ring slot taken and overflow hash full)"}});
+    std::vector<LostEventCount> counts{
+        {"inflight_slot_busy", lost[IOURING_LOST_INFLIGHT_SLOT_BUSY],
+         "submissions and punts are all counted; only those requests' latencies are missing",
+         src + " (in-flight slot held by a live request)"},
+        {"ring_table_full", lost[IOURING_LOST_RING_TABLE_FULL],
+         "the other rings' figures are complete; those rings' counts are missing",
+         src + " (per-ring slot taken and overflow hash full)"}};
+    if (const auto skipped = skipped_runs(impl_->skel->obj))
+        counts.push_back({"program_runs_skipped", skipped->total,
+                          "those submissions, punts or completions are missing from the counts and latencies; "
+                          "every request whose hooks all ran is complete",
+                          kSkippedRunsSource});
+    add_lost_events(ev, name(), counts);
     impl_->destroy();
 }
 

@@ -23,6 +23,7 @@
 
 #include "collectors/bpf_array_read.hpp"
 #include "collectors/bpf_features.hpp"
+#include "collectors/bpf_skipped_runs.hpp"
 #include "collectors/bpf_verifier_cost.hpp"
 #include "collectors/cgroup_ids.hpp"
 #include "collectors/kallsyms.hpp"
@@ -530,6 +531,10 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     s.hist = all.hist;
     s.buckets = all.buckets;
     s.counters = all.counters;
+    if (const auto skipped = skipped_runs(im.skel->obj)) {
+        s.program_runs_skipped = skipped->total;
+        if (skipped->total) spdlog::debug("syscall_bpf: runs skipped by the kernel: {}", skipped->by_program);
+    }
     s.read_hit.assign(IOD_HIST_BUCKETS, 0);
     s.read_miss.assign(IOD_HIST_BUCKETS, 0);
     {

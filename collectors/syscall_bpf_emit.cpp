@@ -4,6 +4,7 @@
 
 #include "bpf/syscall_events.h"
 #include "collectors/syscall_bpf_classes.hpp"
+#include "collectors/bpf_skipped_runs.hpp"
 #include "collectors/interval_series.hpp"
 #include "collectors/lost_events.hpp"
 #include "collectors/syscall_bpf_snapshot.hpp"
@@ -480,22 +481,27 @@ void emit(const Snapshot& s, Evidence& ev) {
     ev.add_metric("cgroup.blk_throttled_bios", {}, counter(s, CNT_THROTTLED_BIOS), "count",
                   {"tracepoint", "tp_btf:block:block_bio_queue of bios flagged BIO_BPS_THROTTLED (released by blk-throttle)"});
     const Provenance pself{"tracepoint", "syscall_bpf self-accounting"};
-    add_lost_events(
-        ev, "syscall_bpf",
-        {{"exemplars_ringbuf_full", counter(s, CNT_EXEMPLAR_DROPS),
-          "shares and histograms are from in-kernel sums and are complete; only those slow-syscall exemplars "
-          "(their files and parts) are missing",
-          "bpf/syscall.bpf.c counter CNT_EXEMPLAR_DROPS (ring buffer reservation failed at sys_exit)"},
-         {"task_storage_unavailable", counter(s, CNT_INFLIGHT_FULL),
-          "those syscalls are missing from every figure (not timed); all others are complete",
-          "bpf/syscall.bpf.c counter CNT_INFLIGHT_FULL (task local storage could not be created at sys_enter)"},
-         {"wait_stack_unavailable", counter(s, CNT_WAIT_STACK_FAILED),
-          "every syscall is timed; those off-CPU waits (kernel stack unreadable) are charged to other instead of "
-          "their layer",
-          "bpf/syscall.bpf.c counter CNT_WAIT_STACK_FAILED (bpf_get_stack failed at sched_switch)"},
-         {"process_table_full", counter(s, CNT_PROCS_FULL),
-          "shares and histograms are complete; who-suffered (per process and cgroup) misses those processes",
-          "bpf/syscall.bpf.c counter CNT_PROCS_FULL (process tables full)"}});
+    std::vector<LostEventCount> lost{
+        {"exemplars_ringbuf_full", counter(s, CNT_EXEMPLAR_DROPS),
+         "shares and histograms are from in-kernel sums and are complete; only those slow-syscall exemplars "
+         "(their files and parts) are missing",
+         "bpf/syscall.bpf.c counter CNT_EXEMPLAR_DROPS (ring buffer reservation failed at sys_exit)"},
+        {"task_storage_unavailable", counter(s, CNT_INFLIGHT_FULL),
+         "those syscalls are missing from every figure (not timed); all others are complete",
+         "bpf/syscall.bpf.c counter CNT_INFLIGHT_FULL (task local storage could not be created at sys_enter)"},
+        {"wait_stack_unavailable", counter(s, CNT_WAIT_STACK_FAILED),
+         "every syscall is timed; those off-CPU waits (kernel stack unreadable) are charged to other instead of "
+         "their layer",
+         "bpf/syscall.bpf.c counter CNT_WAIT_STACK_FAILED (bpf_get_stack failed at sched_switch)"},
+        {"process_table_full", counter(s, CNT_PROCS_FULL),
+         "shares and histograms are complete; who-suffered (per process and cgroup) misses those processes",
+         "bpf/syscall.bpf.c counter CNT_PROCS_FULL (process tables full)"}};
+    if (s.program_runs_skipped)
+        lost.push_back({"program_runs_skipped", *s.program_runs_skipped,
+                        "a skipped sys_enter or sys_exit leaves that syscall untimed, a skipped sched_switch "
+                        "leaves that wait unclassified; everything whose hooks all ran is complete",
+                        kSkippedRunsSource});
+    add_lost_events(ev, "syscall_bpf", lost);
     ev.add_metric("syscall_bpf.waits_unclassified", {}, counter(s, CNT_WAITS_UNCLASSIFIED), "count", pself);
     ev.add_metric("syscall_bpf.waits_classified", {}, counter(s, CNT_WAITS_CLASSIFIED), "count", pself);
     ev.add_metric("syscall_bpf.wait_stack_rewalks", {}, counter(s, CNT_WAIT_STACK_REWALKS), "count", pself);

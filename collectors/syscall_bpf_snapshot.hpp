@@ -70,6 +70,9 @@ struct Snapshot {
     // (tgid): what each process's own slow syscalls waited for.
     std::map<uint32_t, ProcParts> proc_parts;
     uint64_t exemplars_received = 0;
+    // Tracepoint runs the kernel skipped (collectors/bpf_skipped_runs.hpp);
+    // absent where the kernel does not report them.
+    std::optional<uint64_t> program_runs_skipped;
     double exemplar_min_us = 0;
     int hz = 0;                                // kernel HZ for jiffies (0 = unknown)
     std::string hz_source;

@@ -121,6 +121,9 @@ TEST(IouringLive, BufferedWritesArePuntedDirectWritesAreNot) {
         ASSERT_NE(lost, nullptr) << what;
         EXPECT_EQ(lost->value, 0) << what;
     }
+    EXPECT_NE(direct.ev.find_metric("collector.lost_events",
+                                    {{"collector", "iouring_bpf"}, {"what", "program_runs_skipped"}}),
+              nullptr);
     std::cerr << "buffered: punt " << metric(buffered.ev, "iouring.rw_punt_share_pct") << " %, io-wq time "
               << metric(buffered.ev, "iouring.iowq_time_pct") << " %, p99 "
               << metric(buffered.ev, "iouring.latency_p99_us") << " us; direct: punt "

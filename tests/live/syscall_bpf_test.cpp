@@ -707,6 +707,10 @@ TEST(LiveSyscallBpf, CachedReadLoopIsHealthy) {
     // shared): both are CPU, neither is an I/O-path cause.
     const std::string top = fact(ev, "attr.all.top_layer");
     EXPECT_TRUE(top == layer::kFilesystem || top == layer::kCpu) << top;
+    // Runs the kernel skipped are read from every loaded program: reported
+    // even when none were (a measurement, not an absence).
+    EXPECT_NE(ev.find_metric("collector.lost_events", {{"collector", "syscall_bpf"}, {"what", "program_runs_skipped"}}),
+              nullptr);
     expect_consistent(ev);
 }
 
