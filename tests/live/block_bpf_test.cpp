@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <iostream>
@@ -54,6 +55,40 @@ FioCounts run_fio(const std::string& args) {
     return c;
 }
 
+// What a failed count check needs to tell the mechanisms apart: the depth
+// histogram, the tracer's lost events, and the read exemplars whose depth was
+// above 1 (one then all later ones: a completion not matched; one alone: a
+// request of another submitter in flight beside it).
+std::string describe_reads(const BlockDeviceStats& r, const BlockLostCounts& lost,
+                           const std::vector<BlockIoExemplar>& seen) {
+    std::ostringstream o;
+    o << "reads counted " << r.count[0] << ", depth buckets [";
+    for (auto b : r.depth.buckets()) o << ' ' << b;
+    o << " ]; lost: slot_busy " << lost.inflight_slot_busy << ", stale " << lost.inflight_stale
+      << ", ringbuf " << lost.exemplars_ringbuf_full << ", disk_table " << lost.disk_table_full
+      << ", runs skipped by the kernel "
+      << (lost.program_runs_skipped ? std::to_string(*lost.program_runs_skipped) : "not reported") << " ("
+      << lost.skipped_by_program << "); read exemplars ";
+    std::vector<const BlockIoExemplar*> reads;
+    for (const auto& x : seen)
+        if (x.op == "read") reads.push_back(&x);
+    std::sort(reads.begin(), reads.end(),
+              [](auto* a, auto* b) { return a->complete_ns < b->complete_ns; });
+    o << reads.size();
+    int shown = 0;
+    for (size_t i = 0; i < reads.size() && shown < 4; ++i) {
+        if (reads[i]->depth <= 1) continue;
+        const auto& x = *reads[i];
+        o << "; #" << i << " depth " << x.depth << " " << x.observed << " sector " << x.sector << " stages";
+        for (auto ns : x.stage_ns) o << ' ' << ns;
+        ++shown;
+    }
+    size_t above = 0;
+    for (auto* x : reads) above += x->depth > 1;
+    o << "; " << above << " reads at depth above 1";
+    return o.str();
+}
+
 std::string skip_reason() {
     if (auto r = missing_root(); !r.empty()) return r;
     if (auto r = missing_tool("fio"); !r.empty()) return r;
@@ -97,10 +132,16 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     ASSERT_EQ(tracer.start(opts, probe, note), "");
 
     std::vector<BlockIoExemplar> seen;
+    std::mutex seen_mu;
+    const auto seen_so_far = [&] {
+        std::lock_guard<std::mutex> g(seen_mu);
+        return seen;
+    };
     std::atomic<bool> stop{false};
     std::map<std::string, BlockDeviceStats> stats;
     std::thread poller([&] {
         const std::function<void(const BlockIoExemplar&)> sink = [&](const BlockIoExemplar& x) {
+            std::lock_guard<std::mutex> g(seen_mu);
             seen.push_back(x);
         };
         while (!stop) tracer.poll(50, sink);
@@ -115,7 +156,12 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     ASSERT_TRUE(after_reads.count(loop.name()));
     const BlockDeviceStats& r = after_reads.at(loop.name());
     EXPECT_EQ(r.depth.total(), r.requests());
-    EXPECT_EQ(r.depth.buckets().size(), 1u) << "a depth above 1 with one synchronous reader";
+    // A completion the kernel skipped (reported as a lost event) leaves the
+    // depth one too high for the rest of the window: the one allowed cause.
+    if (tracer.lost().program_runs_skipped.value_or(0) == 0) {
+        EXPECT_EQ(r.depth.buckets().size(), 1u) << "a depth above 1 with one synchronous reader: "
+                                               << describe_reads(r, tracer.lost(), seen_so_far());
+    }
     const FioCounts writes = run_fio("--name=w --filename=" + loop.path() +
                                      " --rw=randwrite --bs=4k --direct=1 --size=1M --ioengine=libaio --iodepth=8");
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -127,11 +173,20 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     ASSERT_EQ(writes.writes, 256u);
     ASSERT_TRUE(stats.count(loop.name())) << "nothing recorded for " << loop.name();
     const BlockDeviceStats& s = stats[loop.name()];
-    // Each fio I/O is one bio: it completes as a request or was merged into one.
-    EXPECT_EQ(s.count[0] + s.count[1] + s.merges, reads.reads + writes.writes);
+    // Each fio I/O is one bio: it completes as a request or was merged into
+    // one. The only request allowed missing is one whose completion the kernel
+    // did not run the program for (a recursion miss on that CPU), and each of
+    // those is reported (of all disks: an upper bound for this one).
+    const BlockLostCounts lost = tracer.lost();
+    const uint64_t skipped = lost.program_runs_skipped.value_or(0);
+    const uint64_t accounted = s.count[0] + s.count[1] + s.merges;
+    EXPECT_LE(accounted, reads.reads + writes.writes);
+    EXPECT_GE(accounted + skipped, reads.reads + writes.writes)
+        << "merges " << s.merges << "; " << describe_reads(s, lost, seen);
+    if (skipped) std::cout << "runs skipped by the kernel: " << lost.skipped_by_program << "\n";
     EXPECT_LE(s.count[0], reads.reads);
     EXPECT_LE(s.count[1], writes.writes);
-    if (s.merges == 0) {
+    if (s.merges == 0 && skipped == 0) {
         EXPECT_EQ(s.count[0], reads.reads);
         EXPECT_EQ(s.count[1], writes.writes);
     }
@@ -154,7 +209,8 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
         EXPECT_EQ(x.comm, "fio");
         bytes += x.bytes;
     }
-    EXPECT_EQ(bytes, (reads.reads + writes.writes) * 4096);
+    const uint64_t missing = reads.reads + writes.writes - std::min(accounted, reads.reads + writes.writes);
+    EXPECT_EQ(bytes, (reads.reads + writes.writes - missing) * 4096);
 }
 
 // The collector turns the same run into evidence under the agreed names.
@@ -206,6 +262,10 @@ TEST(BlockBpfLive, EveryRequestIsInItsSubmittersSums) {
         ev.find_metric("collector.lost_events", {{"collector", "block_bpf"}, {"what", "submitter_table_full"}});
     ASSERT_NE(lost, nullptr);
     EXPECT_EQ(lost->value, 0);
+    // Runs the kernel skipped are read from every loaded program (5.12+),
+    // so "none skipped" is a measurement too.
+    EXPECT_NE(ev.find_metric("collector.lost_events", {{"collector", "block_bpf"}, {"what", "program_runs_skipped"}}),
+              nullptr);
 }
 
 // The slot-collision fallback: with one direct-mapped submitter slot per CPU,
