@@ -15,8 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "collectors/bpf_array_read.hpp"
-#include "collectors/bpf_skipped_runs.hpp"
-#include "collectors/bpf_verifier_cost.hpp"
+#include "collectors/bpf_program_stats.hpp"
 #include "collectors/lost_events.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/layers.hpp"

@@ -78,7 +78,7 @@ struct BlockLostCounts {
     uint64_t inflight_stale = 0;
     uint64_t disk_table_full = 0;
     uint64_t submitter_table_full = 0;
-    // Tracepoint runs the kernel skipped (collectors/bpf_skipped_runs.hpp);
+    // Tracepoint runs the kernel skipped (collectors/bpf_program_stats.hpp);
     // absent where the kernel does not report them.
     std::optional<uint64_t> program_runs_skipped;
     std::string skipped_by_program;   // "on_rq_complete 1", for logs and test failures

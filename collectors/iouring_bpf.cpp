@@ -7,8 +7,7 @@
 #include <map>
 
 #include "collectors/bpf_array_read.hpp"
-#include "collectors/bpf_skipped_runs.hpp"
-#include "collectors/bpf_verifier_cost.hpp"
+#include "collectors/bpf_program_stats.hpp"
 #include "collectors/lost_events.hpp"
 #include "engine/evidence/histogram.hpp"
 #include "engine/evidence/layers.hpp"

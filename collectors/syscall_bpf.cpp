@@ -23,8 +23,7 @@
 
 #include "collectors/bpf_array_read.hpp"
 #include "collectors/bpf_features.hpp"
-#include "collectors/bpf_skipped_runs.hpp"
-#include "collectors/bpf_verifier_cost.hpp"
+#include "collectors/bpf_program_stats.hpp"
 #include "collectors/cgroup_ids.hpp"
 #include "collectors/kallsyms.hpp"
 #include "collectors/kallsyms_cache.hpp"

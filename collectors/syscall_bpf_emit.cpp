@@ -4,7 +4,7 @@
 
 #include "bpf/syscall_events.h"
 #include "collectors/syscall_bpf_classes.hpp"
-#include "collectors/bpf_skipped_runs.hpp"
+#include "collectors/bpf_program_stats.hpp"
 #include "collectors/interval_series.hpp"
 #include "collectors/lost_events.hpp"
 #include "collectors/syscall_bpf_snapshot.hpp"

@@ -70,7 +70,7 @@ struct Snapshot {
     // (tgid): what each process's own slow syscalls waited for.
     std::map<uint32_t, ProcParts> proc_parts;
     uint64_t exemplars_received = 0;
-    // Tracepoint runs the kernel skipped (collectors/bpf_skipped_runs.hpp);
+    // Tracepoint runs the kernel skipped (collectors/bpf_program_stats.hpp);
     // absent where the kernel does not report them.
     std::optional<uint64_t> program_runs_skipped;
     double exemplar_min_us = 0;

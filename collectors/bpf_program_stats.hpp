@@ -1,9 +1,16 @@
-// Runs of a collector's BPF programs that the kernel skipped.
+// What the kernel reports about the programs of a loaded BPF object
+// (bpf_prog_info), for a collector's logs and lost events.
 //
-// The kernel does not enter a tracepoint program that is already running on
-// the same CPU: when its tracepoint fires again there from an interrupt (a
-// completion in softirq while the same program handles another device's
-// completion in task context), that run is dropped and counted in
+// Verifier cost: every `iodiag` run loads its collectors' programs again, and
+// the verifier's work is most of that load's CPU time that iodiag's own code
+// decides (a loop whose counter the verifier must follow value by value
+// multiplied one program's work by four). `-v` prints it per collector, so
+// that a change that makes the start slower shows which program it made
+// harder to verify.
+//
+// Skipped runs: the kernel does not enter a tracepoint program that is
+// already running on the same CPU. When its tracepoint fires again there from
+// an interrupt, that run is dropped and counted in
 // bpf_prog_info.recursion_misses (reported since Linux 5.12; raw tracepoint
 // programs are guarded this way on recent kernels). Each one is an event the
 // collector never saw, of any device or process, so it belongs with the
@@ -17,6 +24,11 @@
 struct bpf_object;
 
 namespace iodiag {
+
+// "on_switch 13699, sys_exit 10840, ..." (instructions the verifier
+// processed, bpf_prog_info.verified_insns, most first), for the object's
+// loaded programs; empty when the kernel does not report it (before 5.16).
+std::string verified_instructions(bpf_object* obj);
 
 struct SkippedRuns {
     uint64_t total = 0;
