@@ -10,7 +10,8 @@ of 512-byte buffered preads on a cached file (many small syscalls).
 iodiag runs `record --duration D --interval EVERY` beside it. Every EVERY
 seconds this prints iodiag's resident memory and the events its BPF programs
 counted as lost so far (the `lost` counters of each program's .bss, read with
-bpftool), and at the end the lost events the bundle reports. Checks, exit 1 if
+bpftool) with the runs of them the kernel skipped (recursion_misses), and at
+the end the lost events the bundle reports. Checks, exit 1 if
 any fails:
   - memory is flat after the warm-up: the last sample is at most 10 % (and at
     least 8 MiB) above the first one after WARMUP seconds;
@@ -121,14 +122,15 @@ def rss_mib(pid):
     return None
 
 
-def map_ids(pid):
+def object_ids(pid, kind):
+    """Ids of the BPF objects of `kind` ("map" or "prog") the process holds fds of."""
     ids = set()
     try:
         for fd in os.listdir(f"/proc/{pid}/fdinfo"):
             try:
                 with open(f"/proc/{pid}/fdinfo/{fd}") as f:
                     for line in f:
-                        if line.startswith("map_id:"):
+                        if line.startswith(f"{kind}_id:"):
                             ids.add(int(line.split()[1]))
             except OSError:
                 pass
@@ -157,7 +159,7 @@ def find_lost(value):
 def lost_so_far(pid):
     """{map name: lost events} over the .bss maps of iodiag's BPF programs."""
     out = {}
-    for mid in map_ids(pid):
+    for mid in object_ids(pid, "map"):
         info = bpftool_json("map", "show", "id", str(mid))
         name = info.get("name", "") if isinstance(info, dict) else ""
         if not name.endswith(".bss"):
@@ -167,6 +169,17 @@ def lost_so_far(pid):
             if lost is not None:
                 out[name] = out.get(name, 0) + lost
     return out
+
+
+def skipped_so_far(pid):
+    """Runs of iodiag's BPF programs the kernel skipped (recursion_misses: the
+    program was already running on that CPU), summed over its programs."""
+    total = 0
+    for prog_id in object_ids(pid, "prog"):
+        info = bpftool_json("prog", "show", "id", str(prog_id))
+        if isinstance(info, dict):
+            total += int(info.get("recursion_misses", 0))
+    return total
 
 
 def main():
@@ -253,7 +266,8 @@ def main():
                 samples.append((now, rss))
             parts = [f"{k.split('.')[0]} {v:,} (+{v - prev_lost.get(k, 0):,})" for k, v in sorted(lost.items())]
             print(f"  t={now:6.0f} s  rss {rss if rss is not None else float('nan'):7.1f} MiB  lost so far: "
-                  + (", ".join(parts) if parts else "no lost-event counters in these programs"), flush=True)
+                  + (", ".join(parts) if parts else "no lost-event counters in these programs")
+                  + f"; runs skipped by the kernel {skipped_so_far(iodiag.pid):,}", flush=True)
             prev_lost = lost
         iodiag.wait()
         stderr_out.seek(0)
