@@ -16,6 +16,7 @@
 #include "collectors/syscall_bpf_snapshot.hpp"
 #include "engine/rules/rules.hpp"
 #include "engine/triage/derived_metrics.hpp"
+#include "engine/triage/lost_events.hpp"
 
 using namespace iodiag;
 using namespace iodiag::syscall_bpf;
@@ -205,6 +206,37 @@ TEST(SyscallEmit, FilesystemCountersOnlyWhenCountedOrImpossible) {
     EXPECT_EQ(metric(ev2, "journal.xfs_log_forces"), 7);
     EXPECT_EQ(metric(ev2, "journal.xfs_log_wait_us"), 2500);
     EXPECT_EQ(metric(ev2, "journal.jbd2_wait_us"), 0);
+}
+
+// Runs the kernel skipped (recursion_misses) are a lost event when the
+// kernel reports them, zero included; never invented where it does not.
+TEST(SyscallEmit, SkippedRunsAreALostEventOnlyWhereTheKernelReportsThem) {
+    Snapshot s = seed000_snapshot();
+    Evidence unreported;
+    emit(s, unreported);
+    EXPECT_EQ(unreported.find_metric("collector.lost_events",
+                                     {{"collector", "syscall_bpf"}, {"what", "program_runs_skipped"}}),
+              nullptr);
+
+    s.program_runs_skipped = 0;
+    Evidence none;
+    emit(s, none);
+    const Metric* zero =
+        none.find_metric("collector.lost_events", {{"collector", "syscall_bpf"}, {"what", "program_runs_skipped"}});
+    ASSERT_NE(zero, nullptr);
+    EXPECT_EQ(zero->value, 0);
+
+    s.program_runs_skipped = 4;
+    Evidence some;
+    emit(s, some);
+    bool listed = false;
+    for (const auto& l : lost_events_of(some))
+        if (l.collector == "syscall_bpf" && l.what == "program_runs_skipped") {
+            listed = true;
+            EXPECT_EQ(l.count, 4u);
+            EXPECT_NE(l.source.find("recursion_misses"), std::string::npos) << l.source;
+        }
+    EXPECT_TRUE(listed);
 }
 
 TEST(SyscallEmit, Seed000ComesOutAsReclaimOnTheReadPathWithWhoSuffered) {
