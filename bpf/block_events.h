@@ -80,6 +80,7 @@ enum iodiag_block_lost {
     IODIAG_LOST_INFLIGHT_STALE,        /* entry idle past STALE_NS reclaimed (no completion seen) */
     IODIAG_LOST_DISK_TABLE_FULL,       /* completion of a disk with no aggregate slot left */
     IODIAG_LOST_SUBMITTER_TABLE_FULL,  /* completion not in its submitter's sums (table full) */
+    IODIAG_LOST_COMPLETION_UNSEEN,     /* an issued request's bio queued again: its completion never ran the program */
     IODIAG_LOST_COUNT
 };
 

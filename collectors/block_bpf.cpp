@@ -230,6 +230,7 @@ std::string load_block_bpf(BlockTracer::Impl& im, AttachMode mode, uint32_t dev,
     s->data->slow_threshold_ns = o.threshold_ns;
     for (const auto& p : programs_of(s, btf)) {
         if (!bpf_program__autoload(p.prog)) continue;
+        if (!o.attach_completion && std::string(p.tracepoint) == "block_rq_complete") continue;
         bpf_link* l = bpf_program__attach(p.prog);
         if (!l) return fail(std::string("attach ") + bpf_program__name(p.prog) + " to " + p.tracepoint, errno);
         im.links.push_back(l);
@@ -417,6 +418,7 @@ BlockLostCounts BlockTracer::lost() const {
     l.inflight_stale = at(IODIAG_LOST_INFLIGHT_STALE);
     l.disk_table_full = at(IODIAG_LOST_DISK_TABLE_FULL);
     l.submitter_table_full = at(IODIAG_LOST_SUBMITTER_TABLE_FULL);
+    l.completion_unseen = at(IODIAG_LOST_COMPLETION_UNSEEN);
     if (const auto skipped = skipped_runs(impl_->skel->obj)) {
         l.program_runs_skipped = skipped->total;
         l.skipped_by_program = skipped->by_program;
@@ -811,7 +813,11 @@ void BlockBpfCollector::finish(Evidence& ev) {
          src + " (no aggregate slot for the disk)"},
         {"submitter_table_full", lost.submitter_table_full,
          "the per-device stage figures are complete; only block.submitter_* lacks those requests",
-         src + " (per-submitter table full)"}};
+         src + " (per-submitter table full)"},
+        {"completion_unseen", lost.completion_unseen,
+         "those issued requests are missing from every figure: the kernel completed them without running the "
+         "completion program; the disk's depth at issue was corrected when each was found",
+         src + " (the bio of an issued request queued again: its completion was never seen)"}};
     if (lost.program_runs_skipped)
         counts.push_back({"program_runs_skipped", *lost.program_runs_skipped,
                           "a skipped completion leaves its request out of every figure and the disk's depth at "

@@ -78,6 +78,7 @@ struct BlockLostCounts {
     uint64_t inflight_stale = 0;
     uint64_t disk_table_full = 0;
     uint64_t submitter_table_full = 0;
+    uint64_t completion_unseen = 0;   // issued requests whose completion never ran the program
     // Tracepoint runs the kernel skipped (collectors/bpf_program_stats.hpp);
     // absent where the kernel does not report them.
     std::optional<uint64_t> program_runs_skipped;
@@ -106,6 +107,9 @@ struct BlockTracerOptions {
     // In-flight table entries used: 0 = all; a smaller power of two (at least
     // 2, one slot pair) makes live requests share slots (tests).
     uint32_t inflight_slots = 0;
+    // false: block_rq_complete's program is loaded but not attached (tests:
+    // every completion then goes unseen, as the kernel rarely lets one go).
+    bool attach_completion = true;
 };
 
 class BlockTracer {

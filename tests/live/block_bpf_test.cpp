@@ -66,6 +66,7 @@ std::string describe_reads(const BlockDeviceStats& r, const BlockLostCounts& los
     for (auto b : r.depth.buckets()) o << ' ' << b;
     o << " ]; lost: slot_busy " << lost.inflight_slot_busy << ", stale " << lost.inflight_stale
       << ", ringbuf " << lost.exemplars_ringbuf_full << ", disk_table " << lost.disk_table_full
+      << ", completions unseen " << lost.completion_unseen
       << ", runs skipped by the kernel "
       << (lost.program_runs_skipped ? std::to_string(*lost.program_runs_skipped) : "not reported") << " ("
       << lost.skipped_by_program << "); read exemplars ";
@@ -156,9 +157,11 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     ASSERT_TRUE(after_reads.count(loop.name()));
     const BlockDeviceStats& r = after_reads.at(loop.name());
     EXPECT_EQ(r.depth.total(), r.requests());
-    // A completion the kernel skipped (reported as a lost event) leaves the
-    // depth one too high for the rest of the window: the one allowed cause.
-    if (tracer.lost().program_runs_skipped.value_or(0) == 0) {
+    // A completion the kernel did not run the program for (a reported lost
+    // event: a skipped run, or an unseen completion found when its bio came
+    // back) leaves the depth one too high until found: the one allowed cause.
+    const BlockLostCounts lost_reads = tracer.lost();
+    if (lost_reads.program_runs_skipped.value_or(0) == 0 && lost_reads.completion_unseen == 0) {
         EXPECT_EQ(r.depth.buckets().size(), 1u) << "a depth above 1 with one synchronous reader: "
                                                << describe_reads(r, tracer.lost(), seen_so_far());
     }
@@ -175,18 +178,22 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     const BlockDeviceStats& s = stats[loop.name()];
     // Each fio I/O is one bio: it completes as a request or was merged into
     // one. The only request allowed missing is one whose completion the kernel
-    // did not run the program for (a recursion miss on that CPU), and each of
-    // those is reported (of all disks: an upper bound for this one).
+    // did not run the program for, and each of those must be reported: a
+    // recursion miss (of all disks: an upper bound for this one), or an unseen
+    // completion found when its bio was queued again (seen here about once in
+    // 10^5 completions, with no recursion miss counted).
     const BlockLostCounts lost = tracer.lost();
-    const uint64_t skipped = lost.program_runs_skipped.value_or(0);
+    const uint64_t reported_missing = lost.program_runs_skipped.value_or(0) + lost.completion_unseen;
     const uint64_t accounted = s.count[0] + s.count[1] + s.merges;
     EXPECT_LE(accounted, reads.reads + writes.writes);
-    EXPECT_GE(accounted + skipped, reads.reads + writes.writes)
+    EXPECT_GE(accounted + reported_missing, reads.reads + writes.writes)
         << "merges " << s.merges << "; " << describe_reads(s, lost, seen);
-    if (skipped) std::cout << "runs skipped by the kernel: " << lost.skipped_by_program << "\n";
+    if (reported_missing)
+        std::cout << "completions not seen: " << lost.completion_unseen << " (found when their bio came back); "
+                  << "runs skipped by the kernel: " << lost.skipped_by_program << "\n";
     EXPECT_LE(s.count[0], reads.reads);
     EXPECT_LE(s.count[1], writes.writes);
-    if (s.merges == 0 && skipped == 0) {
+    if (s.merges == 0 && reported_missing == 0) {
         EXPECT_EQ(s.count[0], reads.reads);
         EXPECT_EQ(s.count[1], writes.writes);
     }
@@ -211,6 +218,37 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     }
     const uint64_t missing = reads.reads + writes.writes - std::min(accounted, reads.reads + writes.writes);
     EXPECT_EQ(bytes, (reads.reads + writes.writes - missing) * 4096);
+}
+
+// A completion the kernel does not run the program for (seen here about once
+// in 10^5) is found when the request's bio is queued again, and counted. All
+// of them go unseen with the completion program left detached: each read
+// whose bio address comes back is counted, none twice, none that completed.
+TEST(BlockBpfLive, CompletionsNeverSeenAreCountedWhenTheirBioReturns) {
+    REQUIRE(skip_reason());
+    if (auto why = KernelFeatureProbe().btf_available(); !why.empty()) GTEST_SKIP() << why;
+    LoopDevice loop("/dev/shm", 64);
+    ASSERT_TRUE(loop.ok()) << loop.error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));   // udev's probe reads
+    BlockTracer tracer;
+    KernelFeatureProbe probe;
+    BlockTracerOptions opts;
+    opts.device = loop.name();
+    opts.attach_completion = false;
+    std::string note;
+    ASSERT_EQ(tracer.start(opts, probe, note), "");
+    const FioCounts reads = run_fio("--name=r --filename=" + loop.path() +
+                                    " --rw=randread --bs=4k --direct=1 --size=1M --ioengine=psync");
+    ASSERT_EQ(reads.reads, 256u);
+    const BlockLostCounts lost = tracer.lost();
+    std::cout << "reads " << reads.reads << ", completions found unseen " << lost.completion_unseen << "\n";
+    // One synchronous reader: a bio address comes back only after its request
+    // completed, so every count is a real unseen completion, at most one per
+    // read but the last; with the slab reusing freed bios, most come back.
+    EXPECT_GT(lost.completion_unseen, 0u);
+    EXPECT_LT(lost.completion_unseen, reads.reads);
+    const auto stats = tracer.read();
+    EXPECT_EQ(stats.count(loop.name()) ? stats.at(loop.name()).requests() : 0u, 0u);
 }
 
 // The collector turns the same run into evidence under the agreed names.
