@@ -180,8 +180,8 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     // one. The only request allowed missing is one whose completion the kernel
     // did not run the program for, and each of those must be reported: a
     // recursion miss (of all disks: an upper bound for this one), or an unseen
-    // completion found when its bio was queued again (seen here about once in
-    // 10^5 completions, with no recursion miss counted).
+    // completion found when its bio was queued again (seen here once in 10^5
+    // to 10^6 completions, with no recursion miss counted).
     const BlockLostCounts lost = tracer.lost();
     const uint64_t reported_missing = lost.program_runs_skipped.value_or(0) + lost.completion_unseen;
     const uint64_t accounted = s.count[0] + s.count[1] + s.merges;
@@ -220,8 +220,8 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     EXPECT_EQ(bytes, (reads.reads + writes.writes - missing) * 4096);
 }
 
-// A completion the kernel does not run the program for (seen here about once
-// in 10^5) is found when the request's bio is queued again, and counted. All
+// A completion the kernel does not run the program for (seen here once in
+// 10^5 to 10^6) is found when the request's bio is queued again, and counted. All
 // of them go unseen with the completion program left detached: each read
 // whose bio address comes back is counted, none twice, none that completed.
 TEST(BlockBpfLive, CompletionsNeverSeenAreCountedWhenTheirBioReturns) {
