@@ -80,15 +80,35 @@ std::vector<std::string> busy_devices(const Evidence& ev) {
     return out;
 }
 
+std::optional<double> layer_share_pct(const Evidence& ev, const std::string& basis, const std::string& layer) {
+    const std::string prefix = "attr." + basis + ".";
+    const auto own = metric(ev, prefix + layer + "_pct");
+    const auto scheduler = metric(ev, prefix + "io_scheduler_pct");
+    if (!scheduler) return own;
+    if (layer == layer::kDevice) return own ? std::optional<double>(std::max(0.0, *own - *scheduler)) : std::nullopt;
+    if (layer == layer::kBlockQueue) return own.value_or(0) + *scheduler;
+    return own;
+}
+
 std::string layer_figures(const Evidence& ev, const std::string& layer) {
     using namespace layer;
     std::string out;
     if (layer == kDevice) {
-        const std::string figures = device_figures(ev);
+        std::string figures = device_figures(ev);
         if (figures.empty() && !ev.instances("device").empty()) return "no I/O completed on any device in the window";
+        if (const Metric* m = ev.find_metric("attr.slow.io_scheduler_pct"))
+            append(figures, "the slow syscalls' I/O wait less its I/O scheduler part (" + format_value(m->value, m->unit) +
+                                ", under block_queue)");
         return figures;
     }
-    if (layer == kBlockQueue) return block_queue_figures(ev);
+    if (layer == kBlockQueue) {
+        std::string figures = block_queue_figures(ev);
+        if (ev.find_metric("attr.slow.io_scheduler_pct")) {
+            append(figures, cite(ev, "I/O scheduler wait", "attr.slow.io_scheduler_pct"));
+            append(figures, cite(ev, "tag/request wait", "attr.slow.block_queue_pct"));
+        }
+        return figures;
+    }
     if (std::find(ceph().begin(), ceph().end(), layer) != ceph().end()) return ceph_layer_figures(ev, layer);
     append(out, cite(ev, "time", "attr.slow." + layer + "_us"));
     if (layer == kDirty) {
@@ -105,7 +125,7 @@ std::string layer_figures(const Evidence& ev, const std::string& layer) {
         // Where the slow operations' time went, largest shares first.
         std::vector<std::pair<double, std::string>> shares;
         for (const auto& l : all())
-            if (auto v = metric(ev, "attr.slow." + l + "_pct"); v && l != kSyscall) shares.push_back({*v, l});
+            if (auto v = layer_share_pct(ev, "slow", l); v && l != kSyscall) shares.push_back({*v, l});
         if (auto v = metric(ev, "attr.slow.other_pct")) shares.push_back({*v, "other"});
         std::sort(shares.rbegin(), shares.rend());
         std::string top;
@@ -147,8 +167,8 @@ std::vector<LayerRow> build_layer_table(const Evidence& ev,
         LayerRow row;
         row.layer = layer;
         row.state = state;
-        row.share_slow_pct = metric(ev, "attr.slow." + layer + "_pct");
-        row.share_all_pct = metric(ev, "attr.all." + layer + "_pct");
+        row.share_slow_pct = layer_share_pct(ev, "slow", layer);
+        row.share_all_pct = layer_share_pct(ev, "all", layer);
         if (row.share_slow_pct || row.share_all_pct) {
             row.share_basis = slow_basis;
         } else if (auto c = ceph_layer_share(ev, layer)) {

@@ -3,6 +3,7 @@
 // from the evidence.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@ namespace iodiag {
 
 // Devices that did I/O in the window, busiest first (at most three).
 std::vector<std::string> busy_devices(const Evidence& ev);
+// A layer's share of the slow ("slow") or all ("all") traced syscalls' time:
+// the syscall collector's class attr.<basis>.<layer>_pct, except that the
+// part of the device class the requests spent in the I/O scheduler
+// (attr.<basis>.io_scheduler_pct, derived) counts under the block queue.
+std::optional<double> layer_share_pct(const Evidence& ev, const std::string& basis, const std::string& layer);
 // Key figures of one layer as a short line ("" when there are none).
 std::string layer_figures(const Evidence& ev, const std::string& layer);
 // Who observed the layer's latency, or why nobody did.
