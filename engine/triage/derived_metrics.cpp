@@ -211,16 +211,6 @@ void add_cache_eviction(Evidence& ev) {
                           "memory cgroup hit its limit (cgroup.memory_limit_hits_delta > 0)"));
 }
 
-// The slow syscalls' requests are the device's slow requests: those whose
-// Q2C reached the slow syscalls' lower bound. The part of their block time
-// spent in the I/O scheduler is estimated from the device's log2 histograms:
-// their Q2C time (requests at or above the bound, bucket midpoints), less
-// their D2C (the requests whose D2C itself reached the bound, and the device's
-// mean D2C of the faster ones for the rest), the remainder split by the
-// device's measured queue composition (I2D of Q2G + G2I + I2D). On a device
-// whose waits are few and long (a scheduler idling for another process) the
-// average request says little of the slow ones. nullopt without histograms
-// or slow requests.
 // The count and time (bucket midpoints) of a log2 histogram's values in
 // buckets that start at or above bound_us.
 std::pair<double, double> at_or_above(const Log2Histogram& h, double bound_us) {
@@ -236,6 +226,16 @@ std::pair<double, double> at_or_above(const Log2Histogram& h, double bound_us) {
     return {n, t};
 }
 
+// The slow syscalls' requests are the device's slow requests: those whose
+// Q2C reached the slow syscalls' lower bound. The part of their block time
+// spent in the I/O scheduler is estimated from the device's log2 histograms:
+// their Q2C time (requests at or above the bound, bucket midpoints), less
+// their D2C (the requests whose D2C itself reached the bound, and the device's
+// mean D2C of the faster ones for the rest), the remainder split by the
+// device's measured queue composition (I2D of Q2G + G2I + I2D). On a device
+// whose waits are few and long (a scheduler idling for another process) the
+// average request says little of the slow ones. nullopt without histograms
+// or slow requests.
 std::optional<double> slow_requests_i2d_fraction(const Evidence& ev, const Labels& l, double bound_us) {
     const HistogramMetric* q2c = ev.find_histogram("block.q2c_us", l);
     const HistogramMetric* d2c = ev.find_histogram("block.d2c_us", l);
