@@ -36,7 +36,7 @@ std::string render_report_html(const Evidence& ev, const Verdict& v, const Repor
               {"slowest", "slowest"}, {"collectors", "collectors"}})
       << "</header>\n";
     o << summary_section(ev, v);
-    o << share_charts(ev);
+    o << share_charts(ev, v);
     o << heatmaps_section(ev, opts.heatmaps_per_name);
     o << series_section(ev);
     o << layers_section(v);

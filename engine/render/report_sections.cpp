@@ -233,7 +233,23 @@ std::string summary_section(const Evidence& ev, const Verdict& v) {
     return o.str();
 }
 
-std::string share_charts(const Evidence& ev) {
+namespace {
+
+// The part of the slow syscalls' time the verdict's layer table counts under
+// block_queue beyond the syscall collector's own block_queue class: their
+// own requests' time in the I/O scheduler (attr.slow.io_scheduler_pct, which
+// the analysis derives and the recorded evidence does not hold).
+double io_scheduler_part_pct(const Evidence& ev, const Verdict& v) {
+    const Metric* own = ev.find_metric("attr.slow.block_queue_pct");
+    for (const auto& row : v.layers)
+        if (row.layer == "block_queue" && row.share_slow_pct)
+            return std::max(0.0, *row.share_slow_pct - (own ? own->value : 0.0));
+    return 0;
+}
+
+}  // namespace
+
+std::string share_charts(const Evidence& ev, const Verdict& v) {
     std::ostringstream o;
     o << section_start("share", "Where the time goes, over time");
     if (ev.series.empty()) {
@@ -244,6 +260,14 @@ std::string share_charts(const Evidence& ev) {
     } else {
         o << "<p>Each column is one interval; its height is 100 % of the traced syscall time in it, split by the "
              "layer the time was attributed to. A fault that starts mid-window shows as a colour taking over.</p>\n";
+        // The series are the syscall collector's classes per interval; the
+        // layer table moves the I/O scheduler's part of the device class to
+        // the block queue (measured over the window only): say how much.
+        if (const double moved = io_scheduler_part_pct(ev, v); moved > 0)
+            o << "<p>Here <i>device</i> is the syscalls' wait for their own I/O, the time their requests spent in the "
+                 "I/O scheduler included: "
+              << e(format_value(moved, "pct"))
+              << " of the slow syscalls' time over the window, which the layer table counts under block_queue.</p>\n";
         const std::string all = render_share_chart(ev.series, "layer.time_us", ev.window.duration_s);
         const std::string slow = render_share_chart(ev.series, "layer.slow_time_us", ev.window.duration_s);
         if (all.empty())

@@ -28,7 +28,7 @@ std::string missing_pictures_notice(const Evidence& ev);
 std::string summary_section(const Evidence& ev, const Verdict& v);
 // The stacked share of each layer per interval ("" for the body when absent,
 // then the reason is shown in place).
-std::string share_charts(const Evidence& ev);
+std::string share_charts(const Evidence& ev, const Verdict& v);
 std::string heatmaps_section(const Evidence& ev, size_t per_name);
 std::string series_section(const Evidence& ev);
 // id_prefix keeps element ids unique when two verdicts share a page.

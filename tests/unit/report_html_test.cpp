@@ -186,3 +186,17 @@ TEST(ReportHtml, RecordedMidWindowFaultShowsInTheShareChart) {
     EXPECT_NE(html.find("syscall.latency_us{op=write}"), std::string::npos);
     EXPECT_EQ(html.find("id=\"missing-pictures\""), std::string::npos);
 }
+
+// The share chart's series are the syscall collector's classes; where the
+// layer table counts the I/O scheduler's part of the device class under the
+// block queue, the chart says how much of its "device" that is.
+TEST(ReportHtml, ShareChartSaysHowMuchOfDeviceTheLayerTableCountsUnderTheBlockQueue) {
+    Evidence ev = series_evidence();
+    Verdict v = hand_verdict("bfq holds the requests back");
+    const std::string note = "the time their requests spent in the I/O scheduler included";
+    EXPECT_EQ(render_report_html(ev, v, {"bundle.json", "iodiag test", 6}).find(note), std::string::npos);
+    ev.add_metric("attr.slow.block_queue_pct", {}, 5, "pct", {"tracepoint", "x"});
+    v.layers.push_back({"block_queue", LayerState::Abnormal, 53, 20, "of slow syscall time", "", "block_bpf"});
+    const std::string html = render_report_html(ev, v, {"bundle.json", "iodiag test", 6});
+    EXPECT_NE(html.find(note + ": 48 % of the slow syscalls' time"), std::string::npos);
+}
