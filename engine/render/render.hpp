@@ -18,6 +18,11 @@ struct TextOptions {
     bool verbose = false;
 };
 std::string render_text(const Verdict& v, const TextOptions& options = {});
+// " of APP's slow syscall time" when a finding's share is over another
+// application's slow syscalls than the one that suffered most, else "".
+inline std::string whose_share(const Finding& f) {
+    return f.sufferer.empty() ? "" : " of " + f.sufferer + "'s slow syscall time";
+}
 nlohmann::json render_json(const Verdict& v);
 std::string render_markdown(const Verdict& v);
 

@@ -146,13 +146,17 @@ void render_glance(std::ostringstream& out, const Verdict& v) {
     const auto& rest = v.findings.empty() ? v.notes : v.findings;
     for (size_t i = 1; i < rest.size() && i < 3; ++i)
         out << "  Also:    " << rest[i].title
-            << (rest[i].share_pct ? " (" + format_number(*rest[i].share_pct) + " %)" : std::string("")) << "\n";
+            << (rest[i].share_pct ? " (" + format_number(*rest[i].share_pct) + " %" + whose_share(rest[i]) + ")"
+                                  : std::string(""))
+            << "\n";
 }
 
 void render_finding(std::ostringstream& out, size_t n, const Finding& f, SourceLegend* legend) {
     out << " " << n << ". [" << upper(to_string(f.severity)) << "] " << f.title << "\n";
     out << "    layer " << f.layer << " · rule " << f.rule_id << " (" << f.source << ")"
-        << " · share " << (f.share_pct ? format_number(*f.share_pct) + " % (measured: " + f.share_metric + ")" : std::string("not measured"))
+        << " · share "
+        << (f.share_pct ? format_number(*f.share_pct) + " %" + whose_share(f) + " (measured: " + f.share_metric + ")"
+                        : std::string("not measured"))
         << " · confidence " << format_number(f.confidence) << "\n";
     out << "    why: " << f.mechanism << "\n";
     if (!f.evidence.empty()) out << "    evidence:\n";

@@ -8,6 +8,7 @@
 
 #include "engine/evidence/format.hpp"
 #include "engine/render/exemplar_parts.hpp"
+#include "engine/render/render.hpp"
 #include "engine/render/heatmap.hpp"
 #include "engine/render/heatmap_select.hpp"
 #include "engine/render/report_charts.hpp"
@@ -417,7 +418,8 @@ void finding_article(std::ostringstream& o, size_t n, const Finding& f, const st
     o << "<p class=\"meta\">layer " << e(f.layer);
     if (!f.instance.empty()) o << " · " << e(f.instance_key) << " " << e(f.instance);
     o << " · rule <code>" << e(f.rule_id) << "</code> (" << e(f.source) << ") · share "
-      << e(f.share_pct ? format_number(*f.share_pct) + " % (measured: " + f.share_metric + ")" : "not measured")
+      << e(f.share_pct ? format_number(*f.share_pct) + " %" + whose_share(f) + " (measured: " + f.share_metric + ")"
+                       : "not measured")
       << " · confidence " << e(format_number(f.confidence)) << "</p>\n";
     o << "<p><b>Mechanism.</b> " << e(f.mechanism) << "</p>\n";
     if (!f.evidence.empty()) {

@@ -350,6 +350,19 @@ Evidence as_if_sufferer(const Evidence& collected, const std::string& app) {
     return ev;
 }
 
+// Whether a rule's share is the suffering application's own, so that judged
+// again for another application it says what that one felt: its breakdown
+// (attr.sufferer.*) and the device shares split from its own I/O wait by its
+// own requests' block time (add_device_judgement; the machine's slow set's
+// only where the application's breakdown was not measured, and another
+// application is judged only where it was).
+bool share_is_the_sufferers(const std::string& metric) {
+    static const std::set<std::string> device_shares = {"device.slow_share_pct", "device.io_wait_share_pct",
+                                                        "device.scheduler_wait_share_pct",
+                                                        "device.tag_wait_share_pct"};
+    return metric.rfind("attr.sufferer.", 0) == 0 || device_shares.count(metric) > 0;
+}
+
 // Two applications slowed by two different causes at once: the rules judge
 // the application that suffered most (attr.app.*); each other one broken down
 // by the collector (attr.apps.*{app}) whose slow time is comparable is judged
@@ -371,7 +384,7 @@ std::vector<Finding> other_sufferers_findings(const Evidence& collected, const E
         if (weight < kOtherSuffererMinWeight) continue;
         const Evidence other = as_if_sufferer(collected, app);
         for (const auto& r : evaluate_rules(rules, other)) {
-            if (r.outcome != Tri::True || r.rule->share_metric.rfind("attr.sufferer.", 0) != 0) continue;
+            if (r.outcome != Tri::True || !share_is_the_sufferers(r.rule->share_metric)) continue;
             Finding f = make_finding(r, other);
             if (!f.share_pct || waited_by_nobody(f, other)) continue;
             // The first application felt this cause too: it is one finding.

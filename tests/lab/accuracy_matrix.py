@@ -144,6 +144,13 @@ SCENARIOS = [
     ("two_apps", "ext4", "dirty throttling (app ingest) + blkio limit (app fio)",
      {"syscall.dirty_throttling_dominant", "syscall.cgroup_io_control", "cgroup.io_limit_reached"},
      None, False),
+    # Two applications again, the second one's cause on its device: a reader
+    # of slow storage beside "ingest" under dirty throttling, whose I/O never
+    # touches that device (the device's share is over the reader's own slow
+    # syscalls, split by its own requests).
+    ("two_apps_device", "ext4", "dirty throttling (app ingest) + slow storage under a loop device (app fio)",
+     {"syscall.dirty_throttling_dominant", "device.dominant_no_reference", "device.slow_for_class"},
+     None, False),
 ]
 
 
@@ -166,6 +173,18 @@ def two_apps_truth(gt):
             {"dirty": dirty_ns, "cgroup": held_ns})
 
 
+def two_apps_device_truth(gt):
+    """As two_apps_truth, the reader's cause being its own requests' device
+    time (D2C) inside its pread64 calls (the writer's data is written back
+    by the flusher, not by the victims)."""
+    own = lambda nr: float(gt.get("@nr_ns", {}).get(nr, 0))
+    dirty_ns = float(gt.get("@dirty_ns", 0) or 0)
+    reads, d2c_ns = own(NR_PREAD64), total(gt.get("@v_d2c_ns", {}))
+    pct = lambda part, whole: None if whole <= 0 else max(0.0, min(100.0, 100.0 * part / whole))
+    return ({"dirty": pct(dirty_ns, own(NR_PWRITE64)), "device": pct(d2c_ns, reads)},
+            {"dirty": dirty_ns, "device": d2c_ns})
+
+
 def gt_scheduler(gt):     # the victims' own requests' time in the I/O scheduler (insert -> issue)
     return share(total(gt.get("@v_i2d_ns", {})), gt)
 
@@ -177,7 +196,8 @@ BFQ_FALLBACK = ({"device.sync_depth1_bound"}, gt_device)
 
 
 TWO_CAUSES_RULES = {"dirty": {"syscall.dirty_throttling_dominant", "dirty.writers_throttled"},
-                    "cgroup": {"syscall.cgroup_io_control", "cgroup.io_limit_reached"}}
+                    "cgroup": {"syscall.cgroup_io_control", "cgroup.io_limit_reached"},
+                    "device": {"device.dominant_no_reference", "device.slow_for_class"}}
 
 
 def slow_view(gt, threshold_us):
@@ -318,12 +338,13 @@ def judge(scn, res):
     # All of the victims' syscalls (>= 1 us), with the same per-syscall
     # attribution as the thresholded views.
     every = slow_view(res["gt"], 1.0) or res["gt"]
-    if name in ("two_causes", "two_apps"):
+    if name in ("two_causes", "two_apps", "two_apps_device"):
         if name == "two_causes":
             truth, every_truth = two_causes_truth(slow), two_causes_truth(every)
             cost = truth
         else:
-            (truth, cost), every_truth = two_apps_truth(slow), two_apps_truth(every)[0]
+            of_apps = two_apps_truth if name == "two_apps" else two_apps_device_truth
+            (truth, cost), every_truth = of_apps(slow), of_apps(every)[0]
         bigger = max((k for k in cost if cost[k] is not None), key=lambda k: cost[k], default=None)
         other = next((k for k in cost if k != bigger), None)
         rules = TWO_CAUSES_RULES.get(bigger, set())

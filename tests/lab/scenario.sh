@@ -9,8 +9,8 @@
 # NAME: idle | cached_reads | device_saturated | slow_device | dirty_throttle | fsync_storm |
 #       tiny_nr_requests | memcg_reader | blkio_throttle | busy_healthy | qd1_fast |
 #       classless_slow | stacked_slow | loop_cgroup_limit | cpu_starved | lock_contention |
-#       pgbench_writer | two_causes | two_apps | hdd_seek | hdd_seek_known | stacked_slow_busy_disk |
-#       bfq_idling
+#       pgbench_writer | two_causes | two_apps | two_apps_device | hdd_seek | hdd_seek_known |
+#       stacked_slow_busy_disk | bfq_idling
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -333,6 +333,20 @@ case $name in
     echo "$majmin 50" > "$cg/blkio.throttle.read_iops_device"
     victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 \
        --ioengine=psync --numjobs=2 --time_based --runtime=120
+    record ;;
+  two_apps_device)    # two applications, two causes, the device's second: "ingest" (fio under
+                      # another name, four writers) under a tiny vm.dirty_bytes holds the most
+                      # slow time; a direct reader of a loop device over slow storage (FUSE,
+                      # 4 ms a request) waits on the device, which the first application's
+                      # I/O never touches
+    loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
+    tiny_dirty_limits
+    writer=$work/ingest; ln -s "$(command -v fio)" "$writer"
+    victim -- "$writer" --name=w --directory="$work/mnt" --rw=write --bs=64k --size=128m --ioengine=psync \
+       --numjobs=4 --time_based --runtime=120
+    slow_loop_on fixed:4 256
+    victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+       --time_based --runtime=120
     record ;;
   bfq_idling)         # bfq on a loop device over memory, shared by two synchronous random readers
                       # of unequal I/O priority (best-effort 0 and 7): to give the first its

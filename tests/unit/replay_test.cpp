@@ -87,6 +87,16 @@ TEST_P(Replay, GivesTheDiagnosisOfTheRecordedFault) {
             ASSERT_TRUE(v.findings[1].share_pct.has_value());
             EXPECT_NEAR(*v.findings[1].share_pct, want["second_ground_truth_share_pct"].get<double>(), 15.0);
         }
+        // Whose slow syscalls the second cause was judged on (another
+        // application than the one that suffered most), where and how much.
+        if (want.contains("second_sufferer")) { EXPECT_EQ(v.findings[1].sufferer, want["second_sufferer"].get<std::string>()); }
+        if (want.contains("second_instance_prefix")) {
+            EXPECT_TRUE(starts_with(v.findings[1].instance, want["second_instance_prefix"])) << v.findings[1].instance;
+        }
+        if (want.contains("min_second_share_pct")) {
+            ASSERT_TRUE(v.findings[1].share_pct.has_value());
+            EXPECT_GT(*v.findings[1].share_pct, want["min_second_share_pct"].get<double>());
+        }
     }
     if (want.contains("cgroup_named")) {
         const std::string text = render_text(v);
@@ -157,6 +167,6 @@ INSTANTIATE_TEST_SUITE_P(RecordedFaults, Replay,
                                            "classless_slow", "stacked_slow", "loop_cgroup_limit", "pgbench_writer",
                                            "qd1_fast", "lock_contention", "cpu_starved", "hdd_seek",
                                            "busy_healthy", "dirty_throttle_loaded", "hdd_seek_known",
-                                           "stacked_slow_busy_disk", "bfq_idling", "two_apps",
+                                           "stacked_slow_busy_disk", "bfq_idling", "two_apps", "two_apps_device",
                                            // issue 12 (real single-host Ceph 16.2 cluster, tests/ceph/cluster.sh)
                                            "ceph_slow_osd_disk", "ceph_cpu_starved", "ceph_healthy"));
