@@ -125,8 +125,9 @@ void finding(std::ostringstream& out, size_t n, const Finding& f) {
     out << "- Layer " << code(f.layer) << ", rule " << code(f.rule_id) << " (" << code(f.source) << ")";
     if (!f.instance.empty()) out << ", " << text(f.instance_key) << " " << code(f.instance);
     out << "\n- Share: "
-        << (f.share_pct ? format_number(*f.share_pct) + " %" + text(whose_share(f)) + " (measured: " + code(f.share_metric) + ")"
-                        : std::string("not measured"))
+        << (f.share_pct
+                ? format_number(*f.share_pct) + " %" + text(whose_share(f)) + " (measured: " + code(f.share_metric) + ")"
+                : std::string("not measured"))
         << ", confidence " << format_number(f.confidence) << "\n";
     out << "- Why: " << text(f.mechanism) << "\n\n";
     if (f.evidence.empty()) return;

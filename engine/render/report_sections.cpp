@@ -8,9 +8,9 @@
 
 #include "engine/evidence/format.hpp"
 #include "engine/render/exemplar_parts.hpp"
-#include "engine/render/render.hpp"
 #include "engine/render/heatmap.hpp"
 #include "engine/render/heatmap_select.hpp"
+#include "engine/render/render.hpp"
 #include "engine/render/report_charts.hpp"
 #include "engine/render/render_diff.hpp"
 #include "engine/render/report_markup.hpp"
