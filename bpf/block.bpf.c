@@ -383,8 +383,7 @@ static __always_inline void forget_unseen_completion(struct iodiag_inflight *e)
     count_lost(IODIAG_LOST_COMPLETION_UNSEEN);
     if (e->slot < 0)
         return;
-    __u32 k = (__u32)e->slot;
-    __s64 *n = bpf_map_lookup_elem(&issued, &k);
+    __s64 *n = issued_counter(e->slot, 0); /* a slot's counter: the dev is only for overflow disks */
     if (n)
         __sync_fetch_and_add(n, -1);
 }
