@@ -1,7 +1,7 @@
 #include "app/catalog.hpp"
 
 #include "collectors/registry.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 #include "engine/triage/history_metrics.hpp"
 
 namespace iodiag {

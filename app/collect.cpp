@@ -14,7 +14,7 @@
 
 #include "app/progress.hpp"
 #include "app/startup_heap.hpp"
-#include "collectors/bpf_features.hpp"
+#include "collectors/bpf/bpf_features.hpp"
 #include "collectors/registry.hpp"
 
 namespace iodiag::cli {

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "collectors/nvme_smart_diff.hpp"
+#include "collectors/nvme/nvme_smart_diff.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "app/commands.hpp"
 #include "app/site_config_loading.hpp"

@@ -6,7 +6,7 @@
 
 #include <unistd.h>
 
-#include "collectors/diskstats.hpp"
+#include "collectors/procfs/diskstats.hpp"
 #include "collectors/text_file.hpp"
 
 namespace iodiag::cli {

@@ -9,7 +9,7 @@
 #include "app/commands.hpp"
 #include "app/data_dirs.hpp"
 #include "app/site_config_loading.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 #include "engine/rules/playbooks.hpp"
 #include "engine/rules/rules.hpp"
 #include "engine/evidence/json_text.hpp"

@@ -7,7 +7,7 @@
 #include "app/catalog.hpp"
 #include "app/commands.hpp"
 #include "app/rules_loading.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 
 namespace iodiag::cli {
 

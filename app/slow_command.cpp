@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collectors/block_bpf.hpp"
+#include "collectors/bpf/block_bpf.hpp"
 #include "app/commands.hpp"
 #include "engine/evidence/json_text.hpp"
 

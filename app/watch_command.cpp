@@ -28,12 +28,12 @@
 #include "app/watch_sampler.hpp"
 #include "app/watch_store.hpp"
 #include "app/watch_triggers.hpp"
-#include "collectors/block_queue_config.hpp"
+#include "collectors/sysfs/block_queue_config.hpp"
 #include "engine/evidence/json_text.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "engine/render/render.hpp"
 #include "engine/triage/analysis.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 
 namespace iodiag::cli {
 

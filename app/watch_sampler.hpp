@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "app/watch_triggers.hpp"
-#include "collectors/diskstats.hpp"
-#include "collectors/psi.hpp"
-#include "collectors/vmstat.hpp"
+#include "collectors/procfs/diskstats.hpp"
+#include "collectors/procfs/psi.hpp"
+#include "collectors/procfs/vmstat.hpp"
 
 namespace iodiag::cli {
 

@@ -888,7 +888,7 @@ static __always_inline int on_rq_requeue(struct request *rq, bool btf)
 #define UNTRUSTED(ptr, type) KCAST(ptr, type)
 
 /* Slot 0: the syscall collector's block_bio_queue program when it runs too
- * (collectors/tail_call_chain.hpp), tail-called for every bio so that the
+ * (collectors/bpf/tail_call_chain.hpp), tail-called for every bio so that the
  * tracepoint runs one program, not two. Empty: the tail call does nothing.
  * tp_btf only (a tail call needs a program of the same type and hook). */
 struct {

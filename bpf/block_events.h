@@ -1,4 +1,4 @@
-/* Shared between bpf/block.bpf.c and collectors/block_bpf.cpp: the layout of the
+/* Shared between bpf/block.bpf.c and collectors/bpf/block_bpf.cpp: the layout of the
  * in-kernel aggregates and of the slow-I/O exemplar events.
  *
  * Stages as btt names them, all from tracepoints of the block layer:

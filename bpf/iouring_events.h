@@ -1,4 +1,4 @@
-/* Shared between bpf/iouring.bpf.c and collectors/iouring_bpf.cpp. */
+/* Shared between bpf/iouring.bpf.c and collectors/bpf/iouring_bpf.cpp. */
 #ifndef IODIAG_IOURING_EVENTS_H
 #define IODIAG_IOURING_EVENTS_H
 

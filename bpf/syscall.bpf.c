@@ -50,7 +50,7 @@ const volatile __u8 group_of_sys[SYS_COUNT] = {};
 __u32 nranges = 0;
 struct iod_krange ranges[IOD_MAX_RANGES] = {};
 /* The pages of kernel text that hold a classifier function, written with the
- * ranges (collectors/text_page_filter.hpp): bit (ip - range_base) >>
+ * ranges (collectors/bpf/text_page_filter.hpp): bit (ip - range_base) >>
  * range_page_shift of range_pages. A frame on no marked page lies in no
  * classifier function, so the binary search is skipped for it; most frames
  * of a wait (the tracing's, the scheduler's, the wait primitives') are such.
@@ -602,7 +602,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 }
 
 /* Slot 0: the io_uring collector's sys_exit program when it runs too
- * (collectors/tail_call_chain.hpp), tail-called at the exits of io_uring_enter
+ * (collectors/bpf/tail_call_chain.hpp), tail-called at the exits of io_uring_enter
  * only, so that it does not run a program of its own on every syscall of the
  * machine. Empty: the tail call does nothing. */
 struct {

@@ -1,4 +1,4 @@
-/* Shared between bpf/syscall.bpf.c and collectors/syscall_bpf*.cpp: the
+/* Shared between bpf/syscall.bpf.c and collectors/bpf/syscall_bpf*.cpp: the
  * operations traced, the classes a syscall's time is charged to, and the
  * layout of the maps and ring-buffer records.
  *

@@ -1,19 +1,19 @@
 #include "collectors/registry.hpp"
 
-#include "collectors/block_bpf.hpp"
-#include "collectors/block_queue_config.hpp"
-#include "collectors/ceph_collector.hpp"
-#include "collectors/cgroup_collector.hpp"
-#include "collectors/delayacct.hpp"
-#include "collectors/diskstats.hpp"
-#include "collectors/dirty_limits.hpp"
-#include "collectors/iouring_bpf.hpp"
-#include "collectors/meminfo.hpp"
-#include "collectors/nvme_smart_collector.hpp"
-#include "collectors/proc_io.hpp"
-#include "collectors/psi.hpp"
-#include "collectors/syscall_bpf.hpp"
-#include "collectors/vmstat.hpp"
+#include "collectors/bpf/block_bpf.hpp"
+#include "collectors/sysfs/block_queue_config.hpp"
+#include "collectors/ceph/ceph_collector.hpp"
+#include "collectors/cgroup/cgroup_collector.hpp"
+#include "collectors/procfs/delayacct.hpp"
+#include "collectors/procfs/diskstats.hpp"
+#include "collectors/procfs/dirty_limits.hpp"
+#include "collectors/bpf/iouring_bpf.hpp"
+#include "collectors/procfs/meminfo.hpp"
+#include "collectors/nvme/nvme_smart_collector.hpp"
+#include "collectors/procfs/proc_io.hpp"
+#include "collectors/procfs/psi.hpp"
+#include "collectors/bpf/syscall_bpf.hpp"
+#include "collectors/procfs/vmstat.hpp"
 
 namespace iodiag {
 
@@ -22,7 +22,7 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     // One line per collector; keep the order bottom-up (device first).
     c.push_back(std::make_unique<DiskstatsCollector>());
     // Tracepoints two collectors hook run one program when both run
-    // (collectors/tail_call_chain.hpp): block_bio_queue the block collector's,
+    // (collectors/bpf/tail_call_chain.hpp): block_bio_queue the block collector's,
     // raw_syscalls:sys_exit the syscall collector's.
     auto bio_queue = std::make_shared<TailCallChain>();
     auto sys_exit = std::make_shared<TailCallChain>();

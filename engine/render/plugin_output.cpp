@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "engine/evidence/layers.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 
 namespace iodiag {
 

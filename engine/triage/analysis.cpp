@@ -10,7 +10,7 @@
 #include "engine/evidence/format.hpp"
 #include "engine/triage/ceph_attribution.hpp"
 #include "engine/triage/ceph_host_findings.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 #include "engine/triage/finding_fold.hpp"
 #include "engine/triage/layer_table.hpp"
 #include "engine/evidence/layers.hpp"

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "engine/triage/analysis.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 
 namespace iodiag {
 

@@ -58,7 +58,7 @@ struct FindingChange {
 };
 
 // One SMART counter that grew, a Critical Warning bit newly set or spare that
-// fell (filled by the caller from collectors/nvme_smart_diff.hpp, which the
+// fell (filled by the caller from collectors/nvme/nvme_smart_diff.hpp, which the
 // engine library does not link).
 struct SmartGrowth {
     std::string device;

@@ -17,7 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "collectors/bpf_features.hpp"
+#include "collectors/bpf/bpf_features.hpp"
 #include "collectors/registry.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 // small file in tests/fuzz/targets/<name>.cpp:
 //
 //   #include "tests/fuzz/fuzz_target.hpp"
-//   #include "collectors/diskstats.hpp"
+//   #include "collectors/procfs/diskstats.hpp"
 //
 //   IODIAG_FUZZ_TARGET(diskstats) {            // (const uint8_t* data, size_t size)
 //       const std::string text = iodiag::fuzz::text(data, size);

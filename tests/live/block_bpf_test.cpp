@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collectors/block_bpf.hpp"
+#include "collectors/bpf/block_bpf.hpp"
 #include "live_support.hpp"
 
 namespace iodiag {

@@ -13,7 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "collectors/bpf_array_read.hpp"
+#include "collectors/bpf/bpf_array_read.hpp"
 #include "live_support.hpp"
 
 using namespace iodiag;

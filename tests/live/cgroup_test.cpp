@@ -14,8 +14,8 @@
 #include <fstream>
 #include <thread>
 
-#include "collectors/cgroup_collector.hpp"
-#include "collectors/cgroup_hierarchy.hpp"
+#include "collectors/cgroup/cgroup_collector.hpp"
+#include "collectors/cgroup/cgroup_hierarchy.hpp"
 #include "app/catalog.hpp"
 #include "engine/rules/rules.hpp"
 #include "collectors/text_file.hpp"

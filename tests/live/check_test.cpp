@@ -20,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collectors/cgroup_hierarchy.hpp"
+#include "collectors/cgroup/cgroup_hierarchy.hpp"
 #include "tests/live/live_support.hpp"
 
 using namespace iodiag;

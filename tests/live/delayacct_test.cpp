@@ -6,7 +6,7 @@
 #include <fstream>
 #include <thread>
 
-#include "collectors/delayacct.hpp"
+#include "collectors/procfs/delayacct.hpp"
 #include "collectors/text_file.hpp"
 #include "live_support.hpp"
 

@@ -20,8 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collectors/bpf_features.hpp"
-#include "collectors/cgroup_hierarchy.hpp"
+#include "collectors/bpf/bpf_features.hpp"
+#include "collectors/cgroup/cgroup_hierarchy.hpp"
 #include "tests/live/live_support.hpp"
 
 using namespace iodiag;

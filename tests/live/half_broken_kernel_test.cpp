@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collectors/bpf_features.hpp"
+#include "collectors/bpf/bpf_features.hpp"
 #include "tests/live/live_support.hpp"
 
 using namespace iodiag;

@@ -9,9 +9,9 @@
 #include <optional>
 #include <thread>
 
-#include "collectors/bpf_fault_injection.hpp"
-#include "collectors/iouring_bpf.hpp"
-#include "collectors/syscall_bpf.hpp"
+#include "collectors/bpf/bpf_fault_injection.hpp"
+#include "collectors/bpf/iouring_bpf.hpp"
+#include "collectors/bpf/syscall_bpf.hpp"
 #include "app/catalog.hpp"
 #include "engine/rules/rules.hpp"
 #include "live_support.hpp"
@@ -270,7 +270,7 @@ TEST(IouringLive, TpBtfSetThatFailsToAttachFallsBackToRawTp) {
 
 // With the syscall collector running, the io_uring collector attaches no
 // sys_exit program: the syscall collector's tail-calls its program at the
-// exits of io_uring_enter (collectors/tail_call_chain.hpp). Its CQ waits are
+// exits of io_uring_enter (collectors/bpf/tail_call_chain.hpp). Its CQ waits are
 // those of a reference collector with its own sys_exit, over a window nested
 // in the reference's (started after it, the syscall collector finished
 // before it), so at most as many and, at a steady rate, more than half. One

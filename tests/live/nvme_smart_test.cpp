@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "collectors/nvme_smart_collector.hpp"
+#include "collectors/nvme/nvme_smart_collector.hpp"
 #include "live_support.hpp"
 
 using namespace iodiag;

@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "collectors/block_queue_config.hpp"
-#include "collectors/diskstats.hpp"
+#include "collectors/sysfs/block_queue_config.hpp"
+#include "collectors/procfs/diskstats.hpp"
 #include "live_support.hpp"
 
 using namespace iodiag;

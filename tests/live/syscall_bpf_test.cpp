@@ -23,8 +23,8 @@
 #include <thread>
 #include <vector>
 
-#include "collectors/block_bpf.hpp"
-#include "collectors/syscall_bpf.hpp"
+#include "collectors/bpf/block_bpf.hpp"
+#include "collectors/bpf/syscall_bpf.hpp"
 #include "engine/evidence/layers.hpp"
 #include "tests/live/live_support.hpp"
 
@@ -189,7 +189,7 @@ private:
 
 // Observes `seconds` with the collector, filtered to one process.
 // via_block_collector: the syscall collector's block_bio_queue program runs
-// as a tail call of a block collector's (collectors/tail_call_chain.hpp), as
+// as a tail call of a block collector's (collectors/bpf/tail_call_chain.hpp), as
 // in a whole iodiag run; *chained says whether it did.
 Evidence observe(pid_t pid, double seconds, CollectorStatus* status = nullptr, double slow_threshold_us = 0,
                  bool via_block_collector = false, bool* chained = nullptr) {

@@ -8,7 +8,7 @@
 #include "engine/render/render.hpp"
 #include "engine/triage/analysis.hpp"
 #include "engine/rules/rule_text.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 
 using namespace iodiag;
 

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "bpf/syscall_events.h"
-#include "collectors/syscall_bpf_attribution.hpp"
-#include "collectors/syscall_bpf_classes.hpp"
+#include "collectors/bpf/syscall_bpf_attribution.hpp"
+#include "collectors/bpf/syscall_bpf_classes.hpp"
 
 using namespace iodiag;
 using namespace iodiag::syscall_bpf;

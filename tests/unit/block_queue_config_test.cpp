@@ -9,9 +9,9 @@
 #include <fstream>
 #include <string>
 
-#include "collectors/block_queue_config.hpp"
+#include "collectors/sysfs/block_queue_config.hpp"
 #include "collectors/text_file.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 #include "tests/unit/procsys_fixtures.hpp"
 
 using namespace iodiag;

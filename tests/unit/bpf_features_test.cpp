@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "collectors/bpf_features.hpp"
+#include "collectors/bpf/bpf_features.hpp"
 
 namespace iodiag {
 namespace {

@@ -9,7 +9,7 @@
 #include "engine/rules/rules.hpp"
 #include "engine/triage/analysis.hpp"
 #include "engine/triage/ceph_attribution.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 
 using namespace iodiag;
 

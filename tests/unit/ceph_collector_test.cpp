@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collectors/ceph_admin_socket.hpp"
-#include "collectors/ceph_collector.hpp"
+#include "collectors/ceph/ceph_admin_socket.hpp"
+#include "collectors/ceph/ceph_collector.hpp"
 #include "engine/evidence/layers.hpp"
 #include "tests/unit/ceph_fake_admin_socket.hpp"
 

@@ -6,11 +6,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "collectors/ceph_cluster_status.hpp"
-#include "collectors/ceph_op_tracker.hpp"
-#include "collectors/ceph_osd_network.hpp"
-#include "collectors/ceph_osd_snapshot.hpp"
-#include "collectors/ceph_perf_counters.hpp"
+#include "collectors/ceph/ceph_cluster_status.hpp"
+#include "collectors/ceph/ceph_op_tracker.hpp"
+#include "collectors/ceph/ceph_osd_network.hpp"
+#include "collectors/ceph/ceph_osd_snapshot.hpp"
+#include "collectors/ceph/ceph_perf_counters.hpp"
 
 using namespace iodiag;
 

@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "collectors/cgroup_collector.hpp"
-#include "collectors/cgroup_hierarchy.hpp"
-#include "collectors/cgroup_model.hpp"
-#include "collectors/cgroup_v1.hpp"
+#include "collectors/cgroup/cgroup_collector.hpp"
+#include "collectors/cgroup/cgroup_hierarchy.hpp"
+#include "collectors/cgroup/cgroup_model.hpp"
+#include "collectors/cgroup/cgroup_v1.hpp"
 #include "app/catalog.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/rules/rules.hpp"

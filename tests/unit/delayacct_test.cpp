@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "collectors/delayacct.hpp"
+#include "collectors/procfs/delayacct.hpp"
 #include "collectors/text_file.hpp"
 
 using namespace iodiag;

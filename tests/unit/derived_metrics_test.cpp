@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 
 using namespace iodiag;
 

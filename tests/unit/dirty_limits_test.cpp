@@ -5,9 +5,9 @@
 #include <cmath>
 #include <string>
 
-#include "collectors/dirty_limits.hpp"
+#include "collectors/procfs/dirty_limits.hpp"
 #include "collectors/text_file.hpp"
-#include "collectors/vmstat.hpp"
+#include "collectors/procfs/vmstat.hpp"
 #include "tests/unit/procsys_fixtures.hpp"
 
 using namespace iodiag;

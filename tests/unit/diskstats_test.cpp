@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "collectors/diskstats.hpp"
+#include "collectors/procfs/diskstats.hpp"
 #include "collectors/text_file.hpp"
 #include "tests/unit/procsys_fixtures.hpp"
 

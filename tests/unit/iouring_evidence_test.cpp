@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "collectors/iouring_bpf.hpp"
+#include "collectors/bpf/iouring_bpf.hpp"
 
 using namespace iodiag;
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "collectors/kallsyms_cache.hpp"
+#include "collectors/bpf/kallsyms_cache.hpp"
 
 using namespace iodiag;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// Lookups in raw BTF bytes (collectors/kernel_btf_view.hpp): built blobs for
+// Lookups in raw BTF bytes (collectors/bpf/kernel_btf_view.hpp): built blobs for
 // each kind the walker sizes and each way bytes can be wrong, and the
 // machine's own vmlinux BTF, mapped and as libbpf's parse holds it, against
 // libbpf's answers.
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <memory>
 
-#include "collectors/kernel_btf_view.hpp"
+#include "collectors/bpf/kernel_btf_view.hpp"
 
 using iodiag::KernelBtfView;
 using iodiag::MappedKernelBtf;

@@ -3,7 +3,7 @@
 // scheduler counts under the block queue, not the device.
 #include <gtest/gtest.h>
 
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 #include "engine/triage/layer_table.hpp"
 
 namespace iodiag {

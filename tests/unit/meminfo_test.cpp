@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "collectors/meminfo.hpp"
+#include "collectors/procfs/meminfo.hpp"
 #include "collectors/text_file.hpp"
 #include "tests/unit/procsys_fixtures.hpp"
 

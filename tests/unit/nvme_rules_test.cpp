@@ -5,7 +5,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "collectors/nvme_smart_collector.hpp"
+#include "collectors/nvme/nvme_smart_collector.hpp"
 #include "app/catalog.hpp"
 #include "engine/rules/rules.hpp"
 

@@ -3,8 +3,8 @@
 // must fall back to hwmon, never to a wrong number.
 #include <gtest/gtest.h>
 
-#include "collectors/nvme_smart_collector.hpp"
-#include "collectors/nvme_smart_diff.hpp"
+#include "collectors/nvme/nvme_smart_collector.hpp"
+#include "collectors/nvme/nvme_smart_diff.hpp"
 
 using namespace iodiag;
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "collectors/nvme_smart_log.hpp"
+#include "collectors/nvme/nvme_smart_log.hpp"
 
 using namespace iodiag::nvme;
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "collectors/proc_io.hpp"
+#include "collectors/procfs/proc_io.hpp"
 
 using namespace iodiag;
 

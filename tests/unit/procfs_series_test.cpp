@@ -11,9 +11,9 @@
 
 #include <unistd.h>
 
-#include "collectors/diskstats.hpp"
-#include "collectors/psi.hpp"
-#include "collectors/vmstat.hpp"
+#include "collectors/procfs/diskstats.hpp"
+#include "collectors/procfs/psi.hpp"
+#include "collectors/procfs/vmstat.hpp"
 #include "tests/unit/procsys_fixtures.hpp"
 
 using namespace iodiag;

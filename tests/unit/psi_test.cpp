@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "collectors/psi.hpp"
+#include "collectors/procfs/psi.hpp"
 #include "collectors/text_file.hpp"
 #include "tests/unit/procsys_fixtures.hpp"
 

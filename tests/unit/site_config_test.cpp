@@ -8,7 +8,7 @@
 #include "engine/evidence/bundle.hpp"
 #include "engine/rules/site_config.hpp"
 #include "engine/triage/analysis.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 #include "tests/unit/rule_test_catalog.hpp"
 
 using namespace iodiag;

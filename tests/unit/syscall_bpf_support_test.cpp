@@ -9,13 +9,13 @@
 #include <zlib.h>
 
 #include "bpf/syscall_events.h"
-#include "collectors/kallsyms.hpp"
-#include "collectors/kernel_hz.hpp"
+#include "collectors/bpf/kallsyms.hpp"
+#include "collectors/procfs/kernel_hz.hpp"
 #include "app/catalog.hpp"
-#include "collectors/syscall_bpf_classes.hpp"
-#include "collectors/syscall_bpf_snapshot.hpp"
+#include "collectors/bpf/syscall_bpf_classes.hpp"
+#include "collectors/bpf/syscall_bpf_snapshot.hpp"
 #include "engine/rules/rules.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 #include "engine/triage/lost_events.hpp"
 
 using namespace iodiag;
@@ -314,7 +314,7 @@ TEST(SyscallRules, Seed000FiresReclaimOnTheIoPathAndNotTheOthers) {
 
 #include <fstream>
 
-#include "collectors/cgroup_ids.hpp"
+#include "collectors/cgroup/cgroup_ids.hpp"
 
 // cgroup ids are directory inode numbers; labels name the v1 memory and blkio
 // cgroups (both, when the task is in non-root ones) or fall back to v2.

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "bpf/syscall_events.h"
-#include "collectors/text_page_filter.hpp"
+#include "collectors/bpf/text_page_filter.hpp"
 
 using namespace iodiag;
 

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <iterator>
 
-#include "collectors/nvme_smart_collector.hpp"
-#include "collectors/nvme_smart_diff.hpp"
+#include "collectors/nvme/nvme_smart_collector.hpp"
+#include "collectors/nvme/nvme_smart_diff.hpp"
 #include "app/catalog.hpp"
 #include "engine/render/render_diff.hpp"
 #include "engine/triage/verdict_diff.hpp"

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "collectors/text_file.hpp"
-#include "collectors/vmstat.hpp"
+#include "collectors/procfs/vmstat.hpp"
 #include "tests/unit/procsys_fixtures.hpp"
 
 using namespace iodiag;

@@ -1,6 +1,6 @@
 // /sys/block/*/queue/*, mq/*/nr_tags, loop/backing_file, dev files: the block
 // queue configuration collector on a whole tree.
-#include "collectors/block_queue_config.hpp"
+#include "collectors/sysfs/block_queue_config.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 #include "tests/fuzz/fuzz_tree.hpp"
 

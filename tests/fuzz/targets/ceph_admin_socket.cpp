@@ -9,10 +9,10 @@
 // what they accept gives finite, non-negative window figures.
 #include <cmath>
 
-#include "collectors/ceph_op_tracker.hpp"
-#include "collectors/ceph_osd_network.hpp"
-#include "collectors/ceph_osd_snapshot.hpp"
-#include "collectors/ceph_perf_counters.hpp"
+#include "collectors/ceph/ceph_op_tracker.hpp"
+#include "collectors/ceph/ceph_osd_network.hpp"
+#include "collectors/ceph/ceph_osd_snapshot.hpp"
+#include "collectors/ceph/ceph_perf_counters.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 IODIAG_FUZZ_TARGET(ceph_admin_socket) {

@@ -2,9 +2,9 @@
 // (memory.stat, memory.events), MAJ:MIN value (v1 *_device), nested keyed
 // (io.stat, io.max, io.latency), v1 io_service_bytes / io_serviced, and
 // /proc/mounts (where the hierarchies are).
-#include "collectors/cgroup_hierarchy.hpp"
-#include "collectors/cgroup_model.hpp"
-#include "collectors/cgroup_v1.hpp"
+#include "collectors/cgroup/cgroup_hierarchy.hpp"
+#include "collectors/cgroup/cgroup_model.hpp"
+#include "collectors/cgroup/cgroup_v1.hpp"
 #include "collectors/text_file.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 

@@ -1,8 +1,8 @@
 // The cgroup collector on a whole tree: /proc/mounts, the v1 and v2
 // hierarchies it names, every group's files, /sys/dev/block/*/uevent for
 // device names; and the BPF cgroup-id names (the same tree, walked by inode).
-#include "collectors/cgroup_collector.hpp"
-#include "collectors/cgroup_ids.hpp"
+#include "collectors/cgroup/cgroup_collector.hpp"
+#include "collectors/cgroup/cgroup_ids.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 #include "tests/fuzz/fuzz_tree.hpp"
 

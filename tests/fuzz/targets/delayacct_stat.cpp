@@ -1,5 +1,5 @@
 // /proc/<pid>/stat: the command name and field 42 (delayacct_blkio_ticks).
-#include "collectors/delayacct.hpp"
+#include "collectors/procfs/delayacct.hpp"
 #include "collectors/text_file.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 

@@ -1,6 +1,6 @@
 // The dirty limit computed the kernel's way from a whole tree: vm.dirty_*
 // sysctls, /proc/vmstat, /proc/meminfo, /proc/zoneinfo.
-#include "collectors/dirty_limits.hpp"
+#include "collectors/procfs/dirty_limits.hpp"
 #include "collectors/text_file.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 #include "tests/fuzz/fuzz_tree.hpp"

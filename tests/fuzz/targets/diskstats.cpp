@@ -1,5 +1,5 @@
 // /proc/diskstats: two snapshots parsed, then the per-disk deltas.
-#include "collectors/diskstats.hpp"
+#include "collectors/procfs/diskstats.hpp"
 #include "collectors/text_file.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 

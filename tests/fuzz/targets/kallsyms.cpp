@@ -1,6 +1,6 @@
 // /proc/kallsyms: kernel text ranges of the functions the syscall collector
 // recognises in stacks.
-#include "collectors/kallsyms.hpp"
+#include "collectors/bpf/kallsyms.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 IODIAG_FUZZ_TARGET(kallsyms) {

@@ -1,5 +1,5 @@
 // CONFIG_HZ from a kernel config, and jiffies / now from /proc/timer_list.
-#include "collectors/kernel_hz.hpp"
+#include "collectors/procfs/kernel_hz.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 IODIAG_FUZZ_TARGET(kernel_hz) {

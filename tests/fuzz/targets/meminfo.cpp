@@ -1,5 +1,5 @@
 // /proc/meminfo.
-#include "collectors/meminfo.hpp"
+#include "collectors/procfs/meminfo.hpp"
 #include "collectors/text_file.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 

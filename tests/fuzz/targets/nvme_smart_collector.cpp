@@ -1,7 +1,7 @@
 // The NVMe SMART collector on a whole tree: sysroot/sys/class/nvme/* (model,
 // serial, namespaces, hwmon temperatures) and admin/<ctrl>.smart.bin /
 // .identify.bin as the raw admin-command answers.
-#include "collectors/nvme_smart_collector.hpp"
+#include "collectors/nvme/nvme_smart_collector.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 #include "tests/fuzz/fuzz_tree.hpp"
 

@@ -2,7 +2,7 @@
 // thermal thresholds (the rest): decoded exactly or rejected naming the byte.
 #include <algorithm>
 
-#include "collectors/nvme_smart_log.hpp"
+#include "collectors/nvme/nvme_smart_log.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 IODIAG_FUZZ_TARGET(nvme_smart_log) {

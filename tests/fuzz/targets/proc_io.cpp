@@ -1,6 +1,6 @@
 // proc_io: /proc/[pid]/{stat,io,comm} of every process (who dirtied the data),
 // read twice (the start and the end of a window) and turned into metrics.
-#include "collectors/proc_io.hpp"
+#include "collectors/procfs/proc_io.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 #include "tests/fuzz/fuzz_tree.hpp"
 

@@ -1,6 +1,6 @@
 // /proc/pressure/* (and the cgroup v2 *.pressure files, same parser): two
 // snapshots, then the stall shares of the window.
-#include "collectors/psi.hpp"
+#include "collectors/procfs/psi.hpp"
 #include "collectors/text_file.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 

@@ -8,7 +8,7 @@
 #include "engine/render/render_diff.hpp"
 #include "engine/triage/analysis.hpp"
 #include "engine/triage/verdict_diff.hpp"
-#include "collectors/nvme_smart_diff.hpp"
+#include "collectors/nvme/nvme_smart_diff.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 IODIAG_FUZZ_TARGET(replay) {

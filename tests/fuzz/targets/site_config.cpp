@@ -3,7 +3,7 @@
 // devices to a small evidence. Every problem is a diagnostic with file:line:col.
 #include "app/catalog.hpp"
 #include "engine/rules/site_config.hpp"
-#include "engine/triage/derived_metrics.hpp"
+#include "engine/derive/derived_metrics.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 IODIAG_FUZZ_TARGET(site_config) {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "collectors/delayacct.hpp"
+#include "collectors/procfs/delayacct.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 IODIAG_FUZZ_TARGET(taskstats) {

@@ -1,5 +1,5 @@
 // /proc/vmstat: two snapshots parsed, then the deltas and gauges.
-#include "collectors/vmstat.hpp"
+#include "collectors/procfs/vmstat.hpp"
 #include "collectors/text_file.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 

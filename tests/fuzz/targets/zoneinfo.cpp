@@ -1,5 +1,5 @@
 // /proc/zoneinfo: the kernel's totalreserve_pages (dirty limit input).
-#include "collectors/dirty_limits.hpp"
+#include "collectors/procfs/dirty_limits.hpp"
 #include "collectors/text_file.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
