@@ -1,0 +1,84 @@
+// The steps of add_derived_metrics (derived_metrics.cpp), one file per layer
+// of what they derive, and the few helpers they share. Internal to
+// engine/derive: the rest of the engine includes derived_metrics.hpp.
+//
+//   device_reference.cpp   reference latencies, effective device classes
+//   device_judgement.cpp   each device's D2C distribution, its share of the wait
+//   io_scheduler_part.cpp  the I/O scheduler's part of the applications' wait
+//   device_submitters.cpp  who submitted a device's requests, their own wait
+//   device_stack.cpp       stacked devices walked top to bottom
+//   cgroup.cpp             cgroups joined to lost time and to limits below
+//   page_cache.cpp         whether the page cache is losing pages
+//   sufferer.cpp           the application that suffered most, its shares
+//   fsync_chain.cpp        fsync -> journal -> the I/O it carries
+//   slow_floor.cpp         absolute floors under the relative slow set
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/derive/derived_metrics.hpp"
+#include "engine/evidence/evidence.hpp"
+#include "engine/evidence/histogram.hpp"
+#include "engine/evidence/layers.hpp"
+#include "engine/evidence/metric_catalog.hpp"
+
+namespace iodiag::derive {
+
+// ---- shared helpers (derive_support.cpp) ----
+Provenance derived(const std::string& formula);
+double metric_or(const Evidence& ev, const std::string& name, const Labels& l, double fallback);
+// The device a device's I/O lands on: a loop device's backing disk, a dm/md
+// device's single member. Empty when none is known.
+std::string lower_device(const Evidence& ev, const std::string& device);
+// Every device that is another device's lower device.
+std::set<std::string> lower_devices(const Evidence& ev);
+// All of a command's traced syscall time (syscall.proc.time_us summed).
+double comm_syscall_time_us(const Evidence& ev, const std::string& comm);
+// The count and time (bucket midpoints) of a log2 histogram's values in
+// buckets that start at or above bound_us.
+std::pair<double, double> at_or_above(const Log2Histogram& h, double bound_us);
+
+// ---- the steps, in the order add_derived_metrics runs them ----
+void add_effective_classes(Evidence& ev);        // device_reference.cpp
+void add_sufferer_shares(Evidence& ev);          // sufferer.cpp
+void add_device_judgement(Evidence& ev);         // device_judgement.cpp
+void add_submitter_whole_shares(Evidence& ev);   // device_submitters.cpp
+void add_cache_eviction(Evidence& ev);           // page_cache.cpp
+void add_stack_chains(Evidence& ev);             // device_stack.cpp
+void add_cgroup_join(Evidence& ev);              // cgroup.cpp
+void add_limits_below(Evidence& ev);             // cgroup.cpp
+void add_top_app(Evidence& ev);                  // sufferer.cpp
+void add_fsync_chain(Evidence& ev);              // fsync_chain.cpp
+
+// The I/O scheduler's part (io_scheduler_part.cpp), used by the device judgement:
+// the part of a device's requests' block time (Q2C) that they spent in its
+// I/O scheduler (block_rq_insert -> block_rq_issue), and how that was
+// estimated: from the requests at or above the slow syscalls' lower bound
+// (the metric `bound_name`) where the histograms allow, else (and for an
+// empty name) from the totals.
+struct SchedulerPart {
+    double fraction;
+    std::string how;
+};
+std::optional<SchedulerPart> scheduler_part(const Evidence& ev, const Labels& l, const std::string& bound_name,
+                                            double q2c_total);
+void add_io_scheduler_parts(Evidence& ev, const std::map<std::string, double>& q2c_total,
+                            const std::set<std::string>& lower, double top_total);
+
+// ---- what each step can emit ----
+std::vector<MetricSpec> device_reference_specs();
+std::vector<MetricSpec> device_judgement_specs();
+std::vector<MetricSpec> io_scheduler_part_specs();
+std::vector<MetricSpec> device_submitter_specs();
+std::vector<MetricSpec> device_stack_specs();
+std::vector<MetricSpec> cgroup_specs();
+std::vector<MetricSpec> page_cache_specs();
+std::vector<MetricSpec> sufferer_specs();
+std::vector<MetricSpec> fsync_chain_specs();
+
+}  // namespace iodiag::derive
