@@ -6,6 +6,7 @@
 
 #include "engine/evidence/layers.hpp"
 #include "engine/derive/derived_metrics.hpp"
+#include "engine/render/cgroup_shown.hpp"
 
 namespace iodiag {
 
@@ -44,6 +45,31 @@ std::string one_line(std::string s) {
         if (c == '\n' || c == '\r') c = ' ';
     }
     return s;
+}
+
+// The status line is what a pager shows: a cgroup by its name alone (the
+// long output and the verdict keep the path as evidence).
+std::string without_cgroup_paths(std::string text, const Verdict& v) {
+    for (const auto& [label, n] : v.cgroup_names) {
+        const std::string full = name_with_path(n.name, label);
+        if (full == label) continue;
+        for (size_t at = text.find(full); at != std::string::npos; at = text.find(full, at + n.name.size()))
+            text.replace(at, full.size(), n.name);
+    }
+    return text;
+}
+
+// "; who: postgres pid 4242 in postgresql@15-main.service": who suffered,
+// one process, its cgroup by name.
+std::string who_clause(const Verdict& v) {
+    std::string app, pid, cgroup;
+    for (const auto& w : v.who_suffered) {
+        if (w.what == "app") app = w.value;
+        if (w.what == "pid") pid = w.value;
+        if (w.what == "cgroup") cgroup = name_only(v, w.value);
+    }
+    if (app.empty()) return "";
+    return "; who: " + app + (pid.empty() ? "" : " pid " + pid) + (cgroup.empty() ? "" : " in " + cgroup);
 }
 
 const Finding* headline_finding(const Verdict& v) {
@@ -136,8 +162,9 @@ PluginResult plugin_result(const Verdict& v, const Evidence& collected) {
     if (r.state == PluginState::Unknown) {
         r.summary = "nothing could be observed (" + unobserved_reason(v) + ")";
     } else if (const Finding* f = headline_finding(v)) {
-        r.summary = f->title;
+        r.summary = without_cgroup_paths(f->title, v);
         if (v.findings.size() > 1) r.summary += " (+" + std::to_string(v.findings.size() - 1) + " more)";
+        r.summary += who_clause(v);
     } else {
         r.summary = "no findings; " + coverage;
     }

@@ -15,6 +15,7 @@
 #include "engine/triage/layer_table.hpp"
 #include "engine/evidence/layers.hpp"
 #include "engine/triage/triage_graph.hpp"
+#include "engine/triage/who_suffered.hpp"
 
 namespace iodiag {
 
@@ -186,13 +187,6 @@ std::vector<HistogramMetric> distributions(const Evidence& ev) {
         for (const char* name : {"block.q2c_us", "block.d2c_us"})
             if (const HistogramMetric* h = ev.find_histogram(name, {{"device", busy.front()}})) take(*h);
     return out;
-}
-
-std::vector<std::pair<std::string, std::string>> who_suffered(const Evidence& ev) {
-    std::vector<std::pair<std::string, std::string>> who;
-    for (const char* what : {"app", "comm", "pid", "file", "cgroup"})
-        if (const Fact* f = ev.find_fact(std::string("attr.slow.top_") + what)) who.push_back({what, f->value});
-    return who;
 }
 
 // One line per rule that could not be evaluated: on which instances, and the
@@ -535,6 +529,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     v.who_suffered = who_suffered(ev);
     v.slowest = slowest_exemplars(ev, 5);
     v.distributions = distributions(ev);
+    v.cgroup_names = cited_cgroup_names(v, ev);
     v.fingerprint = fingerprint(v.host, v.findings);
     return v;
 }
