@@ -76,44 +76,58 @@ std::optional<ContainerState> docker_state(const std::string& root, const std::s
     return s;
 }
 
+// An OCI bundle's config.json (containerd's tasks, CRI-O's containers): the
+// runtime's annotations name the container and its pod.
+struct AnnotationKeys {
+    const char* runtime;
+    std::vector<const char*> name;   // the first one set
+    const char* pod_name;
+    const char* pod_namespace;
+    const char* type;                // "sandbox" for a pod's pause container
+};
+
+const AnnotationKeys kContainerdKeys{runtime::kContainerd,
+                                     {"io.kubernetes.cri.container-name", "nerdctl/name"},
+                                     "io.kubernetes.cri.sandbox-name",
+                                     "io.kubernetes.cri.sandbox-namespace",
+                                     "io.kubernetes.cri.container-type"};
+const AnnotationKeys kCrioKeys{runtime::kCrio,
+                               {"io.kubernetes.container.name"},
+                               "io.kubernetes.pod.name",
+                               "io.kubernetes.pod.namespace",
+                               "io.kubernetes.cri-o.ContainerType"};
+
+std::optional<ContainerState> oci_bundle_state(const std::string& root, const std::string& path,
+                                               const AnnotationKeys& keys) {
+    const json j = read_json(under_root(root, path));
+    if (j.is_discarded() || !j.is_object()) return std::nullopt;
+    const json& a = object_at(j, "annotations");
+    ContainerState s;
+    s.runtime = keys.runtime;
+    for (const char* k : keys.name)
+        if (s.name.empty()) s.name = string_at(a, k);
+    s.pod_name = string_at(a, keys.pod_name);
+    s.pod_namespace = string_at(a, keys.pod_namespace);
+    s.sandbox = string_at(a, keys.type) == "sandbox";
+    s.source = path + " (annotations)";
+    return s;
+}
+
 // containerd keeps each running task's OCI bundle per namespace (k8s.io for
 // the CRI plugin, moby for Docker, default for ctr and nerdctl).
 std::optional<ContainerState> containerd_state(const std::string& root, const std::string& id) {
-    for (const char* tasks : {"/run/containerd/io.containerd.runtime.v2.task", "/run/containerd/io.containerd.runtime.v1.linux"}) {
-        for (const auto& ns : entries(under_root(root, tasks))) {
-            const std::string path = std::string(tasks) + "/" + ns + "/" + id + "/config.json";
-            const json j = read_json(under_root(root, path));
-            if (j.is_discarded() || !j.is_object()) continue;
-            const json& a = object_at(j, "annotations");
-            ContainerState s;
-            s.runtime = runtime::kContainerd;
-            s.name = string_at(a, "io.kubernetes.cri.container-name");
-            if (s.name.empty()) s.name = string_at(a, "nerdctl/name");
-            s.pod_name = string_at(a, "io.kubernetes.cri.sandbox-name");
-            s.pod_namespace = string_at(a, "io.kubernetes.cri.sandbox-namespace");
-            s.sandbox = string_at(a, "io.kubernetes.cri.container-type") == "sandbox";
-            s.source = path + " (annotations)";
-            return s;
-        }
-    }
+    for (const char* tasks : {"/run/containerd/io.containerd.runtime.v2.task", "/run/containerd/io.containerd.runtime.v1.linux"})
+        for (const auto& ns : entries(under_root(root, tasks)))
+            if (auto s = oci_bundle_state(root, std::string(tasks) + "/" + ns + "/" + id + "/config.json", kContainerdKeys))
+                return s;
     return std::nullopt;
 }
 
 std::optional<ContainerState> crio_state(const std::string& root, const std::string& id) {
-    for (const char* store : {"/run/containers/storage", "/var/lib/containers/storage"}) {
-        const std::string path = std::string(store) + "/overlay-containers/" + id + "/userdata/config.json";
-        const json j = read_json(under_root(root, path));
-        if (j.is_discarded() || !j.is_object()) continue;
-        const json& a = object_at(j, "annotations");
-        ContainerState s;
-        s.runtime = runtime::kCrio;
-        s.name = string_at(a, "io.kubernetes.container.name");
-        s.pod_name = string_at(a, "io.kubernetes.pod.name");
-        s.pod_namespace = string_at(a, "io.kubernetes.pod.namespace");
-        s.sandbox = string_at(a, "io.kubernetes.cri-o.ContainerType") == "sandbox";
-        s.source = path + " (annotations)";
-        return s;
-    }
+    for (const char* store : {"/run/containers/storage", "/var/lib/containers/storage"})
+        if (auto s = oci_bundle_state(root, std::string(store) + "/overlay-containers/" + id + "/userdata/config.json",
+                                      kCrioKeys))
+            return s;
     return std::nullopt;
 }
 

@@ -17,6 +17,7 @@
 #include "collectors/cgroup/container_state.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/cgroup_labels.hpp"
+#include "engine/rules/rules.hpp"
 
 using namespace iodiag;
 using namespace iodiag::cgroup;
@@ -316,4 +317,48 @@ TEST(CgroupNamesContract, TheCatalogKnowsTheFactsPerCgroup) {
         EXPECT_EQ(s->kind, MetricSpec::Kind::Fact);
         EXPECT_EQ(s->instance_key, "cgroup");
     }
+}
+
+TEST(CgroupNamesContract, RulesCiteTheNamesAndShowCgroupsByName) {
+    const MetricCatalog cat = full_catalog();
+    LoadContext ctx;
+    ctx.catalog = &cat;
+    const RuleSet rs = load_rules_from_string(R"(
+rules:
+  - id: test.named
+    layer: cgroup
+    severity: warning
+    for_each: cgroup
+    title: "{cgroup} is a {cgroup.kind}{? called {cgroup.name}?}"
+    when: {metric: cgroup.io_read_iops, op: ">", value: 0}
+    mechanism: "top cgroup {attr.slow.top_cgroup}"
+    evidence: [cgroup.name, attr.slow.top_cgroup]
+    fixes: []
+)",
+                                              "test.yaml", ctx);
+    ASSERT_TRUE(rs.ok()) << rs.to_json().dump();
+    const std::string docker = "/system.slice/docker-" + kDockerWeb + ".scope";
+    const std::string web = "docker container web " + kDockerWeb.substr(0, 12);
+    Evidence ev;
+    ev.add_metric("cgroup.io_read_iops", {{"cgroup", docker}}, 50, "1/s", {"file", "test"});
+    ev.add_fact("attr.slow.top_cgroup", {}, "memory:" + docker, {"tracepoint", "test"});
+    add_cgroup_names(ev, kHost);
+    const RuleResult* r = nullptr;
+    const auto results = evaluate_rules(rs, ev);
+    for (const auto& x : results)
+        if (x.instance == docker) r = &x;
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->title, web + " (" + docker + ") is a docker-container called " + web);
+    EXPECT_EQ(r->mechanism, "top cgroup " + web + " (memory:" + docker + ")");
+    // The cited fact keeps its value; what a finding shows is the name with it.
+    for (const auto& c : r->cited)
+        if (c.name == "attr.slow.top_cgroup") {
+            EXPECT_EQ(c.text, "memory:" + docker);
+            EXPECT_EQ(c.formatted, web + " (memory:" + docker + ")");
+        }
+    // Without a name the path alone, and the clause with the name drops.
+    Evidence old;
+    old.add_metric("cgroup.io_read_iops", {{"cgroup", docker}}, 50, "1/s", {"file", "test"});
+    old.add_fact("cgroup.kind", {{"cgroup", docker}}, "plain", {"derived", "test"});
+    EXPECT_EQ(evaluate_rules(rs, old)[0].title, docker + " is a plain");
 }
