@@ -41,8 +41,8 @@ void add_who(Evidence& ev) {
         const Fact* f = ev.find_fact(name);
         return f ? std::optional<Fact>(*f) : std::nullopt;
     };
-    const auto app_fact = fact("attr.app.name"), top_app = fact("attr.slow.top_app"), top_comm = fact("attr.slow.top_comm"),
-               top_pid = fact("attr.slow.top_pid");
+    const auto app_fact = fact("attr.app.name"), top_app = fact("attr.slow.top_app");
+    const auto top_comm = fact("attr.slow.top_comm"), top_pid = fact("attr.slow.top_pid");
     std::string app;
     Provenance app_from;
     if (app_fact) {
