@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engine/evidence/format.hpp"
+#include "engine/triage/judgement.hpp"
 #include "engine/render/render.hpp"
 
 namespace iodiag {
@@ -56,7 +57,7 @@ std::string labels_text(const Labels& l) {
     return s + "}";
 }
 
-std::string state_word(const Verdict& v) { return v.findings.empty() ? "OK" : upper(to_string(v.status)); }
+std::string state_word(const Verdict& v) { return upper(status_word(v)); }
 
 void summary_line(std::ostringstream& out, const Verdict& v) {
     out << "**iodiag " << state_word(v) << " on " << text(v.host) << "**: ";
