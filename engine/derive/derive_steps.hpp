@@ -13,6 +13,7 @@
 //   who.cpp                who suffered most, every field of one process
 //   fsync_chain.cpp        fsync -> journal -> the I/O it carries
 //   slow_floor.cpp         absolute floors under the relative slow set
+//   layer_judgement.cpp    whether a layer's time is a fault (the judgement model)
 #pragma once
 
 #include <map>
@@ -56,6 +57,8 @@ void add_limits_below(Evidence& ev);             // cgroup.cpp
 void add_top_app(Evidence& ev);                  // sufferer.cpp
 void add_who(Evidence& ev);                      // who.cpp
 void add_fsync_chain(Evidence& ev);              // fsync_chain.cpp
+// (add_slow_floors, slow_floor.cpp, then:)
+void add_judgement(Evidence& ev);                // layer_judgement.cpp
 
 // The I/O scheduler's part (io_scheduler_part.cpp), used by the device judgement:
 // the part of a device's requests' block time (Q2C) that they spent in its
@@ -83,5 +86,6 @@ std::vector<MetricSpec> page_cache_specs();
 std::vector<MetricSpec> sufferer_specs();
 std::vector<MetricSpec> who_specs();
 std::vector<MetricSpec> fsync_chain_specs();
+std::vector<MetricSpec> judgement_specs();
 
 }  // namespace iodiag::derive

@@ -144,7 +144,7 @@ std::string PluginResult::status_line() const {
 
 PluginState plugin_state(const Verdict& v) {
     if (observed_layers(v) == 0) return PluginState::Unknown;
-    if (v.findings.empty()) return PluginState::Ok;
+    if (v.findings.empty()) return v.blind.empty() ? PluginState::Ok : PluginState::Unknown;
     switch (v.status) {
         case Severity::Critical: return PluginState::Critical;
         case Severity::Warning: return PluginState::Warning;
@@ -160,7 +160,7 @@ PluginResult plugin_result(const Verdict& v, const Evidence& collected) {
     const std::string coverage =
         "latency observed in " + std::to_string(observed) + " of " + std::to_string(v.layers.size()) + " layers";
     if (r.state == PluginState::Unknown) {
-        r.summary = "nothing could be observed (" + unobserved_reason(v) + ")";
+        r.summary = observed_layers(v) == 0 ? "nothing could be observed (" + unobserved_reason(v) + ")" : v.blind;
     } else if (const Finding* f = headline_finding(v)) {
         r.summary = without_cgroup_paths(f->title, v);
         if (v.findings.size() > 1) r.summary += " (+" + std::to_string(v.findings.size() - 1) + " more)";

@@ -1,4 +1,5 @@
 #include "engine/render/render.hpp"
+#include "engine/triage/judgement.hpp"
 
 namespace iodiag {
 
@@ -50,7 +51,8 @@ json render_json(const Verdict& v) {
     j["host"] = v.host;
     j["kernel"] = v.kernel;
     j["window"] = {{"start_unix", v.window.start_unix}, {"duration_s", v.window.duration_s}};
-    j["status"] = v.findings.empty() ? "ok" : to_string(v.status);
+    j["status"] = status_word(v);
+    if (!v.blind.empty()) j["blind"] = v.blind;
     j["coverage"] = v.coverage;
     j["fingerprint"] = v.fingerprint;
     j["findings"] = json::array();

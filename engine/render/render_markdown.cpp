@@ -7,6 +7,7 @@
 
 #include "engine/evidence/format.hpp"
 #include "engine/render/cgroup_shown.hpp"
+#include "engine/triage/judgement.hpp"
 #include "engine/render/render.hpp"
 
 namespace iodiag {
@@ -63,7 +64,7 @@ std::string instance(const Verdict& v, const std::string& inst) {
     return name == inst ? code(inst) : text(name) + " (" + code(inst) + ")";
 }
 
-std::string state_word(const Verdict& v) { return v.findings.empty() ? "OK" : upper(to_string(v.status)); }
+std::string state_word(const Verdict& v) { return upper(status_word(v)); }
 
 void summary_line(std::ostringstream& out, const Verdict& v) {
     out << "**iodiag " << state_word(v) << " on " << text(v.host) << "**: ";

@@ -1,4 +1,5 @@
 #include "engine/render/render_prometheus.hpp"
+#include "engine/triage/judgement.hpp"
 
 #include "engine/render/plugin_output.hpp"
 
@@ -121,7 +122,7 @@ std::string render_prometheus(const Verdict& v, const Evidence& ev, const Promet
     family("iodiag_verdict_info", "gauge",
            "The verdict's fingerprint (same causes on the same host, same value: the de-duplication key) and "
            "status (always 1).")
-        .add({{"fingerprint", v.fingerprint}, {"status", v.findings.empty() ? "ok" : to_string(v.status)}}, 1);
+        .add({{"fingerprint", v.fingerprint}, {"status", status_word(v)}}, 1);
     family("iodiag_coverage_ratio", "gauge", "Share of the I/O stack's layers whose latency was observed (0..1).")
         .add({}, v.coverage);
     family("iodiag_last_run_timestamp_seconds", "gauge", "When the run that wrote this file finished (Unix time).")

@@ -6,6 +6,7 @@
 
 #include "engine/evidence/format.hpp"
 #include "engine/render/cgroup_shown.hpp"
+#include "engine/triage/judgement.hpp"
 #include "engine/render/exemplar_parts.hpp"
 #include "engine/render/render.hpp"
 
@@ -199,13 +200,14 @@ std::string render_text(const Verdict& v, const TextOptions& options) {
     std::ostringstream out;
     out << "iodiag verdict — host " << v.host << ", kernel " << v.kernel << ", window "
         << format_number(v.window.duration_s) << " s from " << format_utc(v.window.start_unix) << "\n";
-    const std::string status = v.findings.empty() ? "OK" : upper(to_string(v.status));
+    const std::string status = upper(status_word(v));
     size_t observed = 0;
     for (const auto& r : v.layers) observed += r.state != LayerState::NotObserved;
     out << "STATUS: " << status << " — " << v.findings.size() << " finding(s); latency observed in "
         << observed << " of " << v.layers.size() << " layers";
     if (observed < v.layers.size()) out << " (unobserved layers are unknown, not healthy)";
     out << "\n";
+    if (!v.blind.empty() && v.findings.empty()) out << "  UNKNOWN because " << v.blind << "\n";
     render_glance(out, v, legend);
     out << "\n";
 

@@ -1,4 +1,5 @@
 #include "engine/render/report_sections.hpp"
+#include "engine/triage/judgement.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -146,7 +147,7 @@ footer { margin-top: 40px; color: #666; font-size: 0.85em; border-top: 1px solid
 
 std::string page_end(const std::string& footer) { return "<footer>" + e(footer) + "</footer>\n</body>\n</html>\n"; }
 
-std::string status_of(const Verdict& v) { return v.findings.empty() ? "ok" : to_string(v.status); }
+std::string status_of(const Verdict& v) { return status_word(v); }
 
 std::string status_badge(const std::string& status) {
     return "<span class=\"badge " + e(status) + "\">" + e(upper(status)) + "</span>";

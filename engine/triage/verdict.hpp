@@ -85,6 +85,10 @@ struct Verdict {
     std::string kernel;
     Window window;
     Severity status = Severity::Info;   // worst finding; Info = nothing abnormal found
+    // Non-empty when the layers that carry the applications' latency were not
+    // observed (engine/triage/judgement.hpp): with no finding the status is
+    // then UNKNOWN, not OK. status_word() gives the word every output prints.
+    std::string blind;
     double coverage = 0;                // share of layers whose latency was observed, 0..1
     std::vector<Finding> findings;      // ranked, best explanation first
     std::vector<Finding> notes;         // info-level findings and ones off the triage path
