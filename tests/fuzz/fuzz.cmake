@@ -23,7 +23,7 @@ if(IODIAG_UNIT_TESTS)
   target_link_libraries(iodiag_fuzz_replay PRIVATE iodiag_fuzz_support GTest::gtest GTest::gtest_main)
   target_compile_definitions(iodiag_fuzz_replay PRIVATE IODIAG_FUZZ_DIR="${IODIAG_FUZZ_DIR}")
   iodiag_precompile(iodiag_fuzz_replay <gtest/gtest.h>)
-  gtest_discover_tests(iodiag_fuzz_replay DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "replay;sanitized")
+  gtest_discover_tests(iodiag_fuzz_replay DISCOVERY_TIMEOUT 60 PROPERTIES LABELS sanitized)
 endif()
 
 if(IODIAG_FUZZ)
