@@ -192,6 +192,18 @@ void render_finding(std::ostringstream& out, const Verdict& v, size_t n, const F
     for (const auto& vfy : f.verify) out << "    verify after the fix: " << vfy << "\n";
 }
 
+// Every rule not evaluated with -v; else those on devices and cgroups that
+// did I/O in the window (and global rules), the rest as a count.
+void render_not_evaluated(std::ostringstream& out, const Verdict& v, bool verbose) {
+    const auto& lines = verbose ? v.not_evaluated : v.not_evaluated_active;
+    if (lines.empty() && (verbose || v.not_evaluated_idle == 0)) return;
+    out << "RULES NOT EVALUATED (their evidence is missing)\n";
+    for (const auto& n : lines) out << "  " << n << "\n";
+    if (!verbose && v.not_evaluated_idle)
+        out << "  " << v.not_evaluated_idle
+            << " more on devices and cgroups that did no I/O in the window, or with no evidence at all (-v lists them)\n";
+}
+
 }  // namespace
 
 std::string render_text(const Verdict& v, const TextOptions& options) {
@@ -288,10 +300,7 @@ std::string render_text(const Verdict& v, const TextOptions& options) {
             out << "  " << l.collector << " " << l.what << ": " << with_thousands(l.count) << " lost"
                 << (l.complete.empty() ? "" : "; " + l.complete) << "\n";
     }
-    if (!v.not_evaluated.empty()) {
-        out << "RULES NOT EVALUATED (their evidence is missing)\n";
-        for (const auto& n : v.not_evaluated) out << "  " << n << "\n";
-    }
+    render_not_evaluated(out, v, options.verbose);
     out << "fingerprint " << v.fingerprint << "\n";
     return out.str();
 }

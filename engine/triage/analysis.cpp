@@ -14,6 +14,7 @@
 #include "engine/triage/finding_fold.hpp"
 #include "engine/triage/judgement.hpp"
 #include "engine/triage/layer_table.hpp"
+#include "engine/triage/not_evaluated.hpp"
 #include "engine/evidence/layers.hpp"
 #include "engine/triage/triage_graph.hpp"
 #include "engine/triage/who_suffered.hpp"
@@ -171,46 +172,6 @@ std::vector<HistogramMetric> distributions(const Evidence& ev) {
         for (const char* name : {"block.q2c_us", "block.d2c_us"})
             if (const HistogramMetric* h = ev.find_histogram(name, {{"device", busy.front()}})) take(*h);
     return out;
-}
-
-// One line per rule that could not be evaluated: on which instances, and the
-// evidence names it missed (instance labels left out, so one line covers all).
-// Evaluations that found no evidence at all (nothing cited) are instances the
-// rule does not speak about (another collector's cgroup, a device with no such
-// log) or rules whose collector did not run; the layer table says which
-// collectors were missing, so they are counted in one line, not listed.
-std::vector<std::string> summarize_unknown(const std::vector<const RuleResult*>& unknown) {
-    std::map<std::string, std::pair<std::vector<std::string>, std::set<std::string>>> by_rule;
-    std::vector<std::string> order;
-    size_t without_evidence = 0;
-    for (const RuleResult* r : unknown) {
-        if (r->cited.empty()) {
-            ++without_evidence;
-            continue;
-        }
-        auto [it, fresh] = by_rule.try_emplace(r->rule->id);
-        if (fresh) order.push_back(r->rule->id);
-        if (!r->instance.empty()) it->second.first.push_back(r->instance);
-        for (const auto& m : r->missing) it->second.second.insert(m.substr(0, m.find(" (")));
-    }
-    std::vector<std::string> lines;
-    for (const auto& id : order) {
-        const auto& [instances, missing] = by_rule.at(id);
-        std::string line = id;
-        if (!instances.empty()) {
-            line += " on " + std::to_string(instances.size()) + " instance(s) (";
-            for (size_t i = 0; i < instances.size() && i < 3; ++i) line += (i ? ", " : "") + instances[i];
-            line += instances.size() > 3 ? ", ...)" : ")";
-        }
-        line += ": missing ";
-        size_t i = 0;
-        for (const auto& m : missing) line += (i++ ? ", " : "") + m;
-        lines.push_back(line);
-    }
-    if (without_evidence)
-        lines.push_back(std::to_string(without_evidence) +
-                        " more rule evaluation(s) found no evidence at all for their instance (see COLLECTORS)");
-    return lines;
 }
 
 // One cause, one finding: a finding whose rule supersedes others absorbs their
@@ -413,7 +374,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     }
     fold_same_causes(fired, fired_rules);
     yield_osd_findings_to_ceph(fired, ev);
-    v.not_evaluated = summarize_unknown(unknown);
+    summarize_not_evaluated(v, unknown, ev);
 
     std::map<std::string, LayerState> state;
     size_t observed = 0;

@@ -96,6 +96,11 @@ struct Verdict {
     std::vector<TrailStep> trail;
     std::vector<LayerRow> layers;
     std::vector<std::string> not_evaluated;   // "rule id (instance): missing X, Y"
+    // The text verdict's short form (engine/triage/not_evaluated.hpp): the
+    // lines of not_evaluated for global rules and for the devices and cgroups
+    // that did I/O in the window, and how many evaluations it leaves out.
+    std::vector<std::string> not_evaluated_active;
+    size_t not_evaluated_idle = 0;
     std::vector<CollectorStatus> collectors;
     // Events collectors saw but could not account, with what stays complete.
     std::vector<LostEvents> lost_events;

@@ -160,8 +160,8 @@ def yaml_seeds(target, directory):
 
 
 def site_config_seeds():
-    """The example of the README's site configuration section, and a few variants."""
-    readme = read(os.path.join(ROOT, "README.md"))
+    """The example of the documented site configuration (docs/operations.md), and a few variants."""
+    readme = read(os.path.join(ROOT, "docs", "operations.md"))
     start = readme.find("## Site configuration")
     block = readme[readme.find("```yaml", start) + len("```yaml\n"):]
     example = block[:block.find("```")]
