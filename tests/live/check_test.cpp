@@ -283,3 +283,20 @@ TEST(LiveCheck, JsonWithoutHistoryOrSiteConfigStillCarriesTheCheckObject) {
     EXPECT_EQ(j["check"]["status_line"].get<std::string>().rfind("IODIAG ", 0), 0u);
     EXPECT_FALSE(j["check"].contains("history"));
 }
+
+// OK means it looked (issue 22): without the rights to load BPF, the layers
+// that carry the applications' latency are not observed, and a nightly check
+// installed that way must not say OK forever: UNKNOWN, exit 3, with why.
+TEST(LiveCheck, WithoutTheRightsToObserveTheCheckIsUnknownNotOk) {
+    if (const std::string why = missing_root(); !why.empty()) GTEST_SKIP() << why;
+    if (const std::string why = missing_tool("runuser"); !why.empty()) GTEST_SKIP() << why;
+    std::string out;
+    const int rc = run_capture("cd / && runuser -u nobody -- " + kIodiag + " check --duration 1 --no-history 2>/dev/null",
+                               &out);
+    if (out.find("not executable") != std::string::npos || rc == 126)
+        GTEST_SKIP() << "user nobody cannot run " << kIodiag << " (its directories are not searchable)";
+    EXPECT_EQ(rc, 3) << out.substr(0, 600);
+    const std::string status = out.substr(0, out.find('\n'));
+    EXPECT_EQ(status.rfind("IODIAG UNKNOWN - ", 0), 0u) << status;
+    EXPECT_NE(status.find("not observed"), std::string::npos) << status;
+}
