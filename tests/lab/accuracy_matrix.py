@@ -30,8 +30,10 @@ set, or all of them). Controls: quiet when nothing above info was found.
 Never OK: no scored draw may print STATUS OK.
 
 Prints a line per draw and a table per class. Needs root, fio, bpftrace,
-mkfs.*, python3-fusepy, PostgreSQL, redis-server; a draw whose tool is missing
-is reported as an error. The scenario script takes the machine lock per run.
+mkfs.*, python3-fusepy, PostgreSQL, redis-server; a draw whose scenario cannot
+run on this machine (scenario.sh exits 77: a kernel without bfq, a missing
+server) is reported as skipped with the reason, and not counted. The scenario
+script takes the machine lock per run.
 """
 import argparse
 import json
@@ -106,6 +108,10 @@ def share_threshold_us(finding, thresholds):
     return thresholds.get("slow", 0.0)
 
 
+class Skipped(RuntimeError):
+    """The scenario cannot run on this machine (exit 77): not an error of iodiag's."""
+
+
 def run_scenario(iodiag, klass, p, secs, out_dir, tag, fault=True, baseline_only=False):
     """Runs one scenario; returns (bundle or None, ground truth path) or raises RuntimeError."""
     bundle = os.path.join(out_dir, tag + ".json")
@@ -125,6 +131,8 @@ def run_scenario(iodiag, klass, p, secs, out_dir, tag, fault=True, baseline_only
         proc.terminate()
         proc.communicate()
         raise RuntimeError("timed out (machine lock held elsewhere?)")
+    if proc.returncode == 77:   # what the scenario needs is not on this machine (a scheduler, a tool)
+        raise Skipped(((err or out).strip().splitlines() or ["skipped"])[-1])
     if proc.returncode != 0:
         raise RuntimeError(((err or out).strip().splitlines() or ["scenario failed"])[-1])
     return (None if baseline_only else bundle), gt_path
@@ -156,6 +164,8 @@ def run_draw(a, klass, seed):
         res = {"params": p, "verdict": replay(a.iodiag, bundle), "thresholds": thresholds_of(bundle),
                "gt": gt_lib.parse_bpftrace_json(gt_path) if os.path.exists(gt_path) else {},
                "base": gt_lib.parse_bpftrace_json(base_path) if os.path.exists(base_path) else {}}
+    except Skipped as e:
+        return {"params": p, "skipped": str(e)}
     except RuntimeError as e:
         return {"params": p, "error": str(e)}
     finally:
@@ -366,6 +376,9 @@ def run_matrix(a, only):
             seed = a.seed * 1000 + i
             res = run_draw(a, klass, seed)
             if res is None:   # --rejudge: this draw was not kept
+                continue
+            if "skipped" in res:
+                print(f"{klass.name:<17} {seed:<7} {res['skipped']}")
                 continue
             if "error" in res:
                 row = {"class": klass.name, "seed": seed, "params": res["params"], "error": res["error"],

@@ -179,7 +179,7 @@ app_victim() {
       bg runuser -u postgres -- "$pgbin/pgbench" -h "$dir" -p "$port" -c "$clients" -j "$(( clients < 2 ? 1 : 2 ))" \
          -T 120 -N postgres ;;
     redis)
-      command -v redis-server >/dev/null || { echo "redis-server not found" >&2; exit 2; }
+      command -v redis-server >/dev/null || { echo "skipped: redis-server not found" >&2; exit 77; }
       local port; port=$(free_port)
       victim -- redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --appendfsync always \
          --save "" --daemonize no --logfile "$dir/redis.log"
@@ -411,6 +411,7 @@ case $name in
                       # victims (the device's only users).
     loop_on /dev/shm 512; q=/sys/block/$(basename "$dev")/queue
     # Before the loop device's detach (a loop device keeps its scheduler across it).
+    grep -qw bfq "$q/scheduler" || { echo "skipped: this kernel has no bfq (CONFIG_IOSCHED_BFQ)" >&2; exit 77; }
     undo+=("echo none > $q/scheduler"); ((fault)) && echo bfq > $q/scheduler
     # No weight raising (bfq's boost for queues it takes for interactive newcomers;
     # the usual server setting), so the two weights stay unequal. bfq still
