@@ -53,6 +53,10 @@ constexpr double kOthersMajorityPct = 50;
 // of it would make the slow syscalls faster by less than a twentieth (the
 // engine's bar for a cause anybody felt, engine/triage/analysis.cpp).
 constexpr double kJudgedSharePct = 5;
+// A thread that blocks for less than this per syscall did not wait at all:
+// a sleep and a wake-up cost a few microseconds each way. Its run-queue delay
+// is time slicing of CPU-bound work (rules/syscall.yaml, syscall.runqueue_delay).
+constexpr double kSleepAndWakeUs = 10;
 // A p99 (and a tail's share of the time) needs a hundred samples to be more
 // than the window's maximum (rules/block.yaml's bar).
 constexpr double kMinRequests = 100;
@@ -245,7 +249,12 @@ std::optional<Judged> judge_layer(const Evidence& ev, const std::string& layer, 
     if (layer == layer::kCpu) {
         const Metric* per_op = ev.find_metric("attr.sufferer.cpu_us_per_op");
         const Metric* floor = ev.find_metric("attr.slow.floor_us");
-        if (!per_op || !floor) return std::nullopt;
+        const Metric* blocked = ev.find_metric("attr.sufferer.blocked_us_per_op");
+        if (!per_op || !floor || !blocked) return std::nullopt;
+        if (blocked->value < kSleepAndWakeUs)
+            return Judged{false, "run-queue delay of threads that hardly block (" + us_text(blocked->value) +
+                                     " per slow syscall off CPU besides it): CPU-bound work time-sliced inside "
+                                     "its syscalls, not a wait that follows its I/O"};
         if (per_op->value >= floor->value)
             return Judged{true, "waiting for a CPU, " + us_text(per_op->value) +
                                     " per slow syscall: longer than the storage's own read (" +

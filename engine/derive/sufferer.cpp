@@ -48,6 +48,31 @@ void add_sufferer_shares(Evidence& ev) {
                                   : "attr.slow." + c + "_pct: the machine's slow set (the application's own was not "
                                                        "measured)"));
     }
+    // The time per slow syscall spent blocked off CPU on something other
+    // than a CPU (storage, a lock, a limit, ...; not the filesystem's on-CPU
+    // work, not the run queue): a thread that never blocks is CPU-bound, and
+    // its run-queue delay inside a syscall is time slicing that happened to
+    // end there, not a wait that followed its I/O.
+    double blocked = 0;
+    bool any_class = false;
+    for (const auto& c : slow_set_classes())
+        if (c != layer::kCpu && c != layer::kFilesystem)
+            if (const Metric* m = ev.find_metric("attr.sufferer." + c + "_pct")) blocked += m->value, any_class = true;
+    // Over its own slow syscalls where measured, else the machine's slow set.
+    const bool own_ops = own && ev.find_metric("attr.app.time_us");
+    double slow_total = 0;
+    if (own_ops) slow_total = ev.find_metric("attr.app.time_us")->value;
+    else
+        for (const auto& c : slow_set_classes()) slow_total += metric_or(ev, "attr.slow." + c + "_us", {}, 0);
+    const double slow_ops = metric_or(ev, own_ops ? "attr.app.ops" : "attr.slow.ops", {}, 0);
+    if (any_class && slow_ops > 0 && slow_total > 0)
+        ev.add_metric("attr.sufferer.blocked_us_per_op", {}, std::min(100.0, blocked) / 100 * slow_total / slow_ops,
+                      "us",
+                      derived("sum of attr.sufferer.<class>_pct of the off-CPU waits (all classes but cpu and "
+                              "filesystem) x the slow syscalls' time / their count (" +
+                              std::string(own_ops ? "attr.app.time_us / attr.app.ops" : "the machine's slow set") +
+                              "): the time per slow syscall blocked on something other than a CPU"));
+
     // Run-queue delay per slow syscall (the CPU rule's gate), on the same basis.
     // (Bundles recorded before attr.app.time_us existed: the machine's.)
     const bool own_time = own && ev.find_metric("attr.app.time_us");
@@ -101,6 +126,8 @@ std::vector<MetricSpec> sufferer_specs() {
     std::vector<MetricSpec> specs = {
         {"attr.slow.top_app", K::Fact, "", layer::kSyscall, "",
          "command with the most time in traced syscalls, its processes summed"},
+        {"attr.sufferer.blocked_us_per_op", K::Metric, "us", layer::kSyscall, "",
+         "time per slow syscall of the suffering application blocked off CPU on something other than a CPU"},
         {"attr.sufferer.cpu_us_per_op", K::Metric, "us", layer::kCpu, "",
          "mean run-queue delay per slow syscall of the suffering application"},
         {"attr.sufferer.cpu_all_pct", K::Metric, "pct", layer::kCpu, "",

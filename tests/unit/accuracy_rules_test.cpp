@@ -94,8 +94,8 @@ TEST(AccuracyRules, RunQueueDelayShareIsOverAllOfTheApplicationsSyscallTime) {
     ev.add_metric("attr.app.time_us", {}, 1e6, "us", kP);   // 1 s of slow syscalls, 90 % run-queue delay
     for (const char* l : {"device", "block_queue", "filesystem", "journal", "page_cache", "dirty", "reclaim", "cgroup",
                           "locks", "cpu", "other"})
-        ev.add_metric(std::string("attr.app.") + l + "_pct", {}, std::string(l) == "cpu" ? 90 : 0, "pct", kP);
-    ev.add_metric("attr.app.device_pct", {}, 0, "pct", kP);
+        ev.add_metric(std::string("attr.app.") + l + "_pct", {},
+                      std::string(l) == "cpu" ? 90 : std::string(l) == "device" ? 10 : 0, "pct", kP);
     slow_set(ev, {{"cpu", 90}, {"device", 10}}, 2000);           // the machine's slow set: 1 s
     ev.add_metric("attr.all.cpu_us", {}, 0.9e6 + 1.2e6, "us", kP);   // below it: 3 s, 40 % run-queue delay
     ev.add_metric("attr.all.device_us", {}, 0.1e6 + 1.8e6, "us", kP);

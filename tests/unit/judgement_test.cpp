@@ -101,6 +101,17 @@ TEST(Judgement, ShortRunQueueDelaysAreOrdinaryTimeSharing) {
     EXPECT_EQ(status_word(v), "ok");
 }
 
+// A CPU-bound reader of cached data, preempted inside its reads on a busy
+// machine: its slow syscalls never block on storage, so their run-queue delay
+// is time slicing, not a wait after its I/O. No CPU finding.
+TEST(Judgement, RunQueueDelayOfAThreadThatNeverBlocksIsTimeSlicing) {
+    Evidence ev;
+    sufferer(ev, "fio", {{"cpu", 90}, {"filesystem", 9.8}, {"page_cache", 0.2}}, 2500);   // 5 us blocked each
+    const Verdict v = analyze(ev, shipped_rules());
+    EXPECT_EQ(find(v.findings, "syscall.runqueue_delay"), nullptr) << render_text(v, {});
+    EXPECT_EQ(status_word(v), "ok");
+}
+
 // A device that stalls now and then (median 256 us, 2 % of its requests at
 // ~100 ms: most of its service time) and holds the reader's slow time: a
 // warning on the device, and no note saying the device is not slow.
