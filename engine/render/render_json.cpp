@@ -23,6 +23,7 @@ json finding_json(const Finding& f) {
            {"source", f.source},
            {"folded", f.folded},
            {"sufferer", f.sufferer},
+           {"culprit", f.culprit},
            {"verify", f.verify}};
     j["evidence"] = json::array();
     for (const auto& c : f.evidence)

@@ -93,6 +93,7 @@ Finding make_finding(const RuleResult& r, const Evidence& ev) {
     f.instance = r.instance;
     f.title = r.title;
     f.mechanism = r.mechanism;
+    f.culprit = r.culprit;
     f.share_pct = r.share_pct;
     if (f.share_pct) f.share_metric = rule.share_metric;
     f.confidence = rule.confidence * (ev.layer_observed(rule.layer) ? 1.0 : kUnobservedLayerFactor);
