@@ -11,6 +11,7 @@
 //   page_cache.cpp         whether the page cache is losing pages
 //   sufferer.cpp           the application that suffered most, its shares
 //   fsync_chain.cpp        fsync -> journal -> the I/O it carries
+//   contention*.cpp        who else used the device, the CPUs, the commits
 //   slow_floor.cpp         absolute floors under the relative slow set
 #pragma once
 
@@ -54,6 +55,7 @@ void add_cgroup_join(Evidence& ev);              // cgroup.cpp
 void add_limits_below(Evidence& ev);             // cgroup.cpp
 void add_top_app(Evidence& ev);                  // sufferer.cpp
 void add_fsync_chain(Evidence& ev);              // fsync_chain.cpp
+void add_contention(Evidence& ev);               // contention.cpp (contention.hpp)
 
 // The I/O scheduler's part (io_scheduler_part.cpp), used by the device judgement:
 // the part of a device's requests' block time (Q2C) that they spent in its
@@ -80,5 +82,6 @@ std::vector<MetricSpec> cgroup_specs();
 std::vector<MetricSpec> page_cache_specs();
 std::vector<MetricSpec> sufferer_specs();
 std::vector<MetricSpec> fsync_chain_specs();
+std::vector<MetricSpec> contention_specs();
 
 }  // namespace iodiag::derive
