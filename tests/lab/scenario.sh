@@ -10,7 +10,8 @@
 #       tiny_nr_requests | memcg_reader | blkio_throttle | busy_healthy | qd1_fast |
 #       classless_slow | stacked_slow | loop_cgroup_limit | cpu_starved | lock_contention |
 #       pgbench_writer | two_causes | two_apps | two_apps_device | hdd_seek | hdd_seek_known |
-#       stacked_slow_busy_disk | bfq_idling
+#       stacked_slow_busy_disk | bfq_idling |
+#       neighbor_direct | neighbor_buffered | neighbor_cpu | neighbor_control (issue 23, parameters below)
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -379,6 +380,71 @@ case $name in
     fi
     victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
        --numjobs=8 --time_based --runtime=120
+    record ;;
+  # ---- contention (issue 23): a victim and a neighbor in different cgroups ----
+  # The victim is fio in the victim cgroup; the neighbor runs as "backup" (fio
+  # under another name, so the two are two applications) or stress-ng, in a
+  # cgroup of its own (v2 at /sys/fs/cgroup/unified/iodiag-neighbor-PID; with
+  # IODIAG_NB_BLKIO=1 also a v1 blkio group of that name, where the kernel
+  # charges its bios). Parameters (environment, defaults in brackets):
+  #   IODIAG_NB_BACKING  directory of the loop device's backing file [/dev/shm]
+  #   IODIAG_NB_BS       neighbor's request size [128k; neighbor_buffered: 1m]
+  #   IODIAG_NB_DEPTH    neighbor's queue depth (libaio) [32]
+  #   IODIAG_NB_JOBS     neighbor's jobs (writers for neighbor_buffered, CPU hogs for neighbor_cpu) [1; 2; 4]
+  #   IODIAG_NB_VICTIMS  victim's reader threads [1; neighbor_cpu: 4]
+  #   IODIAG_NB_VICTIM_BS victim's request size [4k]
+  #   IODIAG_NB_BLKIO    1: the neighbor also in a v1 blkio group of its own [0]
+  #   IODIAG_NB_NICE     the CPU hogs' nice value (neighbor_cpu) [-10]
+  # What each draw should be diagnosed as is decided by its measured ground
+  # truth (accuracy_matrix.py's contention block), not by its name.
+  neighbor_direct|neighbor_buffered|neighbor_cpu|neighbor_control)
+    nb_backing=${IODIAG_NB_BACKING:-/dev/shm}; nb_depth=${IODIAG_NB_DEPTH:-32}
+    nb_victim_bs=${IODIAG_NB_VICTIM_BS:-4k}; nb_blkio=${IODIAG_NB_BLKIO:-0}
+    neighbor_cg=/sys/fs/cgroup/unified/iodiag-neighbor-$$
+    mkdir "$neighbor_cg"
+    undo+=("for _ in \$(seq 50); do rmdir $neighbor_cg 2>/dev/null && break; sleep 0.1; done")
+    nb_enter="echo \$\$ > $neighbor_cg/cgroup.procs; "
+    if [[ $nb_blkio == 1 ]]; then
+      nb_blk=/sys/fs/cgroup/blkio/iodiag-neighbor-$$; mkdir "$nb_blk"
+      undo+=("for _ in \$(seq 50); do rmdir $nb_blk 2>/dev/null && break; sleep 0.1; done")
+      nb_enter+="echo \$\$ > $nb_blk/cgroup.procs; "
+    fi
+    backup=$work/backup; ln -s "$(command -v fio)" "$backup"
+    neighbor() { bg sh -c "$nb_enter exec \"\$@\"" neighbor "$@"; }
+    case $name in
+      neighbor_direct)    # direct reads of the victim's device, nb_depth deep
+        loop_on "$nb_backing" 512
+        if [[ $nb_backing != /dev/shm ]]; then   # real blocks on a disk (holes read as zeros without I/O)
+          dd if=/dev/zero of="$dev" bs=1M count=512 oflag=direct status=none
+          losetup --direct-io=on "$dev" 2>/dev/null || true
+        fi
+        neighbor "$backup" --name=b --filename="$dev" --rw=randread --bs="${IODIAG_NB_BS:-128k}" --direct=1 \
+           --ioengine=libaio --iodepth="$nb_depth" --numjobs="${IODIAG_NB_JOBS:-1}" --time_based --runtime=120
+        victim -- fio --name=r --filename="$dev" --rw=randread --bs="$nb_victim_bs" --direct=1 --ioengine=psync \
+           --numjobs="${IODIAG_NB_VICTIMS:-1}" --time_based --runtime=120 ;;
+      neighbor_buffered)  # buffered writers on the victim's filesystem: the flusher writes their data
+        loop_on "$nb_backing" 1024; fs_on "$dev" "$work/mnt"
+        dd if=/dev/urandom of="$work/mnt/data" bs=1M count=128 status=none; sync
+        neighbor "$backup" --name=w --directory="$work/mnt" --rw=write --bs="${IODIAG_NB_BS:-1m}" --size=256m \
+           --ioengine=psync --numjobs="${IODIAG_NB_JOBS:-2}" --time_based --runtime=120
+        victim -- fio --name=r --filename="$work/mnt/data" --rw=randread --bs="$nb_victim_bs" --direct=1 \
+           --ioengine=psync --numjobs="${IODIAG_NB_VICTIMS:-1}" --time_based --runtime=120 ;;
+      neighbor_cpu)       # CPU hogs of a higher priority on the victim's CPU (see cpu_starved)
+        loop_on "$nb_backing" 256
+        cpu=$(( $(nproc) - 1 ))
+        wq=/sys/devices/virtual/workqueue/cpumask
+        if (( cpu > 0 )) && [[ -w $wq && $(cat $wq) != *,* ]]; then
+          old_mask=$(cat $wq); new_mask=$(printf %x $(( 0x$old_mask & ~(1 << cpu) )))
+          if [[ $new_mask != 0 ]]; then undo+=("echo $old_mask > $wq"); echo "$new_mask" > $wq; fi
+        fi
+        neighbor taskset -c $cpu nice -n "${IODIAG_NB_NICE:--10}" stress-ng --cpu "${IODIAG_NB_JOBS:-4}" --timeout 120
+        victim -- taskset -c $cpu fio --name=r --filename="$dev" --rw=randread --bs="$nb_victim_bs" --direct=1 \
+           --ioengine=psync --numjobs="${IODIAG_NB_VICTIMS:-4}" --time_based --runtime=120 ;;
+      neighbor_control)   # the victim alone keeps a fast device busy: no neighbor
+        loop_on "$nb_backing" 512
+        victim -- fio --name=r --filename="$dev" --rw=randread --bs="$nb_victim_bs" --direct=1 --ioengine=libaio \
+           --iodepth="$nb_depth" --numjobs="${IODIAG_NB_VICTIMS:-1}" --time_based --runtime=120 ;;
+    esac
     record ;;
   *) echo "unknown scenario $name" >&2; exit 2 ;;
 esac
