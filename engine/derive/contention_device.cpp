@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/derive/slow_floor.hpp"
 #include "engine/evidence/format.hpp"
 
 namespace iodiag::derive {
@@ -45,6 +46,34 @@ std::map<std::string, std::vector<Submitter>> submitters_by_device(const Evidenc
     return out;
 }
 
+// The slowest flash class's time for one request of `bytes` (seed 000 §3.1:
+// a SATA SSD's 4 KiB read, 0.3 ms) plus its transfer over the SATA link (6
+// Gb/s with 8b/10b coding: 600 MB/s, the fastest it can move data), x3 (§9.4's
+// alert level against a baseline).
+constexpr double kFlashAccessUs = 300;
+constexpr double kSataLinkBytesPerUs = 600;
+double flash_request_us(double bytes) { return 3 * (kFlashAccessUs + bytes / kSataLinkBytesPerUs); }
+
+// Whether the device is slow for the work it was given, whoever gave it: its
+// busy time per completed request (utilisation x window / requests: by
+// Little's law the time it needs per request, however many it serves at once)
+// against what the slowest flash device needs for requests of that size. A
+// device that queues requests inside itself has long D2C at depth, but a short
+// busy time per request; a slow one has both.
+void add_service_per_request(Evidence& ev, const std::string& dev, double bytes, double window_us) {
+    const Labels l{{"device", dev}};
+    const Metric* util = ev.find_metric("disk.util_pct", l);
+    const Metric* requests = ev.find_metric("block.requests", l);
+    if (!util || !requests || requests->value <= 0 || window_us <= 0) return;
+    const double util_pct = util->value, n = requests->value;
+    ev.add_metric("device.busy_per_request_us", l, util_pct / 100 * window_us / n, "us",
+                  derived("disk.util_pct x window / block.requests: the device's busy time per completed request "
+                          "(Little's law: its service time, however many requests it serves at once)"));
+    ev.add_metric("device.flash_request_us", l, flash_request_us(bytes / n), "us",
+                  derived("3 x (0.3 ms + bytes per request / 600 MB/s): the slowest flash class's 4 KiB access (seed "
+                          "000 §3.1, SATA SSD) and the request's transfer over a SATA link, at §9.4's 3x alert level"));
+}
+
 }  // namespace
 
 double sufferer_dirtied_fraction(const Evidence& ev, const std::string& app) {
@@ -77,11 +106,12 @@ void add_device_contention(Evidence& ev) {
     const double window_us = ev.window.duration_s * 1e6;
     const double dirtied_by_app = sufferer_dirtied_fraction(ev, app);
     for (const auto& [dev, subs] : submitters_by_device(ev)) {
-        double total_d2c = 0, total_q2c = 0, own_d2c = 0, own_q2c = 0, other_d2c = 0, other_q2c = 0;
+        double total_d2c = 0, total_q2c = 0, own_d2c = 0, own_q2c = 0, other_d2c = 0, other_q2c = 0, bytes = 0;
         std::vector<Submitter> others;
         for (const auto& s : subs) {
             total_d2c += s.d2c;
             total_q2c += s.q2c;
+            bytes += s.bytes;
             if (s.comm == app) {
                 own_d2c += s.d2c;
                 own_q2c += s.q2c;
@@ -106,6 +136,7 @@ void add_device_contention(Evidence& ev) {
         // stack's lower device its requests are its upper device's worker's.
         if (own_q2c <= 0 || total_d2c <= 0) continue;
         for (const auto& o : others) other_d2c += o.d2c, other_q2c += o.q2c;
+        add_service_per_request(ev, dev, bytes, window_us);
         const Labels l{{"device", dev}};
         const std::string basis = "block.submitter.*{device=" + dev + "}: each submitter's own completed requests";
         ev.add_metric("device.others_d2c_share_pct", l, 100.0 * other_d2c / total_d2c, "pct",
@@ -123,12 +154,28 @@ void add_device_contention(Evidence& ev) {
             ev.add_metric("device.sufferer_in_flight", l, own_q2c / window_us, "requests",
                           derived(app + "'s own Q2C total / window (Little's law: its mean requests in flight)"));
         }
-        if (const Metric* wait = ev.find_metric("device.io_wait_share_pct", l)) {
-            const double w = wait->value;
+        // Its wait on the device: for its requests (queue and service) and,
+        // before they existed, for a request or tag (the others' requests
+        // hold the tags as they hold the device).
+        const Metric* io_wait = ev.find_metric("device.io_wait_share_pct", l);
+        const Metric* tag_wait = ev.find_metric("device.tag_wait_share_pct", l);
+        if (io_wait) {
+            const double w = std::min(100.0, io_wait->value + (tag_wait ? tag_wait->value : 0));
+            ev.add_metric("device.sufferer_wait_pct", l, w, "pct",
+                          derived("device.io_wait_share_pct + device.tag_wait_share_pct: " + app +
+                                  "'s slow syscalls' wait for its I/O on " + dev + ", its wait for a request or tag "
+                                  "included"));
+            // Against the largest other part of its slow time (a CPU, dirty
+            // throttling, a lock...): whether this wait is what it felt most.
+            double next = 0;
+            for (const auto& c : slow_set_classes())
+                if (c != "device" && c != "block_queue") next = std::max(next, metric_or(ev, "attr.sufferer." + c + "_pct", {}, 0));
+            ev.add_metric("device.sufferer_wait_lead_pct", l, w - next, "pct",
+                          derived("device.sufferer_wait_pct - the largest other part of " + app +
+                                  "'s slow time (attr.sufferer.<layer>_pct, device and block queue left out)"));
             ev.add_metric("device.contention_share_pct", l, w * other_d2c / total_d2c, "pct",
-                          derived("device.io_wait_share_pct (" + app + "'s slow syscalls' wait for its I/O on " +
-                                  dev + ") x device.others_d2c_share_pct: the part of its slow time spent while "
-                                  "the device served others"));
+                          derived("device.sufferer_wait_pct x device.others_d2c_share_pct: the part of " + app +
+                                  "'s slow time spent waiting on " + dev + " while it served others"));
         }
         if (others.empty()) continue;
         // The largest other (by service time), and the few after it.
@@ -176,9 +223,19 @@ std::vector<MetricSpec> device_contention_specs() {
          "the others' mean requests in flight (Q2C total / window, Little's law)"},
         {"device.sufferer_in_flight", K::Metric, "requests", d, "device",
          "the suffering application's own mean requests in flight"},
+        {"device.busy_per_request_us", K::Metric, "us", d, "device",
+         "the device's busy time per completed request (utilisation x window / requests)"},
+        {"device.flash_request_us", K::Metric, "us", d, "device",
+         "3x the slowest flash class's time for a request of the device's mean size (0.3 ms + size / 600 MB/s)"},
+        {"device.sufferer_wait_pct", K::Metric, "pct", d, "device",
+         "share of the suffering application's slow time spent waiting for its I/O on the device, its wait for a "
+         "request or tag included (device.io_wait_share_pct + device.tag_wait_share_pct)"},
+        {"device.sufferer_wait_lead_pct", K::Metric, "pct", d, "device",
+         "device.sufferer_wait_pct less the largest other part of the application's slow time (>= 0: the wait "
+         "on this device is what it felt most)"},
         {"device.contention_share_pct", K::Metric, "pct", d, "device",
          "part of the suffering application's slow time it waited on the device while the device served others "
-         "(device.io_wait_share_pct x device.others_d2c_share_pct)"},
+         "(device.sufferer_wait_pct x device.others_d2c_share_pct)"},
         {"device.neighbor_comm", K::Fact, "", d, "device", "the other submitter with the most service time"},
         {"device.neighbor_pid", K::Fact, "", d, "device", "its process with the most service time"},
         {"device.neighbor_cgroup", K::Fact, "", d, "device", "its cgroup (the label as the evidence prints it)"},

@@ -360,7 +360,9 @@ Evidence as_if_sufferer(const Evidence& collected, const std::string& app) {
 bool share_is_the_sufferers(const std::string& metric) {
     static const std::set<std::string> device_shares = {"device.slow_share_pct", "device.io_wait_share_pct",
                                                         "device.scheduler_wait_share_pct",
-                                                        "device.tag_wait_share_pct"};
+                                                        "device.tag_wait_share_pct",
+                                                        // its wait x the others' share (contention_*.cpp)
+                                                        "device.contention_share_pct", "cpu.contention_share_pct"};
     return metric.rfind("attr.sufferer.", 0) == 0 || device_shares.count(metric) > 0;
 }
 

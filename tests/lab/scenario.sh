@@ -387,7 +387,8 @@ case $name in
   # cgroup of its own (v2 at /sys/fs/cgroup/unified/iodiag-neighbor-PID; with
   # IODIAG_NB_BLKIO=1 also a v1 blkio group of that name, where the kernel
   # charges its bios). Parameters (environment, defaults in brackets):
-  #   IODIAG_NB_BACKING  directory of the loop device's backing file [/dev/shm]
+  #   IODIAG_NB_BACKING  directory of the loop device's backing file [/tmp: the machine's disk,
+  #                      direct I/O; neighbor_cpu's loop victim: /dev/shm]
   #   IODIAG_NB_BS       neighbor's request size [128k; neighbor_buffered: 1m]
   #   IODIAG_NB_DEPTH    neighbor's queue depth (libaio) [32]
   #   IODIAG_NB_JOBS     neighbor's jobs (writers for neighbor_buffered, CPU hogs for neighbor_cpu) [1; 2; 4]
@@ -395,10 +396,14 @@ case $name in
   #   IODIAG_NB_VICTIM_BS victim's request size [4k]
   #   IODIAG_NB_BLKIO    1: the neighbor also in a v1 blkio group of its own [0]
   #   IODIAG_NB_NICE     the CPU hogs' nice value (neighbor_cpu) [-10]
+  #   IODIAG_NB_VICTIM_IO neighbor_cpu's victim: disk (direct reads of a file on the machine's disk,
+  #                      completed in its interrupt) or loop (direct reads of a loop device over
+  #                      memory, as cpu_starved: its worker needs a CPU too) [disk]
   # What each draw should be diagnosed as is decided by its measured ground
   # truth (accuracy_matrix.py's contention block), not by its name.
   neighbor_direct|neighbor_buffered|neighbor_cpu|neighbor_control)
-    nb_backing=${IODIAG_NB_BACKING:-/dev/shm}; nb_depth=${IODIAG_NB_DEPTH:-32}
+    nb_backing=${IODIAG_NB_BACKING:-/tmp}; [[ $name == neighbor_cpu ]] && nb_backing=${IODIAG_NB_BACKING:-/dev/shm}
+    nb_depth=${IODIAG_NB_DEPTH:-32}
     nb_victim_bs=${IODIAG_NB_VICTIM_BS:-4k}; nb_blkio=${IODIAG_NB_BLKIO:-0}
     neighbor_cg=/sys/fs/cgroup/unified/iodiag-neighbor-$$
     mkdir "$neighbor_cg"
@@ -423,25 +428,46 @@ case $name in
         victim -- fio --name=r --filename="$dev" --rw=randread --bs="$nb_victim_bs" --direct=1 --ioengine=psync \
            --numjobs="${IODIAG_NB_VICTIMS:-1}" --time_based --runtime=120 ;;
       neighbor_buffered)  # buffered writers on the victim's filesystem: the flusher writes their data
-        loop_on "$nb_backing" 1024; fs_on "$dev" "$work/mnt"
+        loop_on "$nb_backing" 1024
+        [[ $nb_backing != /dev/shm ]] && { losetup --direct-io=on "$dev" 2>/dev/null || true; }
+        fs_on "$dev" "$work/mnt"
         dd if=/dev/urandom of="$work/mnt/data" bs=1M count=128 status=none; sync
         neighbor "$backup" --name=w --directory="$work/mnt" --rw=write --bs="${IODIAG_NB_BS:-1m}" --size=256m \
            --ioengine=psync --numjobs="${IODIAG_NB_JOBS:-2}" --time_based --runtime=120
         victim -- fio --name=r --filename="$work/mnt/data" --rw=randread --bs="$nb_victim_bs" --direct=1 \
            --ioengine=psync --numjobs="${IODIAG_NB_VICTIMS:-1}" --time_based --runtime=120 ;;
       neighbor_cpu)       # CPU hogs of a higher priority on the victim's CPU (see cpu_starved)
-        loop_on "$nb_backing" 256
         cpu=$(( $(nproc) - 1 ))
-        wq=/sys/devices/virtual/workqueue/cpumask
-        if (( cpu > 0 )) && [[ -w $wq && $(cat $wq) != *,* ]]; then
-          old_mask=$(cat $wq); new_mask=$(printf %x $(( 0x$old_mask & ~(1 << cpu) )))
-          if [[ $new_mask != 0 ]]; then undo+=("echo $old_mask > $wq"); echo "$new_mask" > $wq; fi
-        fi
+        # Each background command is a session of its own, so an autogroup of
+        # its own: the scheduler shares a CPU between autogroups first and the
+        # hogs' nice value counts only within theirs. Off for the scenario
+        # (the previous setting comes back on exit), so they are the hogs the
+        # name says.
+        ag=/proc/sys/kernel/sched_autogroup_enabled
+        if [[ -w $ag ]]; then undo+=("echo $(cat $ag) > $ag"); echo 0 > $ag; fi
         neighbor taskset -c $cpu nice -n "${IODIAG_NB_NICE:--10}" stress-ng --cpu "${IODIAG_NB_JOBS:-4}" --timeout 120
-        victim -- taskset -c $cpu fio --name=r --filename="$dev" --rw=randread --bs="$nb_victim_bs" --direct=1 \
-           --ioengine=psync --numjobs="${IODIAG_NB_VICTIMS:-4}" --time_based --runtime=120 ;;
+        case ${IODIAG_NB_VICTIM_IO:-disk} in
+          disk)             # direct reads of a file on the machine's disk: completed in its interrupt, no worker
+            nb_file=$(mktemp /tmp/iodiag-lab-XXXXXX.dat); undo+=("rm -f $nb_file")
+            dd if=/dev/zero of="$nb_file" bs=1M count=256 oflag=direct status=none
+            victim -- taskset -c $cpu fio --name=r --filename="$nb_file" --rw=randread --bs="$nb_victim_bs" --direct=1 \
+               --ioengine=psync --numjobs="${IODIAG_NB_VICTIMS:-4}" --time_based --runtime=120 ;;
+          *)                # direct reads of a loop device over memory, as cpu_starved (its worker kept off the CPU)
+            loop_on "$nb_backing" 256
+            wq=/sys/devices/virtual/workqueue/cpumask
+            if (( cpu > 0 )) && [[ -w $wq && $(cat $wq) != *,* ]]; then
+              old_mask=$(cat $wq); new_mask=$(printf %x $(( 0x$old_mask & ~(1 << cpu) )))
+              if [[ $new_mask != 0 ]]; then undo+=("echo $old_mask > $wq"); echo "$new_mask" > $wq; fi
+            fi
+            victim -- taskset -c $cpu fio --name=r --filename="$dev" --rw=randread --bs="$nb_victim_bs" --direct=1 \
+               --ioengine=psync --numjobs="${IODIAG_NB_VICTIMS:-4}" --time_based --runtime=120 ;;
+        esac ;;
       neighbor_control)   # the victim alone keeps a fast device busy: no neighbor
         loop_on "$nb_backing" 512
+        if [[ $nb_backing != /dev/shm ]]; then
+          dd if=/dev/zero of="$dev" bs=1M count=512 oflag=direct status=none
+          losetup --direct-io=on "$dev" 2>/dev/null || true
+        fi
         victim -- fio --name=r --filename="$dev" --rw=randread --bs="$nb_victim_bs" --direct=1 --ioengine=libaio \
            --iodepth="$nb_depth" --numjobs="${IODIAG_NB_VICTIMS:-1}" --time_based --runtime=120 ;;
     esac

@@ -155,6 +155,26 @@ TEST(Contention, AnApplicationThatIsItsOwnLoadHasNoNeighbor) {
     EXPECT_EQ(find(few.findings, "contention.device_neighbor"), nullptr) << render_text(few);
 }
 
+// A device that is slow for its work (busy 4 ms per completed request, 3x
+// over what the slowest flash device needs for it) is not called fine, even
+// with a neighbor on it: the device rules judge it.
+TEST(Contention, ASlowDeviceIsNotCalledFineBecauseSomeoneElseUsesIt) {
+    Evidence ev;
+    sufferer(ev, "postgres", {{"device", 90}, {"cpu", 10}});
+    fast_device(ev, "loop0", 120, 1000, 24);   // 1000 requests in 4 s at 99 % busy: 4 ms each
+    group(ev, "loop0", "postgres", "/system.slice/db.service", "process", 1e6, 4e6, "100");
+    group(ev, "loop0", "backup", "/system.slice/backup.service", "process", 9e6, 4e6, "4242");
+    Evidence d = ev;
+    add_derived_metrics(d);
+    const Metric* per = d.find_metric("device.busy_per_request_us", {{"device", "loop0"}});
+    const Metric* bar = d.find_metric("device.flash_request_us", {{"device", "loop0"}});
+    ASSERT_TRUE(per && bar);
+    EXPECT_NEAR(per->value, 3960, 0.01);
+    EXPECT_NEAR(bar->value, 3 * (300 + 8000.0 / 600), 0.01);
+    const Verdict v = analyze(ev, shipped_rules());
+    EXPECT_EQ(find(v.findings, "contention.device_neighbor"), nullptr) << render_text(v);
+}
+
 // The flusher writes what someone dirtied: the application's own data is its
 // own load; another program's is the neighbor's, said as inferred.
 TEST(Contention, WritebackIsChargedToWhoeverDirtiedTheData) {
