@@ -97,7 +97,13 @@ enum iodiag_block_lost {
 struct iodiag_submitter_key {
     __u32 dev;  /* disk dev_t, kernel encoding */
     __u32 tgid;
-    __u64 cgroup; /* kernfs id of that cgroup's directory; 0 = none (a request without bio) */
+    /* Which cgroup, cheaply: the address of the request's blkcg_gq (its
+     * blkcg on this disk; as a number: under tp_btf KEY()'s offset of it)
+     * where blk-cgroup exists, else the submitter's cgroup id; 0 = none (a
+     * request without bio). The cgroup's id is in the sums. (A cgroup removed
+     * inside the window whose blkcg_gq's memory went to a new cgroup's would
+     * share its sums: the key lives as long as the map.) */
+    __u64 cgroup;
 };
 struct iodiag_submitter_sums {
     __u64 count;
@@ -105,6 +111,7 @@ struct iodiag_submitter_sums {
     __u64 write_bytes;  /* of them, of write requests */
     __u64 q2c_ns;
     __u64 d2c_ns;
+    __u64 cgroup_id;    /* kernfs id of the cgroup's directory, read once when the entry is made */
 };
 /* The same sums in a direct-mapped per-CPU slot (index: a hash of the key;
  * key.dev 0 = free): an inlined array lookup per completion instead of a

@@ -435,9 +435,12 @@ std::vector<BlockSubmitterSums> BlockTracer::submitters() {
     if (!impl_->skel) return out;
     // Summed by key over the direct-mapped slots (each CPU's copy of a slot
     // may hold another key) and the hash of the keys that found theirs taken.
+    // Keyed by the cgroup's blkcg address (or id): the id is in the sums,
+    // written once per entry (per-CPU copies not yet used hold 0).
     std::map<std::tuple<uint32_t, uint32_t, uint64_t>, BlockSubmitterSums> sums;
     auto add = [&](const iodiag_submitter_key& k, const iodiag_submitter_sums& c, bool hashed) {
         auto& s = sums[{k.dev, k.tgid, k.cgroup}];
+        if (c.cgroup_id) s.cgroup_id = c.cgroup_id;
         s.count += c.count;
         s.q2c_ns += c.q2c_ns;
         s.d2c_ns += c.d2c_ns;
@@ -458,7 +461,6 @@ std::vector<BlockSubmitterSums> BlockTracer::submitters() {
     for (auto& [k, s] : sums) {
         s.device = device_name(std::get<0>(k));
         s.tgid = std::get<1>(k);
-        s.cgroup_id = std::get<2>(k);
         out.push_back(std::move(s));
     }
     return out;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "engine/derive/slow_floor.hpp"
 #include "engine/evidence/format.hpp"
@@ -96,7 +97,8 @@ double sufferer_dirtied_fraction(const Evidence& ev, const std::string& app) {
 // the kernel records the cgroup it charged (cgroup v2 with the io and memory
 // controllers: the dirtier's; v1: the root), not the process, so it is split
 // by who dirtied the window's data (/proc/PID/io write_bytes): the
-// application's part is its own load, the rest the others'. Other kernel work
+// application's part is its own load, the rest the others'; where the kernel
+// charged it to a cgroup (v2), that cgroup says whose it is. Other kernel work
 // (a journal thread, a block-layer flush request, a process gone before it was
 // named) is in the device's total but nobody's: it is not counted as others'.
 void add_device_contention(Evidence& ev) {
@@ -105,7 +107,13 @@ void add_device_contention(Evidence& ev) {
     const std::string app = app_fact->value;
     const double window_us = ev.window.duration_s * 1e6;
     const double dirtied_by_app = sufferer_dirtied_fraction(ev, app);
-    for (const auto& [dev, subs] : submitters_by_device(ev)) {
+    const auto by_device = submitters_by_device(ev);
+    // The application's cgroups, as its own requests were charged.
+    std::set<std::string> app_cgroups;
+    for (const auto& [dev, subs] : by_device)
+        for (const auto& s : subs)
+            if (s.comm == app) app_cgroups.insert(s.cgroup);
+    for (const auto& [dev, subs] : by_device) {
         double total_d2c = 0, total_q2c = 0, own_d2c = 0, own_q2c = 0, other_d2c = 0, other_q2c = 0, bytes = 0;
         std::vector<Submitter> others;
         for (const auto& s : subs) {
@@ -115,6 +123,15 @@ void add_device_contention(Evidence& ev) {
             if (s.comm == app) {
                 own_d2c += s.d2c;
                 own_q2c += s.q2c;
+            } else if (s.kind == "writeback" && s.cgroup != "/" && s.cgroup != "?" && !s.cgroup.empty()) {
+                // Charged by the kernel to the dirtier's cgroup (cgroup v2
+                // writeback): whose data it is, recorded.
+                if (app_cgroups.count(s.cgroup)) {
+                    own_d2c += s.d2c;
+                    own_q2c += s.q2c;
+                } else {
+                    others.push_back(s);
+                }
             } else if (s.kind == "writeback" && dirtied_by_app >= 0) {
                 own_d2c += s.d2c * dirtied_by_app;
                 own_q2c += s.q2c * dirtied_by_app;
@@ -199,8 +216,9 @@ void add_device_contention(Evidence& ev) {
                     " % of service time, " + format_value(o.bytes, "bytes");
         }
         ev.add_fact("device.neighbors", l, list, derived("the largest other submitters on " + dev + " by D2C total"));
-        // The flusher writes what others dirtied: who, from /proc/PID/io.
-        if (top.kind == "writeback")
+        // The flusher writes what others dirtied: who, from /proc/PID/io,
+        // where the kernel charged it to no one's cgroup in particular.
+        if (top.kind == "writeback" && (top.cgroup == "/" || top.cgroup == "?" || top.cgroup.empty()))
             if (const Fact* w = ev.find_fact("io.top_writer"))
                 ev.add_fact("device.neighbor_dirtier", l, w->value,
                             {"derived", "inferred, not recorded by the kernel: the process that dirtied the most data "

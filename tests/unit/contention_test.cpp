@@ -203,6 +203,25 @@ TEST(Contention, WritebackIsChargedToWhoeverDirtiedTheData) {
     for (const auto& c : f.evidence)
         if (c.name == "device.neighbor_dirtier") inferred = c.provenance.source.find("inferred") != std::string::npos;
     EXPECT_TRUE(inferred);
+
+    // cgroup v2 writeback: the kernel charged the flusher's bios to the
+    // dirtier's cgroup, which says whose data it is (nothing inferred).
+    auto charged = [](const std::string& cgroup) {
+        Evidence ev;
+        sufferer(ev, "postgres", {{"device", 90}, {"cpu", 10}});
+        fast_device(ev, "loop0", 120, 80000, 24);
+        group(ev, "loop0", "postgres", "/system.slice/db.service", "process", 1e6, 40e6, "100");
+        group(ev, "loop0", "writeback (kworker flush)", cgroup, "writeback", 9e6, 4e9, "31", 4e9);
+        return ev;
+    };
+    const Verdict mine = analyze(charged("/system.slice/db.service"), shipped_rules());
+    EXPECT_EQ(find(mine.findings, "contention.device_neighbor"), nullptr) << render_text(mine);
+    const Verdict theirs = analyze(charged("/system.slice/backup.service"), shipped_rules());
+    ASSERT_FALSE(theirs.findings.empty()) << render_text(theirs);
+    EXPECT_NE(theirs.findings.front().title.find("writeback (kworker flush) (pid 31, cgroup /system.slice/backup.service)"),
+              std::string::npos)
+        << theirs.findings.front().title;
+    EXPECT_EQ(theirs.findings.front().title.find("writing back"), std::string::npos);
 }
 
 // The CPUs: a hog pinned where the application runs, another program that
