@@ -126,7 +126,7 @@ struct BlockTracer::Impl {
     uint32_t slots = 0; // disk slots the maps were sized to
     int ncpu = 0;
     // bio->bi_blkg exists (blk-cgroup: struct blkcg_gq in kernel BTF), so the
-    // submitters' cgroups are the bios' blkcg (bpf/block.bpf.c request_cgroup).
+    // submitters' cgroups are the bios' blkcg (bpf/block.bpf.c request_blkg).
     bool blkcg = false;
 
     ~Impl() {
