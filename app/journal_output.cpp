@@ -4,6 +4,7 @@
 
 #include "engine/evidence/json_text.hpp"
 #include "engine/render/render.hpp"
+#include "engine/triage/judgement.hpp"
 
 #if IODIAG_HAVE_LIBSYSTEMD
 #include <sys/stat.h>
@@ -24,7 +25,7 @@ std::string send_verdict_to_journal(const Verdict& v, const std::string& mode) {
     if (::stat(socket_path, &st) != 0)
         return std::string("journald is not running (") + socket_path + ": " + std::strerror(errno) + ")";
     if (!S_ISSOCK(st.st_mode)) return std::string("journald is not running (") + socket_path + " is not a socket)";
-    const std::string status = v.findings.empty() ? "ok" : to_string(v.status);
+    const std::string status = status_word(v);
     // syslog priorities: 2 crit, 4 warning, 6 info.
     const char* priority = status == "critical" ? "2" : status == "warning" ? "4" : "6";
     std::vector<std::string> fields{

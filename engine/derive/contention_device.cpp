@@ -23,6 +23,35 @@ struct Submitter {
     double d2c = 0, q2c = 0, bytes = 0, requests = 0;
 };
 
+// Others hold most of a device's service time: most of what the
+// application's requests queued behind was theirs (below half, its own load
+// is the larger part; one application keeping a fast device busy alone is
+// healthy). The one bar of "contended", for the contention rules, the device
+// rules and the judgement model alike.
+constexpr double kOthersMajorityPct = 50;
+
+// A bundle recorded before the groups were kept has the same kernel sums per
+// command only (block.submitter_d2c_total_us {device, comm}): each command a
+// process, the flusher known by its work's name, the block layer's own
+// requests ("(none)") and processes gone before they were named ("?") kernel
+// work and nobody's.
+std::map<std::string, std::vector<Submitter>> submitters_by_command(const Evidence& ev) {
+    std::map<std::string, std::vector<Submitter>> out;
+    for (const auto& m : ev.metrics) {
+        if (m.name != "block.submitter_d2c_total_us" || !m.labels.count("device") || !m.labels.count("comm")) continue;
+        Submitter s;
+        s.comm = m.labels.at("comm");
+        s.kind = s.comm == "(none)" || s.comm == "?" ? "kernel"
+                 : s.comm.find("flush-") != std::string::npos ? "writeback"
+                                                              : "process";
+        s.d2c = m.value;
+        s.q2c = metric_or(ev, "block.submitter_q2c_total_us", m.labels, 0);
+        s.requests = metric_or(ev, "block.submitter_requests", m.labels, 0);
+        out[m.labels.at("device")].push_back(std::move(s));
+    }
+    return out;
+}
+
 std::map<std::string, std::vector<Submitter>> submitters_by_device(const Evidence& ev) {
     std::map<std::string, std::vector<Submitter>> out;
     for (const auto& m : ev.metrics) {
@@ -44,6 +73,8 @@ std::map<std::string, std::vector<Submitter>> submitters_by_device(const Evidenc
         if (const Fact* p = ev.find_fact("block.submitter.top_pid", m.labels)) s.pid = p->value;
         out[dev->second].push_back(std::move(s));
     }
+    for (auto& [dev, subs] : submitters_by_command(ev))
+        if (!out.count(dev)) out[dev] = std::move(subs);
     return out;
 }
 
@@ -87,9 +118,12 @@ double sufferer_dirtied_fraction(const Evidence& ev, const std::string& app) {
     return std::min(1.0, mine / all->value);
 }
 
-// Per device the suffering application (attr.app.name) submitted requests
-// to: the others' share of its service time and queue occupancy, the largest
-// other submitter, and the part of the application's slow time that explains.
+// Per device the suffering application (attr.app.name; where its own
+// breakdown was not measured, the command that waited on the device most,
+// device.top_submitter) submitted requests to: the others' share of its
+// service time and queue occupancy, whether they hold most of it
+// (device.contended), the largest other submitter, and the part of the
+// application's slow time that explains.
 //
 // Whose a request is: the submitter's command against the application's
 // name (as the syscall collector names an application: its processes summed
@@ -103,17 +137,20 @@ double sufferer_dirtied_fraction(const Evidence& ev, const std::string& app) {
 // named) is in the device's total but nobody's: it is not counted as others'.
 void add_device_contention(Evidence& ev) {
     const Fact* app_fact = ev.find_fact("attr.app.name");
-    if (!app_fact) return;
-    const std::string app = app_fact->value;
+    const std::string app_name = app_fact ? app_fact->value : "";
     const double window_us = ev.window.duration_s * 1e6;
-    const double dirtied_by_app = sufferer_dirtied_fraction(ev, app);
     const auto by_device = submitters_by_device(ev);
-    // The application's cgroups, as its own requests were charged.
-    std::set<std::string> app_cgroups;
-    for (const auto& [dev, subs] : by_device)
-        for (const auto& s : subs)
-            if (s.comm == app) app_cgroups.insert(s.cgroup);
     for (const auto& [dev, subs] : by_device) {
+        std::string app = app_name;
+        if (app.empty())
+            if (const Fact* top = ev.find_fact("device.top_submitter", {{"device", dev}})) app = top->value;
+        if (app.empty()) continue;
+        const double dirtied_by_app = sufferer_dirtied_fraction(ev, app);
+        // The application's cgroups, as its own requests were charged.
+        std::set<std::string> app_cgroups;
+        for (const auto& [d, all] : by_device)
+            for (const auto& s : all)
+                if (s.comm == app) app_cgroups.insert(s.cgroup);
         double total_d2c = 0, total_q2c = 0, own_d2c = 0, own_q2c = 0, other_d2c = 0, other_q2c = 0, bytes = 0;
         std::vector<Submitter> others;
         for (const auto& s : subs) {
@@ -156,11 +193,19 @@ void add_device_contention(Evidence& ev) {
         add_service_per_request(ev, dev, bytes, window_us);
         const Labels l{{"device", dev}};
         const std::string basis = "block.submitter.*{device=" + dev + "}: each submitter's own completed requests";
-        ev.add_metric("device.others_d2c_share_pct", l, 100.0 * other_d2c / total_d2c, "pct",
+        const double others_pct = 100.0 * other_d2c / total_d2c;
+        ev.add_fact("device.sufferer", l, app,
+                    derived(app_name.empty() ? "device.top_submitter: the command that waited on " + dev +
+                                                   " most (no application's own breakdown was measured)"
+                                             : "attr.app.name: the application that suffered most"));
+        ev.add_metric("device.others_d2c_share_pct", l, others_pct, "pct",
                       derived("D2C total of the requests of submitters other than " + app +
                               " / all requests' D2C total on the device (" + basis +
                               "; writeback split by who dirtied the data, io.proc_write_bytes; kernel work "
                               "counted as nobody's)"));
+        ev.add_metric("device.contended", l, others_pct >= kOthersMajorityPct ? 1 : 0, "bool",
+                      derived("1 when device.others_d2c_share_pct >= 50 %: other programs' requests held most of "
+                              "the service time of the device " + app + " waited on"));
         if (total_q2c > 0)
             ev.add_metric("device.others_q2c_share_pct", l, 100.0 * other_q2c / total_q2c, "pct",
                           derived("Q2C total of the others' requests / all requests' Q2C total: their part of "
@@ -202,8 +247,9 @@ void add_device_contention(Evidence& ev) {
                                 " among those other than " + app + " (" + basis + ")";
         ev.add_fact("device.neighbor_comm", l, top.comm, derived(how));
         if (!top.pid.empty()) ev.add_fact("device.neighbor_pid", l, top.pid, derived(how + "; its process with the most"));
-        ev.add_fact("device.neighbor_cgroup", l, top.cgroup.empty() ? "?" : top.cgroup,
-                    derived(how + "; the cgroup its I/O was charged to (bio blkcg) with its process's own"));
+        if (!top.cgroup.empty())
+            ev.add_fact("device.neighbor_cgroup", l, top.cgroup,
+                        derived(how + "; the cgroup its I/O was charged to (bio blkcg) with its process's own"));
         ev.add_metric("device.neighbor_d2c_share_pct", l, 100.0 * top.d2c / total_d2c, "pct",
                       derived("its D2C total / all requests' D2C total on " + dev));
         ev.add_metric("device.neighbor_bytes", l, top.bytes, "bytes", derived("bytes of its completed requests"));
@@ -235,6 +281,10 @@ std::vector<MetricSpec> device_contention_specs() {
         {"device.others_d2c_share_pct", K::Metric, "pct", d, "device",
          "share of the device's service time (D2C total) spent on requests of submitters other than the suffering "
          "application (writeback split by who dirtied the data)"},
+        {"device.sufferer", K::Fact, "", d, "device",
+         "the application whose wait on the device is judged (attr.app.name, else device.top_submitter)"},
+        {"device.contended", K::Metric, "bool", d, "device",
+         "1 when other programs' requests held most (>= 50 %) of the device's service time"},
         {"device.others_q2c_share_pct", K::Metric, "pct", d, "device",
          "share of the device's queue occupancy (Q2C total) held by the others' requests"},
         {"device.others_in_flight", K::Metric, "requests", d, "device",

@@ -33,7 +33,8 @@ memory and lost events while workload A runs.
 The machine lock is held for the whole run (bench_support.hold_machine_lock).
 
 usage: sudo tests/bench/overhead.py [--rounds 8] [--stats-rounds 3] [--runtime 3] [--build DIR]
-(about 15 minutes with the defaults on a 2-core VM; --skip a,b,c,startup leaves sections out)
+(about 15 minutes with the defaults on a 2-core VM; --skip a,b,c,startup leaves sections out;
+the output also goes to docs/results/overhead-<UTC time>-<host>.md, --results DIR elsewhere)
 """
 import argparse
 import json
@@ -359,6 +360,33 @@ def print_mode_table(ratios, ns, per_prog, rate, unit, op="operation"):
         print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns[m]):.0f} | {fmt_progs(per_prog[m])} |")
 
 
+class ResultsFile:
+    """Everything printed also goes to docs/results/overhead-<UTC time>-<host>.md
+    (the docs cite the latest such file), except the per-round progress lines."""
+
+    def __init__(self, results_dir):
+        os.makedirs(results_dir, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%d-%H%M", time.gmtime())
+        self.path = os.path.join(results_dir, f"overhead-{stamp}-{os.uname().nodename}.md")
+        self.file = open(self.path, "w")
+        self.file.write(f"# Overhead run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
+                        f"`{' '.join(['tests/bench/overhead.py'] + sys.argv[1:])}`, written by the benchmark "
+                        f"itself: its output, less the per-round progress lines.\n\n")
+        self.stdout, self.line = sys.stdout, ""
+
+    def write(self, text):
+        self.stdout.write(text)
+        self.line += text
+        *done, self.line = self.line.split("\n")
+        for line in done:
+            if not line.startswith("  round "):
+                self.file.write(line + "\n")
+        self.file.flush()
+
+    def flush(self):
+        self.stdout.flush()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.normpath(os.path.join(HERE, "../../build")))
@@ -367,6 +395,8 @@ def main():
     ap.add_argument("--runtime", type=int, default=3, help="seconds of fio per mode and round")
     ap.add_argument("--peer-dir", default=None, help="where to build biolatency (default BUILD/anchors)")
     ap.add_argument("--skip", default="", help="comma list of sections to skip: a,b,c,startup")
+    ap.add_argument("--results", default=os.path.normpath(os.path.join(HERE, "../../docs/results")),
+                    help="directory of the results file (overhead-<UTC time>-<host>.md); '' for none")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root (BPF, losetup, mount, sysctl)")
@@ -380,6 +410,9 @@ def main():
     if not os.access(biolatency, os.X_OK):
         sh(f"{biolatency_build_script()} {peer_dir}")
     skip = set(a.skip.split(","))
+    if a.results:
+        sys.stdout = ResultsFile(a.results)
+        print(f"results also written to {sys.stdout.path}", file=sys.stderr)
 
     cpu = sh("grep -m1 'model name' /proc/cpuinfo").split(":", 1)[-1].strip()
     print(f"machine: {os.uname().nodename}, kernel {os.uname().release}, {os.cpu_count()} CPUs ({cpu}), "

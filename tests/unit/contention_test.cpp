@@ -111,17 +111,21 @@ TEST(Contention, NeighborSaturatingAHealthyDeviceIsTheFirstFindingWithItsShare) 
     EXPECT_EQ(f.rule_id, "contention.device_neighbor") << render_text(v);
     EXPECT_EQ(f.severity, Severity::Warning);
     EXPECT_EQ(f.instance, "loop0");
-    EXPECT_NE(f.title.find("backup (pid 4242, cgroup /system.slice/backup.service)"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("backup (pid 4242) in cgroup /system.slice/backup.service"), std::string::npos) << f.title;
     EXPECT_NE(f.title.find("90 %"), std::string::npos) << f.title;   // its share of loop0's service time
     ASSERT_TRUE(f.share_pct);
     EXPECT_NEAR(*f.share_pct, 90 * 0.9, 0.01);   // postgres's wait on loop0 x the others' share
     EXPECT_EQ(f.culprit, "backup");
-    // The busy device without the submitters is the same cause.
+    // The device is contended (device.contended, one definition): the device
+    // rules that judge it at its own pace stay silent, and the judgement
+    // model's finding on the device layer is covered by this one.
     EXPECT_EQ(find(v.notes, "device.dominant_busy"), nullptr);
-    EXPECT_NE(std::find(f.folded.begin(), f.folded.end(), "device.dominant_busy@loop0"), f.folded.end());
+    EXPECT_EQ(find(v.findings, "device.dominant_busy"), nullptr);
+    EXPECT_EQ(find(v.findings, "judgement.dominant_layer"), nullptr) << render_text(v);
 }
 
-// The names developer's fact, where present, names the cgroup first.
+// The cgroup's name, where the evidence has it (cgroup.name), comes first and
+// the path after it; the culprit says the name alone.
 TEST(Contention, TheCgroupsNameIsSaidWhereTheEvidenceHasIt) {
     Evidence ev = neighbor_on_device();
     ev.add_fact("cgroup.name", {{"cgroup", "/system.slice/backup.service"}}, "backup.service", kP);
@@ -129,7 +133,7 @@ TEST(Contention, TheCgroupsNameIsSaidWhereTheEvidenceHasIt) {
     const Verdict v = analyze(ev, shipped_rules());
     ASSERT_FALSE(v.findings.empty());
     const Finding& f = v.findings.front();
-    EXPECT_NE(f.title.find("backup (pid 4242, backup.service, cgroup /system.slice/backup.service)"),
+    EXPECT_NE(f.title.find("backup (pid 4242) in cgroup backup.service (/system.slice/backup.service)"),
               std::string::npos)
         << f.title;
     EXPECT_EQ(f.culprit, "backup (backup.service)");
@@ -218,7 +222,7 @@ TEST(Contention, WritebackIsChargedToWhoeverDirtiedTheData) {
     EXPECT_EQ(find(mine.findings, "contention.device_neighbor"), nullptr) << render_text(mine);
     const Verdict theirs = analyze(charged("/system.slice/backup.service"), shipped_rules());
     ASSERT_FALSE(theirs.findings.empty()) << render_text(theirs);
-    EXPECT_NE(theirs.findings.front().title.find("writeback (kworker flush) (pid 31, cgroup /system.slice/backup.service)"),
+    EXPECT_NE(theirs.findings.front().title.find("writeback (kworker flush) (pid 31) in cgroup /system.slice/backup.service"),
               std::string::npos)
         << theirs.findings.front().title;
     EXPECT_EQ(theirs.findings.front().title.find("writing back"), std::string::npos);
