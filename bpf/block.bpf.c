@@ -667,29 +667,81 @@ __noinline int account_completion(struct iodiag_dev_stats *s, struct stage_times
     return 0;
 }
 
-/* The request's Q2C and D2C added to its submitter's sums on this disk: its
- * direct-mapped per-CPU slot (an inlined array lookup), claimed on first use;
- * the per-CPU hash only when another submitter holds that slot on this CPU. */
-static __always_inline void account_submitter(__u32 dev, __u32 tgid, struct stage_times *t)
+/* The request added to its submitter's sums on this disk (block_events.h):
+ * its direct-mapped per-CPU slot (an inlined array lookup), claimed on first
+ * use; the per-CPU hash only when another key holds that slot on this CPU. */
+static __always_inline void add_submitter_sums(struct iodiag_submitter_sums *s, __u64 bytes, __u32 op,
+                                               struct stage_times *t)
 {
-    __u32 idx = iodiag_submitter_slot_of(dev, tgid) & submitter_slot_mask;
+    s->count++;
+    s->bytes += bytes;
+    if (op == IODIAG_OP_WRITE)
+        s->write_bytes += bytes;
+    s->q2c_ns += t->ns[IODIAG_Q2C];
+    s->d2c_ns += t->ns[IODIAG_D2C];
+}
+
+/* The cgroup a request was charged to, as its head bio's blkcg_gq (the pair
+ * (blkcg, queue): blk-cgroup sets bio->bi_blkg when the bio is set up, from
+ * the submitting task, or on cgroup v2 from the dirtier's memcg for a
+ * writeback bio; requests merge only within one blkcg). NULL without a bio (a
+ * flush the block layer made) or without blk-cgroup in the kernel. One load
+ * past the bio: its address keys the sums; the cgroup's id is read only when
+ * a sums entry is made (blkg_cgroup_id). */
+static __always_inline struct blkcg_gq *request_blkg(struct request *rq, bool btf)
+{
+    if (!bpf_core_field_exists(((struct bio *)0)->bi_blkg))
+        return 0;
+    struct bio *bio = RD(btf, rq, bio);
+    if (!bio)
+        return 0;
+    return RD(btf, bio, bi_blkg);
+}
+
+static __always_inline __u64 blkg_cgroup_id(struct blkcg_gq *blkg, bool btf)
+{
+    if (btf)
+        return blkg->blkcg->css.cgroup->kn->id;
+    return BPF_CORE_READ(blkg, blkcg, css.cgroup, kn, id);
+}
+
+/* A kernel without blk-cgroup: the submitter's (v2) cgroup id, read through
+ * its task while it is the same thread; 0 when it is gone. */
+static __always_inline __u64 submitter_cgroup_id(struct iodiag_inflight *e)
+{
+    struct task_struct *t = (struct task_struct *)e->task;
+    if (!t || BPF_CORE_READ(t, pid) != (__s32)e->tid)
+        return 0;
+    return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+}
+
+static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight *e, struct request *rq, __u64 bytes,
+                                              __u32 op, struct stage_times *t, bool btf)
+{
+    __u32 tgid = e->tgid;
+    struct blkcg_gq *cg = request_blkg(rq, btf);
+    __u64 cgroup = cg ? KEY(btf, cg) : 0;
+    if (!bpf_core_field_exists(((struct bio *)0)->bi_blkg))
+        cgroup = submitter_cgroup_id(e);
+    __u32 idx = iodiag_submitter_slot_of(dev, tgid, cgroup) & submitter_slot_mask;
     struct iodiag_submitter_slot *slot = bpf_map_lookup_elem(&submitter_slots, &idx);
     if (slot) {
         if (!slot->key.dev) {
             slot->key.dev = dev;
             slot->key.tgid = tgid;
+            slot->key.cgroup = cgroup;
+            slot->sums.cgroup_id = cg ? blkg_cgroup_id(cg, btf) : cgroup;
         }
-        if (slot->key.dev == dev && slot->key.tgid == tgid) {
-            slot->sums.count++;
-            slot->sums.q2c_ns += t->ns[IODIAG_Q2C];
-            slot->sums.d2c_ns += t->ns[IODIAG_D2C];
+        if (slot->key.dev == dev && slot->key.tgid == tgid && slot->key.cgroup == cgroup) {
+            add_submitter_sums(&slot->sums, bytes, op, t);
             return;
         }
     }
-    struct iodiag_submitter_key k = {.dev = dev, .tgid = tgid};
+    struct iodiag_submitter_key k = {.dev = dev, .tgid = tgid, .cgroup = cgroup};
     struct iodiag_submitter_sums *v = bpf_map_lookup_elem(&submitter_sums, &k);
     if (!v) {
         struct iodiag_submitter_sums zero = {};
+        zero.cgroup_id = cg ? blkg_cgroup_id(cg, btf) : cgroup;
         bpf_map_update_elem(&submitter_sums, &k, &zero, BPF_NOEXIST); /* another CPU may have won: fine */
         v = bpf_map_lookup_elem(&submitter_sums, &k);
         if (!v) {
@@ -697,9 +749,7 @@ static __always_inline void account_submitter(__u32 dev, __u32 tgid, struct stag
             return;
         }
     }
-    v->count++;
-    v->q2c_ns += t->ns[IODIAG_Q2C];
-    v->d2c_ns += t->ns[IODIAG_D2C];
+    add_submitter_sums(v, bytes, op, t);
 }
 
 /* Stage lengths of a completed entry: a stage not passed takes the next seen
@@ -773,7 +823,7 @@ static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_by
             __sync_fetch_and_add(n, -1);
     }
     account_completion(s, &st, op, e->d ? e->depth : 0);
-    account_submitter(dev, e->tgid, &st);
+    account_submitter(dev, e, rq, nr_bytes, op, &st, btf);
 
     if (st.ns[IODIAG_Q2C] >= slow_threshold_ns) {
         struct iodiag_block_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);

@@ -84,19 +84,34 @@ enum iodiag_block_lost {
     IODIAG_LOST_COUNT
 };
 
-/* Per (disk, submitter): the submitter's own requests' Q2C and D2C sums, so
- * that an application's wait for its I/O is split over the devices by its own
- * requests, not by everyone's (a disk busy with other programs' I/O holds none
- * of it). The submitter is the thread group that queued the bio (a loop or dm
- * device's lower requests: its worker). Cumulative, per CPU. */
+/* Per (disk, submitter, cgroup): the submitter's own requests' Q2C and D2C
+ * sums, so that an application's wait for its I/O is split over the devices
+ * by its own requests, not by everyone's (a disk busy with other programs' I/O
+ * holds none of it), and so that who else used a device, and how much of its
+ * service time (D2C) and queue occupancy (Q2C: sum / window = mean requests in
+ * flight, Little's law), is exact. The submitter is the thread group that
+ * queued the bio (a loop or dm device's lower requests: its worker; writeback:
+ * the flusher). The cgroup is the one the kernel charged the request to: its
+ * head bio's blkcg (bio->bi_blkg; requests merge only within one blkcg),
+ * where blk-cgroup exists; else the submitter's. Cumulative, per CPU. */
 struct iodiag_submitter_key {
     __u32 dev;  /* disk dev_t, kernel encoding */
     __u32 tgid;
+    /* Which cgroup, cheaply: the address of the request's blkcg_gq (its
+     * blkcg on this disk; as a number: under tp_btf KEY()'s offset of it)
+     * where blk-cgroup exists, else the submitter's cgroup id; 0 = none (a
+     * request without bio). The cgroup's id is in the sums. (A cgroup removed
+     * inside the window whose blkcg_gq's memory went to a new cgroup's would
+     * share its sums: the key lives as long as the map.) */
+    __u64 cgroup;
 };
 struct iodiag_submitter_sums {
     __u64 count;
+    __u64 bytes;        /* completed (block_rq_complete's nr_bytes) */
+    __u64 write_bytes;  /* of them, of write requests */
     __u64 q2c_ns;
     __u64 d2c_ns;
+    __u64 cgroup_id;    /* kernfs id of the cgroup's directory, read once when the entry is made */
 };
 /* The same sums in a direct-mapped per-CPU slot (index: a hash of the key;
  * key.dev 0 = free): an inlined array lookup per completion instead of a
@@ -108,9 +123,10 @@ struct iodiag_submitter_slot {
     struct iodiag_submitter_key key;
     struct iodiag_submitter_sums sums;
 };
-static inline __u32 iodiag_submitter_slot_of(__u32 dev, __u32 tgid)
+static inline __u32 iodiag_submitter_slot_of(__u32 dev, __u32 tgid, __u64 cgroup)
 {
-    return ((tgid ^ (dev * 2246822519u)) * 2654435761u) >> 23;   /* top 9 bits: 512 slots */
+    __u32 h = tgid ^ (dev * 2246822519u) ^ ((__u32)cgroup * 3266489917u) ^ (__u32)(cgroup >> 32);
+    return (h * 2654435761u) >> 23;   /* top 9 bits: 512 slots */
 }
 
 /* Per-request accounting of the reference path (rodata reference_accounting):

@@ -11,6 +11,7 @@
 #include "collectors/bpf/iouring_bpf.hpp"
 #include "collectors/procfs/meminfo.hpp"
 #include "collectors/nvme/nvme_smart_collector.hpp"
+#include "collectors/procfs/proc_cpu.hpp"
 #include "collectors/procfs/proc_io.hpp"
 #include "collectors/procfs/psi.hpp"
 #include "collectors/bpf/syscall_bpf.hpp"
@@ -36,6 +37,7 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     c.push_back(std::make_unique<MeminfoCollector>());
     c.push_back(std::make_unique<DirtyLimitsCollector>());
     c.push_back(std::make_unique<ProcIoCollector>());
+    c.push_back(std::make_unique<ProcCpuCollector>());
     c.push_back(std::make_unique<PsiCollector>());
     c.push_back(std::make_unique<CgroupCollector>());
     c.push_back(std::make_unique<DelayacctCollector>());

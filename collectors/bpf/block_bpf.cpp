@@ -125,6 +125,9 @@ struct BlockTracer::Impl {
     int epoll_fd = -1;  // the ring buffer's epoll fd and wake_fd together
     uint32_t slots = 0; // disk slots the maps were sized to
     int ncpu = 0;
+    // bio->bi_blkg exists (blk-cgroup: struct blkcg_gq in kernel BTF), so the
+    // submitters' cgroups are the bios' blkcg (bpf/block.bpf.c request_blkg).
+    bool blkcg = false;
 
     ~Impl() {
         if (epoll_fd >= 0) close(epoll_fd);
@@ -273,6 +276,7 @@ std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& pro
     impl_->ncpu = libbpf_num_possible_cpus();
     if (impl_->ncpu <= 0) return std::string("block.bpf.o: number of possible CPUs: ") + std::strerror(-impl_->ncpu);
     impl_->slots = disk_slots_for(impl_->ncpu);
+    impl_->blkcg = kernel_struct_exists("blkcg_gq");
     AttachMode mode = plan.mode;
     std::string why = load_block_bpf(*impl_, mode, dev, opts, split);
     if (!why.empty() && mode == AttachMode::TpBtf) {
@@ -431,31 +435,38 @@ std::vector<BlockSubmitterSums> BlockTracer::submitters() {
     if (!impl_->skel) return out;
     // Summed by key over the direct-mapped slots (each CPU's copy of a slot
     // may hold another key) and the hash of the keys that found theirs taken.
-    std::map<std::pair<uint32_t, uint32_t>, BlockSubmitterSums> sums;
-    auto add = [&](uint32_t dev, uint32_t tgid, const iodiag_submitter_sums& c, bool hashed) {
-        auto& s = sums[{dev, tgid}];
+    // Keyed by the cgroup's blkcg address (or id): the id is in the sums,
+    // written once per entry (per-CPU copies not yet used hold 0).
+    std::map<std::tuple<uint32_t, uint32_t, uint64_t>, BlockSubmitterSums> sums;
+    auto add = [&](const iodiag_submitter_key& k, const iodiag_submitter_sums& c, bool hashed) {
+        auto& s = sums[{k.dev, k.tgid, k.cgroup}];
+        if (c.cgroup_id) s.cgroup_id = c.cgroup_id;
         s.count += c.count;
         s.q2c_ns += c.q2c_ns;
         s.d2c_ns += c.d2c_ns;
+        s.bytes += c.bytes;
+        s.write_bytes += c.write_bytes;
         if (hashed) s.hashed_count += c.count;
     };
     for_each_percpu_array_copy<iodiag_submitter_slot>(
         bpf_map__fd(impl_->skel->maps.submitter_slots), IODIAG_SUBMITTER_SLOTS, impl_->ncpu,
         [&](uint32_t, int, const iodiag_submitter_slot& s) {
-            if (s.key.dev) add(s.key.dev, s.key.tgid, s.sums, false);
+            if (s.key.dev) add(s.key, s.sums, false);
         });
     for_each_percpu_hash_entry<iodiag_submitter_key, iodiag_submitter_sums>(
         bpf_map__fd(impl_->skel->maps.submitter_sums), impl_->ncpu,
         [&](const iodiag_submitter_key& k, const std::vector<iodiag_submitter_sums>& copies) {
-            for (const auto& c : copies) add(k.dev, k.tgid, c, true);
+            for (const auto& c : copies) add(k, c, true);
         });
     for (auto& [k, s] : sums) {
-        s.device = device_name(k.first);
-        s.tgid = k.second;
+        s.device = device_name(std::get<0>(k));
+        s.tgid = std::get<1>(k);
         out.push_back(std::move(s));
     }
     return out;
 }
+
+bool BlockTracer::submitter_cgroup_is_blkcg() const { return impl_->blkcg; }
 
 #else  // !IODIAG_HAVE_BPF
 
@@ -478,6 +489,7 @@ std::map<std::string, BlockDeviceStats> BlockTracer::drain() { return {}; }
 std::map<std::string, BlockReferenceSums> BlockTracer::reference_sums() { return {}; }
 BlockLostCounts BlockTracer::lost() const { return {}; }
 std::vector<BlockSubmitterSums> BlockTracer::submitters() { return {}; }
+bool BlockTracer::submitter_cgroup_is_blkcg() const { return false; }
 
 #endif
 
@@ -550,6 +562,18 @@ std::vector<MetricSpec> BlockBpfCollector::metric_specs() const {
                  "Sum of D2C over the requests a command's processes submitted to the device; labels {device, comm}"});
     v.push_back({"block.submitter_requests", K::Metric, "count", dev, "device",
                  "Requests a command's processes submitted to the device, completed; labels {device, comm}"});
+    const std::string group = "; labels {device, comm, cgroup, kind}: the submitters grouped by command and by "
+                              "the cgroup the requests were charged to, kind process | writeback (the flusher) | "
+                              "kernel | unknown | rest (beyond the largest groups)";
+    v.push_back({"block.submitter.requests", K::Metric, "count", dev, "device", "Requests a submitter group completed" + group});
+    v.push_back({"block.submitter.bytes", K::Metric, "bytes", dev, "device", "Bytes of those requests" + group});
+    v.push_back({"block.submitter.write_bytes", K::Metric, "bytes", dev, "device", "Bytes of its write requests" + group});
+    v.push_back({"block.submitter.d2c_total_us", K::Metric, "us", dev, "device",
+                 "Sum of D2C of its requests: its part of the device's service time" + group});
+    v.push_back({"block.submitter.q2c_total_us", K::Metric, "us", dev, "device",
+                 "Sum of Q2C of its requests: its part of the queue occupancy (/ window = mean in flight)" + group});
+    v.push_back({"block.submitter.processes", K::Metric, "count", dev, "device", "Thread groups in the group" + group});
+    v.push_back({"block.submitter.top_pid", K::Fact, "", dev, "device", "The group's thread group with the most D2C" + group});
     for (const char* s : {"q2g", "g2i", "i2d", "d2c"})
         v.push_back({std::string("block.") + s + "_share_pct", K::Metric, "pct",
                      std::string(s) == "d2c" ? dev : q, "device",
@@ -666,15 +690,6 @@ void BlockBpfCollector::sample(size_t /*interval*/) {
     learn_submitter_names();
 }
 
-void BlockBpfCollector::learn_submitter_names() {
-    for (const auto& s : tracer_->submitters()) {
-        if (submitter_comm_.count(s.tgid)) continue;
-        std::string comm;
-        std::ifstream in("/proc/" + std::to_string(s.tgid) + "/comm");
-        if (in && std::getline(in, comm) && !comm.empty()) submitter_comm_[s.tgid] = comm;
-    }
-}
-
 // Per device, the commands whose processes submitted its requests (their
 // processes summed, as the syscall collector names an application), with their
 // own requests' Q2C and D2C sums: what an application waited for on each
@@ -682,8 +697,10 @@ void BlockBpfCollector::learn_submitter_names() {
 void BlockBpfCollector::emit_submitters(Evidence& ev,
                                         const std::function<Provenance(const std::string&)>& prov) {
     learn_submitter_names();
+    const std::vector<BlockSubmitterSums> sums = tracer_->submitters();
+    emit_submitter_groups(ev, sums, prov);
     std::map<std::string, std::map<std::string, BlockSubmitterSums>> by_dev;
-    for (const auto& s : tracer_->submitters()) {
+    for (const auto& s : sums) {
         if (!devices_.empty() && std::find(devices_.begin(), devices_.end(), s.device) == devices_.end()) continue;
         const auto it = submitter_comm_.find(s.tgid);
         // tgid 0: a request the block layer made itself (a flush), or one

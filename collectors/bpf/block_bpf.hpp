@@ -85,12 +85,16 @@ struct BlockLostCounts {
     std::string skipped_by_program;   // "on_rq_complete 1", for logs and test failures
 };
 
-// One submitter's (thread group's) own completed requests on one disk,
-// cumulative since attach (bpf/block_events.h iodiag_submitter_sums).
+// One submitter's (thread group's) own completed requests on one disk, in
+// one cgroup (the one the kernel charged them to: the head bio's blkcg, else
+// the submitter's), cumulative since attach (bpf/block_events.h
+// iodiag_submitter_sums).
 struct BlockSubmitterSums {
     std::string device;
     uint32_t tgid = 0;
+    uint64_t cgroup_id = 0;   // kernfs id of the cgroup's directory; 0 = none
     uint64_t count = 0, q2c_ns = 0, d2c_ns = 0;
+    uint64_t bytes = 0, write_bytes = 0;
     // Of count: completions on a CPU whose slot another submitter held (the
     // per-CPU hash fallback).
     uint64_t hashed_count = 0;
@@ -141,8 +145,11 @@ public:
     // The reference path's sums (empty unless reference_accounting).
     std::map<std::string, BlockReferenceSums> reference_sums();
     BlockLostCounts lost() const;
-    // Per (disk, submitter tgid): the submitter's own requests' sums.
+    // Per (disk, submitter tgid, cgroup): the submitter's own requests' sums.
     std::vector<BlockSubmitterSums> submitters();
+    // Whether the cgroup ids of submitters() are the bios' blkcg (blk-cgroup
+    // in this kernel) rather than the submitting task's v2 cgroup.
+    bool submitter_cgroup_is_blkcg() const;
     uint64_t exemplars_dropped() const { return lost().exemplars_ringbuf_full; }
     uint64_t tracking_failures() const { return lost().inflight_slot_busy; }
     std::string device_name(uint32_t kernel_dev);
@@ -159,6 +166,14 @@ private:
 // disks) over the previous one-second interval. Series (sample()): the
 // per-interval block.d2c_us and block.q2c_us {device}, from the cumulative
 // in-kernel histograms (no per-I/O work beyond the window's own histograms).
+// What a submitter is, read from /proc/PID while the window runs.
+struct SubmitterIdentity {
+    std::string comm;       // /proc/PID/comm (a kernel worker's with its work's description)
+    bool kthread = false;   // PF_KTHREAD
+    bool flusher = false;   // a kernel worker seen doing writeback (description flush-MAJ:MIN)
+    std::string memory_v1, blkio_v1, v2;   // /proc/PID/cgroup
+};
+
 class BlockBpfCollector : public Collector {
 public:
     bool slow_to_start() const override { return true; }
@@ -199,12 +214,21 @@ private:
     CumulativeSeries series_;
     std::vector<BlockIoExemplar> exemplars_;
     std::string provenance_suffix_;
-    // Submitters' commands, read from /proc at each sample (a process that
-    // exits before the window ends keeps its name).
+    // Submitters' commands and identities, read from /proc at each sample (a
+    // process that exits before the window ends keeps its name), and the
+    // paths of the cgroups their requests were charged to (block_submitters.cpp).
     void learn_submitter_names();
     void emit_submitters(Evidence& ev, const std::function<Provenance(const std::string&)>& prov);
+    // Per device and (command, cgroup): who used it, and how much
+    // (block_submitters.cpp).
+    void emit_submitter_groups(Evidence& ev, const std::vector<BlockSubmitterSums>& sums,
+                               const std::function<Provenance(const std::string&)>& prov);
     static constexpr size_t kMaxSubmittersPerDevice = 8;
+    static constexpr size_t kMaxSubmitterGroupsPerDevice = 16;
     std::map<uint32_t, std::string> submitter_comm_;
+    std::map<uint32_t, SubmitterIdentity> submitter_who_;
+    std::map<uint64_t, std::string> blkcg_paths_;   // cgroup id -> path ("" unresolved), while the window runs
+    bool blkio_v1_ = false;                          // the io controller is a v1 hierarchy (blkio) here
 };
 
 }  // namespace iodiag

@@ -140,6 +140,12 @@ std::optional<int64_t> kernel_enum_value(const std::string& name) {
     return types ? types->view().enum_value(name) : std::nullopt;
 }
 
+bool kernel_struct_exists(const std::string& name) {
+    std::string why;
+    const KernelTypes* types = shared_vmlinux_btf(why);
+    return types && types->view().find(name, BTF_KIND_STRUCT) > 0;
+}
+
 KernelFeatureProbe::KernelFeatureProbe(std::string root) : root_(std::move(root)) {}
 
 bool KernelFeatureProbe::cached(const std::string& key,

@@ -71,6 +71,8 @@ private:
 // Value of an enumerator in kernel BTF (e.g. BIO_BPS_THROTTLED, which is not
 // ABI); nullopt when BTF cannot be read or has no such enumerator.
 std::optional<int64_t> kernel_enum_value(const std::string& name);
+// Whether kernel BTF has a struct of that name (false when BTF cannot be read).
+bool kernel_struct_exists(const std::string& name);
 // The probes keep one parse of vmlinux BTF (several MiB): free it once every
 // collector has started (a later probe parses it again).
 void release_vmlinux_btf();

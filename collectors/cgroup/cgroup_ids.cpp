@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "collectors/cgroup/cgroup_hierarchy.hpp"
+#include "collectors/cgroup/cgroup_label.hpp"
 #include "collectors/text_file.hpp"
 
 namespace iodiag {
@@ -54,16 +55,18 @@ std::string CgroupIdNames::v1_blkio_path(uint64_t id) {
 }
 
 std::string CgroupIdNames::label(uint64_t v2_id, uint64_t memcg_id, uint64_t blkio_id) {
-    const std::string mem = memcg_id ? v1_memory_path(memcg_id) : "";
-    const std::string blk = blkio_id ? v1_blkio_path(blkio_id) : "";
-    const std::string v2 = v2_id ? v2_path(v2_id) : "";
-    std::string v1;
-    if (!mem.empty() && mem != "/") v1 = "memory:" + mem;
-    if (!blk.empty() && blk != "/") v1 += (v1.empty() ? "" : ",") + std::string("blkio:") + blk;
-    if (!v1.empty()) return v1;
-    if (!v2.empty()) return v2;
-    if (!mem.empty() || !blk.empty()) return "/";
-    return "cgroup-id:" + std::to_string(v2_id);
+    const std::string l = cgroup::label_of(memcg_id ? v1_memory_path(memcg_id) : "",
+                                           blkio_id ? v1_blkio_path(blkio_id) : "", v2_id ? v2_path(v2_id) : "");
+    return l.empty() ? "cgroup-id:" + std::to_string(v2_id) : l;
+}
+
+bool CgroupIdNames::blkio_on_v1() {
+    ensure_scanned();
+    return !blkio_mount_.empty();
+}
+
+std::string CgroupIdNames::blkcg_path(uint64_t id) {
+    return blkio_on_v1() ? v1_blkio_path(id) : v2_path(id);
 }
 
 }  // namespace iodiag

@@ -25,6 +25,12 @@ public:
     // "/" (root), or "cgroup-id:N" when nothing resolves (the cgroup was removed
     // before the window ended).
     std::string label(uint64_t v2_id, uint64_t memcg_id, uint64_t blkio_id = 0);
+    // The path of a bio's blkcg id (the io controller's cgroup, bio->bi_blkg):
+    // in the v1 blkio hierarchy where one is mounted (the io controller is
+    // bound there), else in the v2 one. "" when unknown.
+    std::string blkcg_path(uint64_t id);
+    // Whether the io controller is a v1 hierarchy's (blkio) here.
+    bool blkio_on_v1();
 
 private:
     static std::map<uint64_t, std::string> scan(const std::string& mount_dir);

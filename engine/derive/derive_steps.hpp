@@ -12,6 +12,7 @@
 //   sufferer.cpp           the application that suffered most, its shares
 //   who.cpp                who suffered most, every field of one process
 //   fsync_chain.cpp        fsync -> journal -> the I/O it carries
+//   contention*.cpp        who else used the device, the CPUs, the commits
 //   slow_floor.cpp         absolute floors under the relative slow set
 //   layer_judgement.cpp    whether a layer's time is a fault (the judgement model)
 #pragma once
@@ -57,6 +58,7 @@ void add_limits_below(Evidence& ev);             // cgroup.cpp
 void add_top_app(Evidence& ev);                  // sufferer.cpp
 void add_who(Evidence& ev);                      // who.cpp
 void add_fsync_chain(Evidence& ev);              // fsync_chain.cpp
+void add_contention(Evidence& ev);               // contention.cpp (contention.hpp)
 // (add_slow_floors, slow_floor.cpp, then:)
 void add_judgement(Evidence& ev);                // layer_judgement.cpp
 
@@ -86,6 +88,7 @@ std::vector<MetricSpec> page_cache_specs();
 std::vector<MetricSpec> sufferer_specs();
 std::vector<MetricSpec> who_specs();
 std::vector<MetricSpec> fsync_chain_specs();
+std::vector<MetricSpec> contention_specs();
 std::vector<MetricSpec> judgement_specs();
 
 }  // namespace iodiag::derive

@@ -23,8 +23,9 @@
 // part of the suffering application's slow time, the I/O scheduler's part of
 // its device wait under block_queue, as in the layer table), judge.abnormal
 // (1/0) and judge.reason (why); and per device the figures the device rules
-// use too: device.d2c_stall_time_pct, device.stalls, device.others_service_pct,
-// device.contended.
+// use too: device.d2c_stall_time_pct, device.stalls. Whether a device serves
+// mostly other programs is the contention accounting's (device.contended,
+// device.others_d2c_share_pct: engine/derive/contention_device.cpp).
 #include "engine/derive/derive_steps.hpp"
 
 #include <algorithm>
@@ -32,6 +33,7 @@
 #include <optional>
 
 #include "engine/derive/slow_floor.hpp"
+#include "engine/evidence/cgroup_labels.hpp"
 #include "engine/evidence/format.hpp"
 
 namespace iodiag::derive {
@@ -46,8 +48,7 @@ constexpr double kTailFactor = 10;
 // The tail's part of a layer's time at which removing it makes the layer 1.5x
 // faster: a material slowdown, not a wobble.
 constexpr double kMaterialTailPct = 100.0 / 3.0;
-// Other programs' requests hold most of a device's service time: the
-// application waits behind them, not behind its own demand.
+// Another program's data is most of what the commits carry.
 constexpr double kOthersMajorityPct = 50;
 // A layer holding less of the slow time than this is not judged: removing all
 // of it would make the slow syscalls faster by less than a twentieth (the
@@ -123,13 +124,8 @@ std::optional<Stall> stall_of(const Evidence& ev, const std::string& d) {
     return s;
 }
 
-// Per device: the stall tail of its service time (D2C), and how much of it
-// other programs' requests held than the suffering application's (or, where
-// no application's own breakdown was measured, than the device's top
-// submitter's: the command that waited on it most, device.top_submitter).
+// Per device: the stall tail of its service time (D2C).
 void add_device_distribution(Evidence& ev) {
-    const Fact* app = ev.find_fact("attr.app.name");
-    const std::string app_name = app ? app->value : "";   // copied: the vector may move below
     for (const auto& d : ev.instances("device")) {
         const Labels l{{"device", d}};
         if (const auto stall = stall_of(ev, d)) {
@@ -141,22 +137,25 @@ void add_device_distribution(Evidence& ev) {
                                   "serve its " + stall->ops + " 1.5x faster (" + std::to_string(stall->requests) +
                                   " requests)"));
         }
-        std::string whose = app_name;
-        if (whose.empty())
-            if (const Fact* top = ev.find_fact("device.top_submitter", l)) whose = top->value;
-        if (whose.empty()) continue;
-        const Metric* total = ev.find_metric("block.d2c_total_us", l);
-        const Metric* own = ev.find_metric("block.submitter_d2c_total_us", {{"comm", whose}, {"device", d}});
-        if (!total || total->value <= 0 || !own || own->value <= 0) continue;
-        const double others = std::max(0.0, 100.0 * (1 - own->value / total->value));
-        ev.add_metric("device.others_service_pct", l, others, "pct",
-                      derived("1 - D2C total of " + whose +
-                              "'s own requests (block.submitter_d2c_total_us) / the device's D2C total: the part "
-                              "of its service time other programs' requests took"));
-        ev.add_metric("device.contended", l, others >= kOthersMajorityPct ? 1 : 0, "bool",
-                      derived("1 when device.others_service_pct >= 50 %: other programs' requests held most of "
-                              "the device " + whose + " waited on"));
     }
+}
+
+// Who held most of a contended device (contention_device.cpp): ", the largest
+// backup (pid 4242, cgroup ...)", or nothing when no other was named.
+std::string largest_other(const Evidence& ev, const Labels& l) {
+    const Fact* comm = ev.find_fact("device.neighbor_comm", l);
+    if (!comm) return "";
+    const Fact* pid = ev.find_fact("device.neighbor_pid", l);
+    const Fact* cgroup = ev.find_fact("device.neighbor_cgroup", l);
+    std::string in;
+    if (pid) in = "pid " + pid->value;
+    if (cgroup) in += (in.empty() ? "" : ", ") + std::string("cgroup ") + cgroup_shown(ev, cgroup->value);
+    return ", the largest " + comm->value + (in.empty() ? "" : " (" + in + ")");
+}
+
+std::string queue_occupancy(const Evidence& ev, const Labels& l) {
+    const Metric* q = ev.find_metric("device.others_q2c_share_pct", l);
+    return q ? ", " + pct_text(q->value) + " of its queue occupancy" : "";
 }
 
 std::optional<Judged> judge_device(const Evidence& ev, const std::string& d) {
@@ -164,8 +163,9 @@ std::optional<Judged> judge_device(const Evidence& ev, const std::string& d) {
     const Labels l{{"device", d}};
     if (metric_or(ev, "device.contended", l, 0) == 1)
         return Judged{true, d + " serves mostly other programs' requests (" +
-                                pct_text(metric_or(ev, "device.others_service_pct", l, 0)) +
-                                " of its service time): the application waits behind them"};
+                                pct_text(metric_or(ev, "device.others_d2c_share_pct", l, 0)) +
+                                " of its service time" + largest_other(ev, l) +
+                                "): the application waits behind them"};
     if (metric_or(ev, "device.stalls", l, 0) == 1)
         return Judged{true, d + " stalls: requests of 10x its median service time or more hold " +
                                 pct_text(metric_or(ev, "device.d2c_stall_time_pct", l, 0)) + " of its service time"};
@@ -188,7 +188,7 @@ std::optional<Judged> judge_device(const Evidence& ev, const std::string& d) {
               " of its requests), and its writes wait behind them";
     else
         return std::nullopt;
-    if (const Metric* o = ev.find_metric("device.others_service_pct", l))
+    if (const Metric* o = ev.find_metric("device.others_d2c_share_pct", l))
         why += ", other programs " + pct_text(o->value) + " of it";
     return Judged{false, why + ": the application's own demand"};
 }
@@ -198,9 +198,10 @@ std::optional<Judged> judge_block_queue(const Evidence& ev, const std::string& d
     const Labels l{{"device", d}};
     if (metric_or(ev, "device.contended", l, 0) == 1)
         return Judged{true, "its requests queue on " + d + " behind other programs' (" +
-                                pct_text(metric_or(ev, "device.others_service_pct", l, 0)) +
-                                " of the device's service time)"};
-    if (!ev.find_metric("device.others_service_pct", l)) return std::nullopt;
+                                pct_text(metric_or(ev, "device.others_d2c_share_pct", l, 0)) +
+                                " of the device's service time" + queue_occupancy(ev, l) + largest_other(ev, l) +
+                                ")"};
+    if (!ev.find_metric("device.others_d2c_share_pct", l)) return std::nullopt;
     return Judged{false, "its requests queue behind its own on " + d + ": the application's own demand"};
 }
 
@@ -370,10 +371,6 @@ std::vector<MetricSpec> judgement_specs() {
          "share of the device's service time in requests of 10x its median D2C or more"},
         {"device.stalls", K::Metric, "bool", layer::kDevice, "device",
          "1 when requests of 10x the median service time or more hold a third of the device's service time"},
-        {"device.others_service_pct", K::Metric, "pct", layer::kDevice, "device",
-         "share of the device's service time taken by programs other than the suffering application"},
-        {"device.contended", K::Metric, "bool", layer::kDevice, "device",
-         "1 when other programs' requests held most of the device's service time"},
     };
 }
 

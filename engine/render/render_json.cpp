@@ -24,6 +24,7 @@ json finding_json(const Verdict& v, const Finding& f) {
            {"source", f.source},
            {"folded", f.folded},
            {"sufferer", f.sufferer},
+           {"culprit", f.culprit},
            {"verify", f.verify}};
     // Added: the name people use for a cgroup instance (the instance stays its label).
     if (auto n = v.cgroup_names.find(f.instance); n != v.cgroup_names.end() && f.instance_key == kCgroupLabel)

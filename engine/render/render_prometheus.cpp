@@ -72,7 +72,9 @@ private:
 
 // Findings folded to bounded labels: the device is a label (whole block
 // devices, a handful per host); any other instance (cgroup path, pid, file)
-// is not, so one rule firing on three cgroups is one series.
+// is not, so one rule firing on three cgroups is one series. The culprit (who
+// the finding blames: a neighbor's command and its cgroup's name, no figures)
+// is a label too: a few per host, and what an alert must say.
 struct FoldedFinding {
     Labels labels;
     std::optional<double> share_pct;   // the largest instance's measured share
@@ -84,6 +86,7 @@ std::vector<FoldedFinding> fold_findings(const Verdict& v) {
     for (const auto& f : v.findings) {
         Labels l{{"rule_id", f.rule_id}, {"layer", f.layer}, {"severity", to_string(f.severity)}};
         if (f.instance_key == "device" && !f.instance.empty()) l["device"] = f.instance;
+        if (!f.culprit.empty()) l["culprit"] = f.culprit;
         auto& ff = folded[l];
         ff.labels = l;
         ++ff.instances;
@@ -161,7 +164,8 @@ std::string render_prometheus(const Verdict& v, const Evidence& ev, const Promet
 
     auto& findings = family("iodiag_finding", "gauge",
                             "1 for each finding on the triage path (rule, layer, severity, device when the "
-                            "instance is a device), labelled with the verdict fingerprint.");
+                            "instance is a device, culprit when the finding blames someone), labelled with the "
+                            "verdict fingerprint.");
     auto& finding_share = family("iodiag_finding_share_ratio", "gauge",
                                  "Measured share of latency a finding explains (0..1); the largest instance's "
                                  "when the rule fired on several non-device instances.");

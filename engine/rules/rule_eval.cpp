@@ -335,6 +335,7 @@ RuleResult evaluate_one(const Rule& rule, const Evidence& ev, const std::string&
     if (r.outcome == Tri::True) {
         r.title = fill(rule.title, rule, s);
         r.mechanism = fill(rule.mechanism, rule, s);
+        if (!rule.culprit.empty()) r.culprit = fill(rule.culprit, rule, s);
         for (Fix f : rule.fixes) {
             f.action = fill(f.action, rule, s);
             r.fixes.push_back(std::move(f));

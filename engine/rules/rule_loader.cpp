@@ -22,7 +22,7 @@ const std::set<std::string> kTopKeys{"macros", "rules"};
 const std::set<std::string> kRuleKeys{"id",           "layer",     "severity", "confidence",
                                       "for_each",     "title",     "when",     "share_metric",
                                       "mechanism",    "evidence",  "fixes",    "verify",
-                                      "supersedes"};
+                                      "supersedes",   "culprit"};
 const std::set<std::string> kLeafKeys{"metric", "percentile", "ratio_of", "fact", "op", "value", "in"};
 const std::set<std::string> kFixKeys{"priority", "action", "playbook"};
 const std::vector<std::string> kCombinators{"all", "any", "not", "macro"};
@@ -366,6 +366,7 @@ void Checker::rule(const YAML::Node& n, Reporter& rep, std::vector<Rule>& rules)
     RuleScope scope{r.for_each, &r.instance_keys};
     r.title = rep.scalar(n, "title").value_or("");
     r.mechanism = rep.scalar(n, "mechanism").value_or("");
+    r.culprit = rep.scalar(n, "culprit").value_or("");
     if (n["when"]) {
         std::vector<std::string> stack;
         r.when = condition(n["when"], rep, &scope, stack);
@@ -419,6 +420,7 @@ void Checker::rule(const YAML::Node& n, Reporter& rep, std::vector<Rule>& rules)
     for (const auto& v : rep.sequence(n, "verify")) r.verify.push_back(comparison(v, rep, &scope, "a verify entry"));
     if (n["title"]) check_placeholders(r.title, n["title"], rep, scope);
     if (n["mechanism"]) check_placeholders(r.mechanism, n["mechanism"], rep, scope);
+    if (n["culprit"]) check_placeholders(r.culprit, n["culprit"], rep, scope);
 
     r.pos.file = rep.file();
     if (errors() == errors_before) rules.push_back(std::move(r));

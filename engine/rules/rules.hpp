@@ -115,6 +115,9 @@ struct Rule {
     // finding cites) are folded into it, evidence included (one cause, one
     // finding).
     std::vector<std::string> supersedes;
+    // Who the finding blames (a neighbor process, its cgroup's name), with
+    // placeholders: short and bounded, a Prometheus label. "" = nobody.
+    std::string culprit;
     SourcePos pos;
     // Filled by the loader from the catalog: name -> instance label key ("" =
     // global) for every metric, fact and histogram the rule uses. The evaluator
@@ -194,6 +197,7 @@ struct RuleResult {
     // A finding's prose, filled only when the outcome is True (empty otherwise):
     std::string title;                  // placeholders filled
     std::string mechanism;              // placeholders filled
+    std::string culprit;                // placeholders filled ("" when the rule names nobody)
     std::vector<Fix> fixes;             // the rule's fixes, placeholders in action filled
 };
 

@@ -79,6 +79,7 @@ Finding make_finding(const RuleResult& r, const Evidence& ev) {
     f.instance = r.instance;
     f.title = r.title;
     f.mechanism = r.mechanism;
+    f.culprit = r.culprit;
     f.share_pct = r.share_pct;
     if (f.share_pct) f.share_metric = rule.share_metric;
     f.confidence = rule.confidence * (ev.layer_observed(f.layer) ? 1.0 : kUnobservedLayerFactor);
@@ -299,7 +300,9 @@ Evidence as_if_sufferer(const Evidence& collected, const std::string& app) {
 bool share_is_the_sufferers(const std::string& metric) {
     static const std::set<std::string> device_shares = {"device.slow_share_pct", "device.io_wait_share_pct",
                                                         "device.scheduler_wait_share_pct",
-                                                        "device.tag_wait_share_pct"};
+                                                        "device.tag_wait_share_pct",
+                                                        // its wait x the others' share (contention_*.cpp)
+                                                        "device.contention_share_pct", "cpu.contention_share_pct"};
     return metric.rfind("attr.sufferer.", 0) == 0 || metric == "judge.share_pct" || device_shares.count(metric) > 0;
 }
 

@@ -30,7 +30,9 @@ const std::map<std::string, std::set<std::string>>& explained_layers() {
 bool share_of_applications_time(const std::string& metric) {
     for (const char* prefix : {"attr.sufferer.", "attr.slow.", "judge.share_pct", "cgroup.slow_share_pct",
                                "device.slow_share_pct", "device.io_wait_share_pct", "device.tag_wait_share_pct",
-                               "device.scheduler_wait_share_pct", "device.submitter_share_all_pct"})
+                               "device.scheduler_wait_share_pct", "device.submitter_share_all_pct",
+                               // a wait x the others' share of it (engine/derive/contention_*.cpp)
+                               "device.contention_share_pct", "cpu.contention_share_pct", "journal.contention_share_pct"})
         if (metric.rfind(prefix, 0) == 0) return true;
     return false;
 }

@@ -41,6 +41,9 @@ struct Finding {
     // The application whose slow syscalls the share is over, when it is not
     // the one that suffered most (a second application slowed by another cause).
     std::string sufferer;
+    // Who the finding blames, when its rule names someone (a neighbor process
+    // and its cgroup's name): bounded, so the Prometheus textfile labels with it.
+    std::string culprit;
 };
 
 // A fix, in the order to apply it: by its finding's share (Amdahl), then P0..P5.

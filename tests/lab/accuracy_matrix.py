@@ -22,6 +22,13 @@ time and the victims ran 1.5x or more slower than their baseline; else it is
 reported as weak (the injected fault did not slow the victims materially).
 The verdict is the bundle's replay (`iodiag replay --format json`).
 
+The contention classes (neighbor_*, issue 23) split the victims' device,
+queue and CPU waits by whose use of the resource they waited behind
+(ground_truth.mechanisms(split_neighbors=True)): their cause is "neighbor"
+when the others' part is the largest, and then the first finding must also
+name the neighbor the ground truth found (its command, and the unit of the
+cgroup the scenario put it in).
+
 Scored: top-1 right when the status is warning or critical AND the first
 finding (not a note) names the cause; share right when that finding's share is
 within 15 points of the ground truth over the same syscalls (its share
@@ -62,13 +69,21 @@ MECHANISM_RULES = {
                "judgement.dominant_layer@device", "judgement.dominant_layer@page_cache"},
     "queue": {"block.tag_wait_dominant", "block.scheduler_queueing_dominant", "block_queue.bfq_idling_fast_device",
               "block_queue.nr_requests_tiny", "judgement.dominant_layer@block_queue"},
-    "cpu": {"syscall.runqueue_delay", "judgement.dominant_layer@cpu"},
+    # contention.cpu_neighbor: the run-queue delay with the processes that held the CPUs
+    "cpu": {"syscall.runqueue_delay", "judgement.dominant_layer@cpu", "contention.cpu_neighbor"},
     "lock": {"syscall.lock_contention", "judgement.dominant_layer@locks"},
     "dirty": {"syscall.dirty_throttling_dominant", "dirty.writers_throttled", "judgement.dominant_layer@dirty"},
     "held": {"cgroup.io_limit_reached", "syscall.cgroup_io_control", "cgroup.limit_below_stacked_device",
              "judgement.dominant_layer@cgroup"},
     "fsync": {"syscall.journal_dominant", "syscall.xfs_log_force_dominant", "syscall.btrfs_log_sync_dominant",
-              "syscall.fsync_chain", "syscall.journal_commit_slow", "judgement.dominant_layer@journal"},
+              "syscall.fsync_chain", "syscall.journal_commit_slow", "judgement.dominant_layer@journal",
+              "contention.journal_neighbor"},   # the chain, with whose data the commits carried
+    # Others held what the victims waited for (ground_truth.mechanisms(split_neighbors=True)):
+    # the contention rules, and the judgement model's layer finding, which says the layer
+    # serves mostly other programs and names the largest.
+    "neighbor": {"contention.device_neighbor", "contention.cpu_neighbor", "contention.journal_neighbor",
+                 "judgement.dominant_layer@device", "judgement.dominant_layer@block_queue",
+                 "judgement.dominant_layer@cpu"},
 }
 
 # Shares over the suffering application's own slow syscalls (attr.sufferer.*,
@@ -76,8 +91,8 @@ MECHANISM_RULES = {
 # application's syscalls (device.submitter_*, attr.sufferer.cpu_all_pct); the
 # others over the window's slow set.
 APP_BASIS_SHARES = ("attr.sufferer.", "judge.share_pct", "device.slow_share_pct", "device.io_wait_share_pct",
-                    "device.scheduler_wait_share_pct")
-ALL_BASIS_SHARES = ("attr.sufferer.cpu_all_pct", "device.submitter_")
+                    "device.scheduler_wait_share_pct", "device.contention_share_pct")
+ALL_BASIS_SHARES = ("attr.sufferer.cpu_all_pct", "device.submitter_", "cpu.contention_share_pct")
 
 
 def rule_key(finding):
@@ -145,6 +160,14 @@ def replay(iodiag, bundle):
     return json.loads(v.stdout)
 
 
+def read_cgroups(path):
+    """The cgroups a scenario made for its neighbor: {cgroup id: path}."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return dict(line.split(None, 1) for line in f.read().splitlines() if " " in line)
+
+
 def run_draw(a, klass, seed):
     """Records (or, with --rejudge, reloads) one draw: its verdict, ground truth and baseline."""
     p = klass.draw(seed)
@@ -163,7 +186,8 @@ def run_draw(a, klass, seed):
         base_path = os.path.join(out_dir, tag + ".base.gt.json")
         res = {"params": p, "verdict": replay(a.iodiag, bundle), "thresholds": thresholds_of(bundle),
                "gt": gt_lib.parse_bpftrace_json(gt_path) if os.path.exists(gt_path) else {},
-               "base": gt_lib.parse_bpftrace_json(base_path) if os.path.exists(base_path) else {}}
+               "base": gt_lib.parse_bpftrace_json(base_path) if os.path.exists(base_path) else {},
+               "cgroups": read_cgroups(gt_path + ".cgroups")}
     except Skipped as e:
         return {"params": p, "skipped": str(e)}
     except RuntimeError as e:
@@ -229,6 +253,40 @@ def judge_special(klass, res, row):
     return row
 
 
+# ---- the contention classes (issue 23) ----
+
+def neighbor_part(cause, finding, mech):
+    """The ground truth to compare a finding's share with: for a neighbor, the
+    part of the resource the finding is about (a device's or the CPUs'), else
+    the larger part; any other cause as it is."""
+    if cause != "neighbor":
+        return cause
+    layer = (finding or {}).get("layer") or (finding or {}).get("instance")
+    if layer in ("device", "block_queue"):
+        return "neighbor_device"
+    if layer == "cpu":
+        return "neighbor_cpu"
+    return max(("neighbor_device", "neighbor_cpu"), key=lambda k: mech.get(k) or 0)
+
+
+def names_the_neighbor(finding, res, mech):
+    """Whether the first finding's title names who the ground truth found
+    holding most of what the victims waited for: its command (the writeback
+    flusher, a kworker to the kernel, is "writeback" to iodiag) and, where the
+    scenario put it in a cgroup of its own (IODIAG_LAB_GT.cgroups: the
+    ground truth's cgroup id and its path), the last part of that path, which
+    is the name of a systemd unit's cgroup."""
+    dev_f, dev_comm, cpu_f, cpu_comm = gt_lib.neighbors(res["gt"])
+    comm = dev_comm if (mech.get("neighbor_device") or 0) >= (mech.get("neighbor_cpu") or 0) else cpu_comm
+    want = ["writeback" if comm.startswith("kworker") else comm]
+    cg_id = str(res["gt"].get("@w_o_cg", {}).get(comm, ""))
+    path = res.get("cgroups", {}).get(cg_id)
+    if path:
+        want.append(path.rsplit("/", 1)[-1])
+    title = (finding or {}).get("title", "")
+    return {"who": " in ".join(want), "ok": bool(comm) and all(w and w in title for w in want)}
+
+
 def judge(klass, res, seed):
     v = res["verdict"]
     t = first_finding(v)
@@ -240,8 +298,9 @@ def judge(klass, res, seed):
         return row
     if klass.special:
         return judge_special(klass, res, row)
+    split = "neighbor" in klass.candidates   # a contention class: the waits split by whose load they were
     every = gt_lib.everything(res["gt"])
-    mech_all = gt_lib.mechanisms(every)
+    mech_all = gt_lib.mechanisms(every, split)
     cands = {m: s for m, s in mech_all.items() if m in klass.candidates and s is not None}
     cause = max(cands, key=cands.get) if cands else None
     base_mean, mean = gt_lib.mean_latency_us(res["base"]), gt_lib.mean_latency_us(res["gt"])
@@ -250,9 +309,12 @@ def judge(klass, res, seed):
     row["scored"] = bool(cause) and cands[cause] >= MATERIAL_SHARE_PCT and \
         (slowdown is None or slowdown >= MATERIAL_SLOWDOWN)
     slow = gt_lib.view(res["gt"], share_threshold_us(t, res["thresholds"])) or res["gt"]
-    row["gt"] = gt_lib.mechanisms(slow).get(cause) if cause else None
+    row["gt"] = gt_lib.mechanisms(slow, split).get(neighbor_part(cause, t, mech_all)) if cause else None
     row["top_ok"] = bool(t) and v.get("status") in ("warning", "critical") and \
         rule_key(t) in MECHANISM_RULES.get(cause, set())
+    if cause == "neighbor":
+        row["named"] = names_the_neighbor(t, res, mech_all)
+        row["top_ok"] = row["top_ok"] and row["named"]["ok"]
     row["share_ok"] = row["top_ok"] and row["share"] is not None and row["gt"] is not None and \
         abs(row["share"] - row["gt"]) <= SHARE_TOLERANCE
     return row
@@ -273,9 +335,10 @@ def print_row(row):
               f"quiet {ok(row['top_ok']):<4} {row['status']:<8} {params}")
         return
     scored = "" if row.get("scored") else " (weak: not scored)"
+    named = f" (names {row['named']['who']}: {ok(row['named']['ok'])})" if row.get("named") else ""
     print(f"{row['class']:<17} {row['seed']:<7} {row['top1'][:48]:<48} {fmt(row['share']):>6} {fmt(row['gt']):>6} "
           f"{fmt(row.get('slowdown'), 2):>6}  {ok(row['top_ok']):<4} {ok(row.get('share_ok')):<4} "
-          f"{row['status']:<8} cause {row.get('cause')} {fmt(row.get('cause_all'))} %{scored} {params}")
+          f"{row['status']:<8} cause {row.get('cause')} {fmt(row.get('cause_all'))} %{scored}{named} {params}")
 
 
 def summarize(rows):

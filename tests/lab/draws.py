@@ -85,6 +85,21 @@ CLASSES = [
     # -- the I/O scheduler
     Klass("bfq_idling", "bfq_idling", "bfq on a fast device, two readers of unequal I/O priority",
           ["queue", "device"] + GENERIC, params()),
+    # -- contention (issue 23): a neighbor in a cgroup of its own on a resource that is fine.
+    # The cause is "neighbor" only where the ground truth finds the others holding what the
+    # victims waited for (ground_truth.mechanisms(split_neighbors=True)), else their own load.
+    Klass("neighbor_direct", "neighbor_direct", "a direct-I/O neighbor (\"backup\") on the victim's healthy device",
+          ["neighbor", "device", "queue"] + GENERIC,
+          params(NEIGHBOR_BS=pick("64k", "128k", "256k", "1m"), NEIGHBOR_DEPTH=pick(8, 16, 32, 64),
+                 NEIGHBOR_JOBS=pick(1, 2), JOBS=pick(1, 2, 4), BS=pick("4k", "8k", "16k"), BLKIO=pick(0, 1))),
+    Klass("neighbor_buffered", "neighbor_buffered",
+          "buffered neighbor writers: the flusher writes their data on the victim's device",
+          ["neighbor", "device", "queue"] + GENERIC,
+          params(NEIGHBOR_BS=pick("256k", "1m", "4m"), NEIGHBOR_JOBS=pick(1, 2, 3), JOBS=pick(1, 2),
+                 BS=pick("4k", "8k"), BLKIO=pick(0, 1), FS=FS)),
+    Klass("neighbor_cpu", "neighbor_cpu", "CPU hogs in another cgroup on the victim's CPU",
+          ["neighbor", "cpu", "device", "queue", "lock"],
+          params(HOGS=pick(2, 3, 4), NICE=pick(0, -5, -10), JOBS=pick(2, 4), BS=pick("4k", "16k"))),
     # -- two causes at once: judged by their own rules (accuracy_matrix.py)
     Klass("two_causes", "two_causes", "dirty throttling (writer) + blkio limit (reader)", [], params(),
           special="two_causes"),
@@ -99,6 +114,8 @@ CLASSES = [
     Klass("qd1_fast", "qd1_fast", "synchronous reads at depth 1 on a fast device (the application's own pace)",
           [], params(), control=True),
     Klass("cached_reads", "cached_reads", "reads of a file the page cache holds", [], params(FS=FS), control=True),
+    Klass("neighbor_control", "neighbor_control", "the application alone keeps a fast device busy (no neighbor)",
+          [], params(DEPTH=pick(8, 16, 32, 64), JOBS=pick(1, 2), BS=pick("4k", "16k", "64k")), control=True),
     Klass("app_alone", "app_alone", "a real application alone on its filesystem", [],
           params(APP=pick("sqlite", "postgres", "redis", "fio"), CLIENTS=pick(1, 2, 4), FS=FS), control=True),
 ]

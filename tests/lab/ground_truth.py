@@ -13,6 +13,16 @@ or only the syscalls at or above a threshold, see view()):
           requests' block time nor on the run queue (a blk-throttle limit)
   fsync   fsync/fdatasync time less its run-queue delay (the journal commit and
           the I/O it carries, as one chain)
+With neighbors=True (the contention classes, issue 23) the waits for a shared
+resource are split by whose use of it they waited behind:
+  neighbor  the victims' wait for their requests (Q2C less the run-queue delay
+            inside it, which is the CPU's) x the others' share of
+            the device's service time while a victim request was in flight
+            (@w_o_d2c / @w_all_d2c), plus their run-queue delay x the others'
+            share of the time that ran on a CPU while a victim waited on it
+            (@w_rq_ran other / all); neighbor_device and neighbor_cpu are the
+            two parts
+  device, queue, cpu  what is left of them: the victims' own load
 """
 import json
 
@@ -53,6 +63,25 @@ def rq_of(gt, *nrs):
     return sum(float(gt.get("@rq_nr", {}).get(n, 0)) for n in nrs)
 
 
+# Who else used what the victims waited for (ground_truth.bt's contention
+# maps): measured over the whole window, carried into every view.
+NEIGHBOR_KEYS = ("@w_all_d2c", "@w_o_d2c", "@w_o_by_comm", "@w_rq_ran", "@w_rq_by_comm", "@w_o_cg")
+
+
+def neighbors(gt):
+    """The others' share (0..1) of the device time and of the CPU time the
+    victims waited behind, and the command that held most of each: (device
+    fraction, device command, CPU fraction, CPU command). Kernel threads that
+    ran while a victim waited for a CPU are in the whole, nobody's; the
+    writeback flusher's requests are the others' (a kworker)."""
+    w_all, w_o = total(gt.get("@w_all_d2c", {})), total(gt.get("@w_o_d2c", {}))
+    ran = gt.get("@w_rq_ran", {})
+    ran_all = total(ran)
+    top = lambda m: max(m, key=lambda c: float(m[c]), default="") if isinstance(m, dict) else ""
+    return (w_o / w_all if w_all > 0 else 0.0, top(gt.get("@w_o_by_comm", {})),
+            float(ran.get("other", 0)) / ran_all if ran_all > 0 else 0.0, top(gt.get("@w_rq_by_comm", {})))
+
+
 def view(gt, threshold_us):
     """The ground truth over the victims' syscalls at or above threshold_us (a
     power of two, rounded down as iodiag's slow set is), in the keys of the
@@ -70,7 +99,8 @@ def view(gt, threshold_us):
     return {"@sys_ns": total_ns, "@nr_ns": per_nr, "@rq_nr": rq_nr, "@dirty_ns": one("@s_dirty"),
             "@lock_ns": one("@s_lock"), "@rq_ns": one("@s_rq"), "@v_d2c_ns": {"victims": one("@s_d2c")},
             "@v_q2c_ns": {"victims": one("@s_q2c")}, "@v_i2d_ns": {"victims": one("@s_i2d")},
-            "@sync_ns": float(per_nr.get(NR_FSYNC, 0)) + float(per_nr.get(NR_FDATASYNC, 0))}
+            "@sync_ns": float(per_nr.get(NR_FSYNC, 0)) + float(per_nr.get(NR_FDATASYNC, 0)),
+            **{k: gt[k] for k in NEIGHBOR_KEYS if k in gt}}
 
 
 def everything(gt):
@@ -79,21 +109,32 @@ def everything(gt):
     return view(gt, 1.0) or gt
 
 
-def mechanisms(gt):
-    """Each mechanism's share of the view's syscall time (None when unmeasured)."""
+def mechanisms(gt, split_neighbors=False):
+    """Each mechanism's share of the view's syscall time (None when unmeasured);
+    with split_neighbors, the device, queue and CPU waits split into the
+    others' part (neighbor) and the victims' own (see the module's text)."""
     d2c, q2c = total(gt.get("@v_d2c_ns", {})), total(gt.get("@v_q2c_ns", {}))
     rq = float(gt.get("@rq_ns", 0) or 0)
     dirty, lock = float(gt.get("@dirty_ns", 0) or 0), float(gt.get("@lock_ns", 0) or 0)
     sync = float(gt.get("@sync_ns", 0) or 0)
-    return {
-        "device": share(d2c, gt),
-        "queue": share(max(0.0, q2c - d2c), gt),
-        "cpu": share(rq, gt),
+    dev_f, _, cpu_f, _ = neighbors(gt) if split_neighbors else (0.0, "", 0.0, "")
+    # Split, the wait for the device is what is left of Q2C besides the
+    # run-queue delay inside it (a task woken when a tag frees waits for a CPU
+    # before its bio gets a request): each part counted once.
+    wait = min(q2c, max(0.0, sys_ns(gt) - rq)) if split_neighbors else q2c
+    m = {
+        "device": share(min(d2c, wait) * (1 - dev_f), gt),
+        "queue": share(max(0.0, wait - d2c) * (1 - dev_f), gt),
+        "cpu": share(rq * (1 - cpu_f), gt),
         "lock": share(lock, gt),
         "dirty": share(dirty, gt),
         "held": share(max(0.0, sys_ns(gt) - q2c - rq - dirty - lock), gt),
         "fsync": share(max(0.0, sync - rq_of(gt, NR_FSYNC, NR_FDATASYNC)), gt),
     }
+    if split_neighbors:
+        m["neighbor_device"], m["neighbor_cpu"] = share(wait * dev_f, gt), share(rq * cpu_f, gt)
+        m["neighbor"] = share(wait * dev_f + rq * cpu_f, gt)
+    return m
 
 
 def mean_latency_us(gt):

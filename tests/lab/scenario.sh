@@ -10,7 +10,8 @@
 #       tiny_nr_requests | memcg_reader | blkio_throttle | busy_healthy | qd1_fast |
 #       classless_slow | stacked_slow | loop_cgroup_limit | cpu_starved | lock_contention |
 #       pgbench_writer | two_causes | two_apps | two_apps_device | hdd_seek | hdd_seek_known |
-#       stacked_slow_busy_disk | bfq_idling | stall_tail | stacked_tail | db_commits | app_alone
+#       stacked_slow_busy_disk | bfq_idling | stall_tail | stacked_tail | db_commits | app_alone |
+#       neighbor_direct | neighbor_buffered | neighbor_cpu | neighbor_control
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -482,6 +483,102 @@ case $name in
     loop_on /tmp 2048; fs_on "$dev" "$work/mnt"
     mkdir "$work/mnt/app"
     app_victim "$(p APP sqlite)" "$work/mnt/app"
+    record ;;
+  # ---- contention (issue 23): a victim and a neighbor in different cgroups ----
+  # The victim is fio in the victim cgroup; the neighbor runs as "backup" (fio
+  # under another name, so the two are two applications) or stress-ng, in a
+  # cgroup of its own shaped as a systemd unit, /iodiag-lab-PID.slice/backup.service
+  # (v2, in the unified hierarchy; with BLKIO=1 also the v1 blkio group of that
+  # path, where the kernel charges its bios), so iodiag can name it as people
+  # do. IODIAG_LAB_FAULT=0: the victim alone (no neighbor). Parameters:
+  #   BACKING         directory of the loop device's backing file [/tmp: the machine's disk, direct I/O]
+  #   NEIGHBOR_BS     the neighbor's request size [128k; neighbor_buffered: 1m]
+  #   NEIGHBOR_DEPTH  its queue depth (libaio) [32]
+  #   NEIGHBOR_JOBS   its jobs (writers for neighbor_buffered) [1; 2]
+  #   BLKIO           1: the neighbor also in the v1 blkio group [0]
+  #   HOGS, NICE      neighbor_cpu: CPU hogs (stress-ng) and their nice value [4, -10]
+  #   JOBS, BS        the victim's reader threads [1; neighbor_cpu: 4] and request size [4k]
+  #   DEPTH           neighbor_control: the victim's own queue depth (libaio) [32]
+  #   VICTIM_IO       neighbor_cpu's victim: disk (direct reads of a file on the machine's disk,
+  #                   completed in its interrupt) or loop (direct reads of a loop device over
+  #                   memory, as cpu_starved: its worker kept off the CPU) [disk]
+  # What a draw should be diagnosed as is decided by its measured ground truth
+  # (accuracy_matrix.py, ground_truth.py: the others' share of what the victims
+  # waited for), not by its name.
+  neighbor_direct|neighbor_buffered|neighbor_cpu|neighbor_control)
+    backing=$(p BACKING /tmp)
+    # A unit named for what runs in it: backup.service (fio as "backup"), batch.service (stress-ng)
+    slice=iodiag-lab-$$.slice; unit=$slice/backup.service; [[ $name == neighbor_cpu ]] && unit=$slice/batch.service
+    nb_enter=""
+    if ((fault)) && [[ $name != neighbor_control ]]; then
+      hierarchies=(unified); if [[ $(p BLKIO 0) == 1 ]]; then hierarchies+=(blkio); fi
+      for h in "${hierarchies[@]}"; do
+        mkdir -p "/sys/fs/cgroup/$h/$unit"
+        # Last made, first removed: the unit, then its slice (retried: a killed
+        # neighbor may not have left the group yet).
+        undo+=("rmdir /sys/fs/cgroup/$h/$slice" "for _ in \$(seq 50); do rmdir /sys/fs/cgroup/$h/$unit 2>/dev/null && break; sleep 0.1; done")
+        nb_enter+="echo \$\$ > /sys/fs/cgroup/$h/$unit/cgroup.procs; "
+      done
+      # For the matrix: which cgroup the ground truth's (v2) id of the neighbor is
+      if [[ -n ${IODIAG_LAB_GT:-} ]]; then
+        echo "$(stat -c %i "/sys/fs/cgroup/unified/$unit") /$unit" > "$IODIAG_LAB_GT.cgroups"
+      fi
+    fi
+    backup=$work/backup; ln -s "$(command -v fio)" "$backup"
+    neighbor() { ((fault)) && bg sh -c "$nb_enter exec \"\$@\"" neighbor "$@"; return 0; }
+    disk_loop() {   # disk_loop SIZE_MB: $dev over a file with real blocks (holes read as zeros without I/O)
+      loop_on "$backing" "$1"
+      if [[ $backing != /dev/shm ]]; then
+        dd if=/dev/zero of="$dev" bs=1M count="$1" oflag=direct status=none
+        losetup --direct-io=on "$dev" 2>/dev/null || true
+      fi
+    }
+    case $name in
+      neighbor_direct)    # direct reads of the victim's device, NEIGHBOR_DEPTH deep
+        disk_loop 512
+        neighbor "$backup" --name=b --filename="$dev" --rw=randread --bs="$(p NEIGHBOR_BS 128k)" --direct=1 \
+           --ioengine=libaio --iodepth="$(p NEIGHBOR_DEPTH 32)" --numjobs="$(p NEIGHBOR_JOBS 1)" --time_based --runtime=120
+        victim -- fio --name=r --filename="$dev" --rw=randread --bs="$(p BS 4k)" --direct=1 --ioengine=psync \
+           --numjobs="$(p JOBS 1)" --time_based --runtime=120 ;;
+      neighbor_buffered)  # buffered writers on the victim's filesystem: the flusher writes their data
+        loop_on "$backing" 1024
+        [[ $backing != /dev/shm ]] && { losetup --direct-io=on "$dev" 2>/dev/null || true; }
+        fs_on "$dev" "$work/mnt"
+        dd if=/dev/urandom of="$work/mnt/data" bs=1M count=128 status=none; sync
+        neighbor "$backup" --name=w --directory="$work/mnt" --rw=write --bs="$(p NEIGHBOR_BS 1m)" --size=256m \
+           --ioengine=psync --numjobs="$(p NEIGHBOR_JOBS 2)" --time_based --runtime=120
+        victim -- fio --name=r --filename="$work/mnt/data" --rw=randread --bs="$(p BS 4k)" --direct=1 \
+           --ioengine=psync --numjobs="$(p JOBS 1)" --time_based --runtime=120 ;;
+      neighbor_cpu)       # CPU hogs of a higher priority on the victim's CPU (see cpu_starved)
+        cpu=$(( $(nproc) - 1 ))
+        # Each background command is a session of its own, so an autogroup of
+        # its own: the scheduler shares a CPU between autogroups first and the
+        # hogs' nice value counts only within theirs. Off for the scenario
+        # (the previous setting comes back on exit), so they are the hogs the
+        # name says.
+        ag=/proc/sys/kernel/sched_autogroup_enabled
+        if [[ -w $ag ]]; then undo+=("echo $(cat $ag) > $ag"); echo 0 > $ag; fi
+        neighbor taskset -c $cpu nice -n "$(p NICE -10)" stress-ng --cpu "$(p HOGS 4)" --timeout 120
+        case $(p VICTIM_IO disk) in
+          disk)             # direct reads of a file on the machine's disk: completed in its interrupt, no worker
+            nb_file=$(mktemp /tmp/iodiag-lab-XXXXXX.dat); undo+=("rm -f $nb_file")
+            dd if=/dev/zero of="$nb_file" bs=1M count=256 oflag=direct status=none
+            target=$nb_file ;;
+          *)                # direct reads of a loop device over memory (its worker kept off the CPU)
+            loop_on /dev/shm 256; target=$dev
+            wq=/sys/devices/virtual/workqueue/cpumask
+            if (( cpu > 0 )) && [[ -w $wq && $(cat $wq) != *,* ]]; then
+              old_mask=$(cat $wq); new_mask=$(printf %x $(( 0x$old_mask & ~(1 << cpu) )))
+              if [[ $new_mask != 0 ]]; then undo+=("echo $old_mask > $wq"); echo "$new_mask" > $wq; fi
+            fi ;;
+        esac
+        victim -- taskset -c $cpu fio --name=r --filename="$target" --rw=randread --bs="$(p BS 4k)" --direct=1 \
+           --ioengine=psync --numjobs="$(p JOBS 4)" --time_based --runtime=120 ;;
+      neighbor_control)   # the victim alone keeps a fast device busy: no neighbor
+        disk_loop 512
+        victim -- fio --name=r --filename="$dev" --rw=randread --bs="$(p BS 4k)" --direct=1 --ioengine=libaio \
+           --iodepth="$(p DEPTH 32)" --numjobs="$(p JOBS 1)" --time_based --runtime=120 ;;
+    esac
     record ;;
   *) echo "unknown scenario $name" >&2; exit 2 ;;
 esac

@@ -155,7 +155,31 @@ TEST(Judgement, ADominantJournalCarryingAnotherProgramsDataIsNamed) {
 
 // A healthy device saturated by another program: the victim's requests are a
 // tenth of the device's service time, and its slow time is all device wait.
+// The device is busy all the window and completes a request every 100 us of
+// it: not slow, so the contention rule names the neighbor.
 TEST(Judgement, ADeviceServingMostlyAnotherProgramIsNotTheApplicationsDemand) {
+    Evidence ev;
+    device(ev, "vdb", "virtio", 200, 40000, 12);
+    ev.add_metric("disk.util_pct", {{"device", "vdb"}}, 100, "pct", kP);
+    sufferer(ev, "redis-server", {{"device", 90}, {"cpu", 10}}, 3000);
+    submitter(ev, "redis-server", "vdb", 4e6, 1e6, 0.8e6);
+    submitter(ev, "backup", "vdb", 4e6, 3e6, 7.2e6);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.rule_id, "contention.device_neighbor") << render_text(v, {});
+    EXPECT_EQ(f.layer, "device");
+    EXPECT_NE(f.title.find("other programs"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("backup"), std::string::npos) << f.title;
+    EXPECT_GE(static_cast<int>(f.severity), static_cast<int>(Severity::Warning));
+    EXPECT_EQ(row(v, "device").state, LayerState::Abnormal);
+}
+
+// The same without the device's utilisation (whether it is slow for its work
+// is unknown, so the contention rule cannot speak): the judgement model still
+// finds the device serving mostly another program and names the layer at
+// warning level, with the largest other submitter.
+TEST(Judgement, AContendedDeviceWithoutItsUtilisationIsStillNamed) {
     Evidence ev;
     device(ev, "vdb", "virtio", 200, 40000, 12);
     sufferer(ev, "redis-server", {{"device", 90}, {"cpu", 10}}, 3000);
@@ -163,8 +187,11 @@ TEST(Judgement, ADeviceServingMostlyAnotherProgramIsNotTheApplicationsDemand) {
     submitter(ev, "backup", "vdb", 4e6, 3e6, 7.2e6);
     const Verdict v = analyze(ev, shipped_rules());
     ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
-    EXPECT_EQ(v.findings.front().layer, "device");
-    EXPECT_NE(v.findings.front().title.find("other programs"), std::string::npos) << v.findings.front().title;
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.rule_id, "judgement.dominant_layer") << render_text(v, {});
+    EXPECT_EQ(f.layer, "device");
+    EXPECT_NE(f.title.find("other programs"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("backup"), std::string::npos) << f.title;
     EXPECT_NE(status_word(v), "ok");
 }
 

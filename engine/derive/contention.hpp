@@ -1,0 +1,31 @@
+// Contention: who else used what the suffering application waited for — the
+// device's service time, the CPUs, the data in the journal commits — and
+// which part of its slow time that explains (rules/contention.yaml). One file
+// per resource; add_contention (contention.cpp) runs them in order, after the
+// device judgement (it needs device.io_wait_share_pct).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/derive/derive_steps.hpp"
+
+namespace iodiag::derive {
+
+void add_device_contention(Evidence& ev);         // contention_device.cpp
+void add_cpu_contention(Evidence& ev);            // contention_cpu.cpp
+void add_journal_contention(Evidence& ev);        // contention_journal.cpp
+// The names people use for the neighbors' cgroups (cgroup.name, cgroup.kind
+// of the cgroup label), copied next to each neighbor fact (contention_names.cpp).
+void add_neighbor_cgroup_names(Evidence& ev);
+
+// The part of the window's dirtied data (/proc/PID/io write_bytes) the
+// application's processes dirtied, 0..1; -1 when not measured.
+double sufferer_dirtied_fraction(const Evidence& ev, const std::string& app);
+
+std::vector<MetricSpec> device_contention_specs();
+std::vector<MetricSpec> cpu_contention_specs();
+std::vector<MetricSpec> journal_contention_specs();
+std::vector<MetricSpec> neighbor_name_specs();
+
+}  // namespace iodiag::derive

@@ -1,0 +1,319 @@
+// Who else used the devices the suffering application waited on: each
+// submitter's share of the device's service time (D2C) and of its queue
+// occupancy (Q2C: by Little's law, sum of Q2C / window = mean requests in
+// flight), and the part of the application's slow time that the others'
+// share explains.
+#include "engine/derive/contention.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "engine/derive/slow_floor.hpp"
+#include "engine/evidence/format.hpp"
+
+namespace iodiag::derive {
+
+namespace {
+
+// One submitter group of a device, as the block collector emits it
+// (block.submitter.* {device, comm, cgroup, kind}).
+struct Submitter {
+    std::string comm, cgroup, kind, pid;
+    double d2c = 0, q2c = 0, bytes = 0, requests = 0;
+};
+
+// Others hold most of a device's service time: most of what the
+// application's requests queued behind was theirs (below half, its own load
+// is the larger part; one application keeping a fast device busy alone is
+// healthy). The one bar of "contended", for the contention rules, the device
+// rules and the judgement model alike.
+constexpr double kOthersMajorityPct = 50;
+
+// A bundle recorded before the groups were kept has the same kernel sums per
+// command only (block.submitter_d2c_total_us {device, comm}): each command a
+// process, the flusher known by its work's name, the block layer's own
+// requests ("(none)") and processes gone before they were named ("?") kernel
+// work and nobody's.
+std::map<std::string, std::vector<Submitter>> submitters_by_command(const Evidence& ev) {
+    std::map<std::string, std::vector<Submitter>> out;
+    for (const auto& m : ev.metrics) {
+        if (m.name != "block.submitter_d2c_total_us" || !m.labels.count("device") || !m.labels.count("comm")) continue;
+        Submitter s;
+        s.comm = m.labels.at("comm");
+        s.kind = s.comm == "(none)" || s.comm == "?" ? "kernel"
+                 : s.comm.find("flush-") != std::string::npos ? "writeback"
+                                                              : "process";
+        s.d2c = m.value;
+        s.q2c = metric_or(ev, "block.submitter_q2c_total_us", m.labels, 0);
+        s.requests = metric_or(ev, "block.submitter_requests", m.labels, 0);
+        out[m.labels.at("device")].push_back(std::move(s));
+    }
+    return out;
+}
+
+std::map<std::string, std::vector<Submitter>> submitters_by_device(const Evidence& ev) {
+    std::map<std::string, std::vector<Submitter>> out;
+    for (const auto& m : ev.metrics) {
+        if (m.name != "block.submitter.d2c_total_us") continue;
+        const auto dev = m.labels.find("device");
+        if (dev == m.labels.end()) continue;
+        Submitter s;
+        auto label = [&](const char* k) {
+            const auto it = m.labels.find(k);
+            return it == m.labels.end() ? std::string() : it->second;
+        };
+        s.comm = label("comm");
+        s.cgroup = label("cgroup");
+        s.kind = label("kind");
+        s.d2c = m.value;
+        s.q2c = metric_or(ev, "block.submitter.q2c_total_us", m.labels, 0);
+        s.bytes = metric_or(ev, "block.submitter.bytes", m.labels, 0);
+        s.requests = metric_or(ev, "block.submitter.requests", m.labels, 0);
+        if (const Fact* p = ev.find_fact("block.submitter.top_pid", m.labels)) s.pid = p->value;
+        out[dev->second].push_back(std::move(s));
+    }
+    for (auto& [dev, subs] : submitters_by_command(ev))
+        if (!out.count(dev)) out[dev] = std::move(subs);
+    return out;
+}
+
+// The slowest flash class's time for one request of `bytes` (seed 000 §3.1:
+// a SATA SSD's 4 KiB read, 0.3 ms) plus its transfer over the SATA link (6
+// Gb/s with 8b/10b coding: 600 MB/s, the fastest it can move data), x3 (§9.4's
+// alert level against a baseline).
+constexpr double kFlashAccessUs = 300;
+constexpr double kSataLinkBytesPerUs = 600;
+double flash_request_us(double bytes) { return 3 * (kFlashAccessUs + bytes / kSataLinkBytesPerUs); }
+
+// Whether the device is slow for the work it was given, whoever gave it: its
+// busy time per completed request (utilisation x window / requests: by
+// Little's law the time it needs per request, however many it serves at once)
+// against what the slowest flash device needs for requests of that size. A
+// device that queues requests inside itself has long D2C at depth, but a short
+// busy time per request; a slow one has both.
+void add_service_per_request(Evidence& ev, const std::string& dev, double bytes, double window_us) {
+    const Labels l{{"device", dev}};
+    const Metric* util = ev.find_metric("disk.util_pct", l);
+    const Metric* requests = ev.find_metric("block.requests", l);
+    if (!util || !requests || requests->value <= 0 || window_us <= 0) return;
+    const double util_pct = util->value, n = requests->value;
+    ev.add_metric("device.busy_per_request_us", l, util_pct / 100 * window_us / n, "us",
+                  derived("disk.util_pct x window / block.requests: the device's busy time per completed request "
+                          "(Little's law: its service time, however many requests it serves at once)"));
+    ev.add_metric("device.flash_request_us", l, flash_request_us(bytes / n), "us",
+                  derived("3 x (0.3 ms + bytes per request / 600 MB/s): the slowest flash class's 4 KiB access (seed "
+                          "000 §3.1, SATA SSD) and the request's transfer over a SATA link, at §9.4's 3x alert level"));
+}
+
+}  // namespace
+
+double sufferer_dirtied_fraction(const Evidence& ev, const std::string& app) {
+    const Metric* all = ev.find_metric("io.write_bytes_dirtied");
+    if (!all || all->value <= 0) return -1;
+    double mine = 0;
+    for (const auto& m : ev.metrics)
+        if (m.name == "io.proc_write_bytes")
+            if (const auto c = m.labels.find("comm"); c != m.labels.end() && c->second == app) mine += m.value;
+    return std::min(1.0, mine / all->value);
+}
+
+// Per device the suffering application (attr.app.name; where its own
+// breakdown was not measured, the command that waited on the device most,
+// device.top_submitter) submitted requests to: the others' share of its
+// service time and queue occupancy, whether they hold most of it
+// (device.contended), the largest other submitter, and the part of the
+// application's slow time that explains.
+//
+// Whose a request is: the submitter's command against the application's
+// name (as the syscall collector names an application: its processes summed
+// by command). Writeback by the kernel's flusher threads is the dirtiers':
+// the kernel records the cgroup it charged (cgroup v2 with the io and memory
+// controllers: the dirtier's; v1: the root), not the process, so it is split
+// by who dirtied the window's data (/proc/PID/io write_bytes): the
+// application's part is its own load, the rest the others'; where the kernel
+// charged it to a cgroup (v2), that cgroup says whose it is. Other kernel work
+// (a journal thread, a block-layer flush request, a process gone before it was
+// named) is in the device's total but nobody's: it is not counted as others'.
+void add_device_contention(Evidence& ev) {
+    const Fact* app_fact = ev.find_fact("attr.app.name");
+    const std::string app_name = app_fact ? app_fact->value : "";
+    const double window_us = ev.window.duration_s * 1e6;
+    const auto by_device = submitters_by_device(ev);
+    for (const auto& [dev, subs] : by_device) {
+        std::string app = app_name;
+        if (app.empty())
+            if (const Fact* top = ev.find_fact("device.top_submitter", {{"device", dev}})) app = top->value;
+        if (app.empty()) continue;
+        const double dirtied_by_app = sufferer_dirtied_fraction(ev, app);
+        // The application's cgroups, as its own requests were charged.
+        std::set<std::string> app_cgroups;
+        for (const auto& [d, all] : by_device)
+            for (const auto& s : all)
+                if (s.comm == app) app_cgroups.insert(s.cgroup);
+        double total_d2c = 0, total_q2c = 0, own_d2c = 0, own_q2c = 0, other_d2c = 0, other_q2c = 0, bytes = 0;
+        std::vector<Submitter> others;
+        for (const auto& s : subs) {
+            total_d2c += s.d2c;
+            total_q2c += s.q2c;
+            bytes += s.bytes;
+            if (s.comm == app) {
+                own_d2c += s.d2c;
+                own_q2c += s.q2c;
+            } else if (s.kind == "writeback" && s.cgroup != "/" && s.cgroup != "?" && !s.cgroup.empty()) {
+                // Charged by the kernel to the dirtier's cgroup (cgroup v2
+                // writeback): whose data it is, recorded.
+                if (app_cgroups.count(s.cgroup)) {
+                    own_d2c += s.d2c;
+                    own_q2c += s.q2c;
+                } else {
+                    others.push_back(s);
+                }
+            } else if (s.kind == "writeback" && dirtied_by_app >= 0) {
+                own_d2c += s.d2c * dirtied_by_app;
+                own_q2c += s.q2c * dirtied_by_app;
+                Submitter o = s;
+                o.d2c *= 1 - dirtied_by_app;
+                o.q2c *= 1 - dirtied_by_app;
+                others.push_back(std::move(o));
+            } else if (s.kind == "process") {
+                others.push_back(s);
+            } else if (s.kind == "rest") {
+                // Groups beyond the largest the collector lists: none of them
+                // is the application (it waited on the device, its requests
+                // are among the largest), but they have no single name.
+                other_d2c += s.d2c;
+                other_q2c += s.q2c;
+            }
+        }
+        // Only where the application's own requests were measured: on a
+        // stack's lower device its requests are its upper device's worker's.
+        if (own_q2c <= 0 || total_d2c <= 0) continue;
+        for (const auto& o : others) other_d2c += o.d2c, other_q2c += o.q2c;
+        add_service_per_request(ev, dev, bytes, window_us);
+        const Labels l{{"device", dev}};
+        const std::string basis = "block.submitter.*{device=" + dev + "}: each submitter's own completed requests";
+        const double others_pct = 100.0 * other_d2c / total_d2c;
+        ev.add_fact("device.sufferer", l, app,
+                    derived(app_name.empty() ? "device.top_submitter: the command that waited on " + dev +
+                                                   " most (no application's own breakdown was measured)"
+                                             : "attr.app.name: the application that suffered most"));
+        ev.add_metric("device.others_d2c_share_pct", l, others_pct, "pct",
+                      derived("D2C total of the requests of submitters other than " + app +
+                              " / all requests' D2C total on the device (" + basis +
+                              "; writeback split by who dirtied the data, io.proc_write_bytes; kernel work "
+                              "counted as nobody's)"));
+        ev.add_metric("device.contended", l, others_pct >= kOthersMajorityPct ? 1 : 0, "bool",
+                      derived("1 when device.others_d2c_share_pct >= 50 %: other programs' requests held most of "
+                              "the service time of the device " + app + " waited on"));
+        if (total_q2c > 0)
+            ev.add_metric("device.others_q2c_share_pct", l, 100.0 * other_q2c / total_q2c, "pct",
+                          derived("Q2C total of the others' requests / all requests' Q2C total: their part of "
+                                  "the device's queue occupancy (" + basis + ")"));
+        if (window_us > 0) {
+            ev.add_metric("device.others_in_flight", l, other_q2c / window_us, "requests",
+                          derived("others' Q2C total / window (Little's law: their mean requests in flight)"));
+            ev.add_metric("device.sufferer_in_flight", l, own_q2c / window_us, "requests",
+                          derived(app + "'s own Q2C total / window (Little's law: its mean requests in flight)"));
+        }
+        // Its wait on the device: for its requests (queue and service) and,
+        // before they existed, for a request or tag (the others' requests
+        // hold the tags as they hold the device).
+        const Metric* io_wait = ev.find_metric("device.io_wait_share_pct", l);
+        const Metric* tag_wait = ev.find_metric("device.tag_wait_share_pct", l);
+        if (io_wait) {
+            const double w = std::min(100.0, io_wait->value + (tag_wait ? tag_wait->value : 0));
+            ev.add_metric("device.sufferer_wait_pct", l, w, "pct",
+                          derived("device.io_wait_share_pct + device.tag_wait_share_pct: " + app +
+                                  "'s slow syscalls' wait for its I/O on " + dev + ", its wait for a request or tag "
+                                  "included"));
+            // Against the largest other part of its slow time (a CPU, dirty
+            // throttling, a lock...): whether this wait is what it felt most.
+            double next = 0;
+            for (const auto& c : slow_set_classes())
+                if (c != "device" && c != "block_queue") next = std::max(next, metric_or(ev, "attr.sufferer." + c + "_pct", {}, 0));
+            ev.add_metric("device.sufferer_wait_lead_pct", l, w - next, "pct",
+                          derived("device.sufferer_wait_pct - the largest other part of " + app +
+                                  "'s slow time (attr.sufferer.<layer>_pct, device and block queue left out)"));
+            ev.add_metric("device.contention_share_pct", l, w * other_d2c / total_d2c, "pct",
+                          derived("device.sufferer_wait_pct x device.others_d2c_share_pct: the part of " + app +
+                                  "'s slow time spent waiting on " + dev + " while it served others"));
+        }
+        if (others.empty()) continue;
+        // The largest other (by service time), and the few after it.
+        std::sort(others.begin(), others.end(), [](const Submitter& a, const Submitter& b) { return a.d2c > b.d2c; });
+        const Submitter& top = others.front();
+        const std::string how = "the submitter group (command, cgroup) with the largest D2C total on " + dev +
+                                " among those other than " + app + " (" + basis + ")";
+        ev.add_fact("device.neighbor_comm", l, top.comm, derived(how));
+        if (!top.pid.empty()) ev.add_fact("device.neighbor_pid", l, top.pid, derived(how + "; its process with the most"));
+        if (!top.cgroup.empty())
+            ev.add_fact("device.neighbor_cgroup", l, top.cgroup,
+                        derived(how + "; the cgroup its I/O was charged to (bio blkcg) with its process's own"));
+        ev.add_metric("device.neighbor_d2c_share_pct", l, 100.0 * top.d2c / total_d2c, "pct",
+                      derived("its D2C total / all requests' D2C total on " + dev));
+        ev.add_metric("device.neighbor_bytes", l, top.bytes, "bytes", derived("bytes of its completed requests"));
+        ev.add_metric("device.neighbor_requests", l, top.requests, "count", derived("its completed requests"));
+        std::string list;
+        for (size_t i = 0; i < others.size() && i < 3; ++i) {
+            const auto& o = others[i];
+            list += (i ? "; " : "") + o.comm + (o.pid.empty() ? "" : " (pid " + o.pid + ")") + " in " +
+                    (o.cgroup.empty() ? "?" : o.cgroup) + ": " + format_number(100.0 * o.d2c / total_d2c) +
+                    " % of service time, " + format_value(o.bytes, "bytes");
+        }
+        ev.add_fact("device.neighbors", l, list, derived("the largest other submitters on " + dev + " by D2C total"));
+        // The flusher writes what others dirtied: who, from /proc/PID/io,
+        // where the kernel charged it to no one's cgroup in particular.
+        if (top.kind == "writeback" && (top.cgroup == "/" || top.cgroup == "?" || top.cgroup.empty()))
+            if (const Fact* w = ev.find_fact("io.top_writer"))
+                ev.add_fact("device.neighbor_dirtier", l, w->value,
+                            {"derived", "inferred, not recorded by the kernel: the process that dirtied the most data "
+                                        "in the window (io.top_writer, /proc/PID/io write_bytes), whose pages the "
+                                        "flusher wrote back; the kernel charged the bios to cgroup " +
+                                            (top.cgroup.empty() ? std::string("?") : top.cgroup)});
+    }
+}
+
+std::vector<MetricSpec> device_contention_specs() {
+    using K = MetricSpec::Kind;
+    const std::string d = layer::kDevice;
+    return {
+        {"device.others_d2c_share_pct", K::Metric, "pct", d, "device",
+         "share of the device's service time (D2C total) spent on requests of submitters other than the suffering "
+         "application (writeback split by who dirtied the data)"},
+        {"device.sufferer", K::Fact, "", d, "device",
+         "the application whose wait on the device is judged (attr.app.name, else device.top_submitter)"},
+        {"device.contended", K::Metric, "bool", d, "device",
+         "1 when other programs' requests held most (>= 50 %) of the device's service time"},
+        {"device.others_q2c_share_pct", K::Metric, "pct", d, "device",
+         "share of the device's queue occupancy (Q2C total) held by the others' requests"},
+        {"device.others_in_flight", K::Metric, "requests", d, "device",
+         "the others' mean requests in flight (Q2C total / window, Little's law)"},
+        {"device.sufferer_in_flight", K::Metric, "requests", d, "device",
+         "the suffering application's own mean requests in flight"},
+        {"device.busy_per_request_us", K::Metric, "us", d, "device",
+         "the device's busy time per completed request (utilisation x window / requests)"},
+        {"device.flash_request_us", K::Metric, "us", d, "device",
+         "3x the slowest flash class's time for a request of the device's mean size (0.3 ms + size / 600 MB/s)"},
+        {"device.sufferer_wait_pct", K::Metric, "pct", d, "device",
+         "share of the suffering application's slow time spent waiting for its I/O on the device, its wait for a "
+         "request or tag included (device.io_wait_share_pct + device.tag_wait_share_pct)"},
+        {"device.sufferer_wait_lead_pct", K::Metric, "pct", d, "device",
+         "device.sufferer_wait_pct less the largest other part of the application's slow time (>= 0: the wait "
+         "on this device is what it felt most)"},
+        {"device.contention_share_pct", K::Metric, "pct", d, "device",
+         "part of the suffering application's slow time it waited on the device while the device served others "
+         "(device.sufferer_wait_pct x device.others_d2c_share_pct)"},
+        {"device.neighbor_comm", K::Fact, "", d, "device", "the other submitter with the most service time"},
+        {"device.neighbor_pid", K::Fact, "", d, "device", "its process with the most service time"},
+        {"device.neighbor_cgroup", K::Fact, "", d, "device", "its cgroup (the label as the evidence prints it)"},
+        {"device.neighbor_d2c_share_pct", K::Metric, "pct", d, "device", "its share of the device's service time"},
+        {"device.neighbor_bytes", K::Metric, "bytes", d, "device", "bytes of its completed requests"},
+        {"device.neighbor_requests", K::Metric, "count", d, "device", "its completed requests"},
+        {"device.neighbors", K::Fact, "", d, "device", "the largest other submitters, with their shares and bytes"},
+        {"device.neighbor_dirtier", K::Fact, "", d, "device",
+         "when the neighbor is the writeback flusher: who dirtied the data (inferred from /proc/PID/io)"},
+    };
+}
+
+}  // namespace iodiag::derive

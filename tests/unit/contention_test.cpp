@@ -1,0 +1,389 @@
+// Contention (issue 23) on hand-built evidence through the shipped rules: a
+// neighbor saturating a healthy device, hogging the CPUs or filling the
+// commits is named with its share; an application that is its own load, or
+// whose writeback is its own data, is not told it has a neighbor.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "app/catalog.hpp"
+#include "collectors/cgroup/cgroup_label.hpp"
+#include "collectors/procfs/proc_cpu.hpp"
+#include "engine/derive/derived_metrics.hpp"
+#include "engine/render/render.hpp"
+#include "engine/render/render_prometheus.hpp"
+#include "engine/triage/analysis.hpp"
+#include "tests/unit/shipped_rules.hpp"
+
+using namespace iodiag;
+using iodiag::testing::shipped_rules;
+
+namespace {
+
+const Provenance kP{"file", "test"};
+const char* const kLayers[] = {"device", "block_queue", "filesystem", "journal", "page_cache", "dirty",
+                               "reclaim", "cgroup", "locks", "cpu", "other"};
+
+// The application that suffered most, its slow syscalls split as given
+// (attr.app.*), over `ops` syscalls of `time_us` in all, and the machine's
+// slow set alike; a 4 s window.
+void sufferer(Evidence& ev, const std::string& app, const std::map<std::string, double>& pct, double time_us = 2e6,
+              double ops = 500) {
+    ev.window.duration_s = 4;
+    ev.add_fact("attr.app.name", {}, app, kP);
+    ev.add_metric("attr.app.ops", {}, ops, "count", kP);
+    ev.add_metric("attr.app.time_us", {}, time_us, "us", kP);
+    ev.add_metric("attr.app.basis_us", {}, 1024, "us", kP);
+    ev.add_metric("attr.slow.ops", {}, ops, "count", kP);
+    ev.add_metric("attr.slow.threshold_us", {}, 1024, "us", kP);
+    std::string top;
+    double best = -1;
+    for (const char* l : kLayers) {
+        const double v = pct.count(l) ? pct.at(l) : 0;
+        ev.add_metric(std::string("attr.app.") + l + "_pct", {}, v, "pct", kP);
+        ev.add_metric(std::string("attr.slow.") + l + "_pct", {}, v, "pct", kP);
+        ev.add_metric(std::string("attr.slow.") + l + "_us", {}, v / 100 * time_us, "us", kP);
+        if (v > best) best = v, top = l;
+    }
+    ev.add_fact("attr.slow.top_layer", {}, top, kP);
+    ev.add_metric("syscall.proc.time_us", {{"comm", app}, {"pid", "100"}, {"cgroup", "/system.slice/db.service"}},
+                  time_us * 1.2, "us", kP);
+}
+
+// A flash-fast device: `n` requests of about `d2c_us`, `aqu` in flight.
+void fast_device(Evidence& ev, const std::string& dev, double d2c_us, uint64_t n, double aqu) {
+    const Labels l{{"device", dev}};
+    ev.add_fact("device.class", l, "loop", kP);
+    HistogramMetric h{"block.d2c_us", l, "us", {}, kP};
+    h.hist.add_bucket(Log2Histogram::bucket_of(static_cast<uint64_t>(d2c_us)), n);
+    ev.histograms.push_back(h);
+    ev.add_metric("block.requests", l, static_cast<double>(n), "count", kP);
+    ev.add_metric("block.d2c_total_us", l, d2c_us * static_cast<double>(n), "us", kP);
+    ev.add_metric("block.q2c_total_us", l, d2c_us * static_cast<double>(n) * 1.1, "us", kP);
+    ev.add_metric("block.d2c_p99_us", l, d2c_us * 2, "us", kP);
+    ev.add_metric("disk.aqu_sz", l, aqu, "requests", kP);
+    ev.add_metric("disk.util_pct", l, 99, "pct", kP);
+    ev.add_fact("queue.scheduler", l, "none", kP);
+}
+
+// One submitter group of `dev` as the block collector emits it.
+void group(Evidence& ev, const std::string& dev, const std::string& comm, const std::string& cgroup,
+           const std::string& kind, double d2c_us, double bytes, const std::string& pid, double write_bytes = 0) {
+    const Labels l{{"device", dev}, {"comm", comm}, {"cgroup", cgroup}, {"kind", kind}};
+    ev.add_metric("block.submitter.d2c_total_us", l, d2c_us, "us", kP);
+    ev.add_metric("block.submitter.q2c_total_us", l, d2c_us * 1.1, "us", kP);
+    ev.add_metric("block.submitter.bytes", l, bytes, "bytes", kP);
+    ev.add_metric("block.submitter.write_bytes", l, write_bytes, "bytes", kP);
+    ev.add_metric("block.submitter.requests", l, bytes / 4096, "count", kP);
+    ev.add_fact("block.submitter.top_pid", l, pid, kP);
+    // The per-command sums the device judgement splits the wait by.
+    if (kind == "process") {
+        const Labels c{{"device", dev}, {"comm", comm}};
+        const Metric* was = ev.find_metric("block.submitter_q2c_total_us", c);
+        if (!was) ev.add_metric("block.submitter_q2c_total_us", c, d2c_us * 1.1, "us", kP);
+    }
+}
+
+// postgres waits on loop0 (90 % of its slow time); backup holds 90 % of
+// loop0's service time.
+Evidence neighbor_on_device(double backup_d2c_us = 9e6) {
+    Evidence ev;
+    sufferer(ev, "postgres", {{"device", 90}, {"cpu", 10}});
+    fast_device(ev, "loop0", 120, 80000, 24);
+    group(ev, "loop0", "postgres", "/system.slice/db.service", "process", 1e6, 40e6, "100");
+    group(ev, "loop0", "backup", "/system.slice/backup.service", "process", backup_d2c_us, 4e9, "4242");
+    return ev;
+}
+
+const Finding* find(const std::vector<Finding>& v, const std::string& id) {
+    for (const auto& f : v)
+        if (f.rule_id == id) return &f;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST(Contention, NeighborSaturatingAHealthyDeviceIsTheFirstFindingWithItsShare) {
+    const Verdict v = analyze(neighbor_on_device(), shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v);
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.rule_id, "contention.device_neighbor") << render_text(v);
+    EXPECT_EQ(f.severity, Severity::Warning);
+    EXPECT_EQ(f.instance, "loop0");
+    EXPECT_NE(f.title.find("backup (pid 4242) in cgroup /system.slice/backup.service"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("90 %"), std::string::npos) << f.title;   // its share of loop0's service time
+    ASSERT_TRUE(f.share_pct);
+    EXPECT_NEAR(*f.share_pct, 90 * 0.9, 0.01);   // postgres's wait on loop0 x the others' share
+    EXPECT_EQ(f.culprit, "backup");
+    // The device is contended (device.contended, one definition): the device
+    // rules that judge it at its own pace stay silent, and the judgement
+    // model's finding on the device layer is covered by this one.
+    EXPECT_EQ(find(v.notes, "device.dominant_busy"), nullptr);
+    EXPECT_EQ(find(v.findings, "device.dominant_busy"), nullptr);
+    EXPECT_EQ(find(v.findings, "judgement.dominant_layer"), nullptr) << render_text(v);
+}
+
+// The cgroup's name, where the evidence has it (cgroup.name), comes first and
+// the path after it; the culprit says the name alone.
+TEST(Contention, TheCgroupsNameIsSaidWhereTheEvidenceHasIt) {
+    Evidence ev = neighbor_on_device();
+    ev.add_fact("cgroup.name", {{"cgroup", "/system.slice/backup.service"}}, "backup.service", kP);
+    ev.add_fact("cgroup.kind", {{"cgroup", "/system.slice/backup.service"}}, "systemd-unit", kP);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty());
+    const Finding& f = v.findings.front();
+    EXPECT_NE(f.title.find("backup (pid 4242) in cgroup backup.service (/system.slice/backup.service)"),
+              std::string::npos)
+        << f.title;
+    EXPECT_EQ(f.culprit, "backup (backup.service)");
+}
+
+// One application keeping a fast device busy alone is healthy, and a few
+// percent of others' I/O beside it is noise: others must hold the majority.
+TEST(Contention, AnApplicationThatIsItsOwnLoadHasNoNeighbor) {
+    Evidence alone;
+    sufferer(alone, "postgres", {{"device", 90}, {"cpu", 10}});
+    fast_device(alone, "loop0", 120, 80000, 24);
+    group(alone, "loop0", "postgres", "/system.slice/db.service", "process", 9e6, 4e9, "100");
+    Evidence copy = alone;
+    add_derived_metrics(copy);
+    const Metric* others = copy.find_metric("device.others_d2c_share_pct", {{"device", "loop0"}});
+    ASSERT_NE(others, nullptr);
+    EXPECT_EQ(others->value, 0);
+    const Verdict v = analyze(alone, shipped_rules());
+    EXPECT_EQ(find(v.findings, "contention.device_neighbor"), nullptr);
+    EXPECT_EQ(find(v.notes, "contention.device_neighbor"), nullptr);
+
+    const Verdict few = analyze(neighbor_on_device(0.5e6), shipped_rules());   // others: a third
+    EXPECT_EQ(find(few.findings, "contention.device_neighbor"), nullptr) << render_text(few);
+}
+
+// A device that is slow for its work (busy 4 ms per completed request, 3x
+// over what the slowest flash device needs for it) is not called fine, even
+// with a neighbor on it: the device rules judge it.
+TEST(Contention, ASlowDeviceIsNotCalledFineBecauseSomeoneElseUsesIt) {
+    Evidence ev;
+    sufferer(ev, "postgres", {{"device", 90}, {"cpu", 10}});
+    fast_device(ev, "loop0", 120, 1000, 24);   // 1000 requests in 4 s at 99 % busy: 4 ms each
+    group(ev, "loop0", "postgres", "/system.slice/db.service", "process", 1e6, 4e6, "100");
+    group(ev, "loop0", "backup", "/system.slice/backup.service", "process", 9e6, 4e6, "4242");
+    Evidence d = ev;
+    add_derived_metrics(d);
+    const Metric* per = d.find_metric("device.busy_per_request_us", {{"device", "loop0"}});
+    const Metric* bar = d.find_metric("device.flash_request_us", {{"device", "loop0"}});
+    ASSERT_TRUE(per && bar);
+    EXPECT_NEAR(per->value, 3960, 0.01);
+    EXPECT_NEAR(bar->value, 3 * (300 + 8000.0 / 600), 0.01);
+    const Verdict v = analyze(ev, shipped_rules());
+    EXPECT_EQ(find(v.findings, "contention.device_neighbor"), nullptr) << render_text(v);
+}
+
+// The flusher writes what someone dirtied: the application's own data is its
+// own load; another program's is the neighbor's, said as inferred.
+TEST(Contention, WritebackIsChargedToWhoeverDirtiedTheData) {
+    auto with_flusher = [](const std::string& dirtier) {
+        Evidence ev;
+        sufferer(ev, "postgres", {{"device", 90}, {"cpu", 10}});
+        fast_device(ev, "loop0", 120, 80000, 24);
+        group(ev, "loop0", "postgres", "/system.slice/db.service", "process", 1e6, 40e6, "100");
+        group(ev, "loop0", "writeback (kworker flush)", "/", "writeback", 9e6, 4e9, "31", 4e9);
+        ev.add_metric("io.write_bytes_dirtied", {}, 4e9, "bytes", kP);
+        ev.add_metric("io.proc_write_bytes", {{"pid", "77"}, {"comm", dirtier}}, 4e9, "bytes", kP);
+        ev.add_fact("io.top_writer", {}, dirtier + " (pid 77)", kP);
+        ev.add_metric("io.top_writer_pct", {}, 100, "pct", kP);
+        return ev;
+    };
+    const Verdict own = analyze(with_flusher("postgres"), shipped_rules());
+    EXPECT_EQ(find(own.findings, "contention.device_neighbor"), nullptr) << render_text(own);
+
+    const Verdict v = analyze(with_flusher("backup"), shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v);
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.rule_id, "contention.device_neighbor");
+    EXPECT_NE(f.title.find("writeback (kworker flush)"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("writing back backup (pid 77)'s data"), std::string::npos) << f.title;
+    bool inferred = false;
+    for (const auto& c : f.evidence)
+        if (c.name == "device.neighbor_dirtier") inferred = c.provenance.source.find("inferred") != std::string::npos;
+    EXPECT_TRUE(inferred);
+
+    // cgroup v2 writeback: the kernel charged the flusher's bios to the
+    // dirtier's cgroup, which says whose data it is (nothing inferred).
+    auto charged = [](const std::string& cgroup) {
+        Evidence ev;
+        sufferer(ev, "postgres", {{"device", 90}, {"cpu", 10}});
+        fast_device(ev, "loop0", 120, 80000, 24);
+        group(ev, "loop0", "postgres", "/system.slice/db.service", "process", 1e6, 40e6, "100");
+        group(ev, "loop0", "writeback (kworker flush)", cgroup, "writeback", 9e6, 4e9, "31", 4e9);
+        return ev;
+    };
+    const Verdict mine = analyze(charged("/system.slice/db.service"), shipped_rules());
+    EXPECT_EQ(find(mine.findings, "contention.device_neighbor"), nullptr) << render_text(mine);
+    const Verdict theirs = analyze(charged("/system.slice/backup.service"), shipped_rules());
+    ASSERT_FALSE(theirs.findings.empty()) << render_text(theirs);
+    EXPECT_NE(theirs.findings.front().title.find("writeback (kworker flush) (pid 31) in cgroup /system.slice/backup.service"),
+              std::string::npos)
+        << theirs.findings.front().title;
+    EXPECT_EQ(theirs.findings.front().title.find("writing back"), std::string::npos);
+}
+
+// The CPUs: a hog pinned where the application runs, another program that
+// may run anywhere counted on its CPUs in proportion.
+TEST(Contention, CpuHogInAnotherCgroupIsNamedWithItsShare) {
+    Evidence ev;
+    sufferer(ev, "fio", {{"cpu", 85}, {"device", 15}}, 1e6);
+    ev.add_metric("attr.all.cpu_us", {}, 0.85e6, "us", kP);
+    ev.add_fact("cpu.online_list", {}, "0,1", kP);
+    ev.add_metric("cpu.online_cpus", {}, 2, "count", kP);
+    auto proc = [&](const std::string& comm, const std::string& pid, const std::string& cg, double us,
+                    const std::string& cpus) {
+        const Labels l{{"pid", pid}, {"comm", comm}, {"cgroup", cg}};
+        ev.add_metric("cpu.proc_oncpu_us", l, us, "us", kP);
+        if (!cpus.empty()) ev.add_fact("cpu.proc_allowed_cpus", l, cpus, kP);
+    };
+    proc("stress-ng-cpu", "900", "/batch", 3.6e6, "1");
+    proc("fio", "100", "/system.slice/db.service", 0.3e6, "1");
+    proc("cc1plus", "55", "/", 3.0e6, "");   // either CPU: half of it on CPU 1
+    ev.add_metric("cpu.oncpu_total_us", {}, 7.0e6, "us", kP);
+    ev.add_metric("cpu.kthread_oncpu_us", {}, 0.1e6, "us", kP);
+    ev.add_metric("cpu.self_oncpu_us", {}, 0, "us", kP);
+    Evidence derived = ev;
+    add_derived_metrics(derived);
+    const Metric* others = derived.find_metric("cpu.others_share_pct");
+    ASSERT_NE(others, nullptr);
+    // on CPU 1: stress-ng 3.6, cc1plus 1.5, fio 0.3, kernel threads 0.05
+    EXPECT_NEAR(others->value, 100.0 * 5.1 / 5.45, 0.01);
+    EXPECT_EQ(derived.find_fact("cpu.sufferer_cpus")->value, "1");
+
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v);
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.rule_id, "contention.cpu_neighbor") << render_text(v);
+    EXPECT_NE(f.title.find("stress-ng-cpu (pid 900, cgroup /batch, in another cgroup than fio's)"), std::string::npos)
+        << f.title;
+    EXPECT_EQ(find(v.notes, "syscall.runqueue_delay"), nullptr);
+    ASSERT_TRUE(f.share_pct);
+    const Metric* rq = derived.find_metric("attr.sufferer.cpu_all_pct");
+    ASSERT_NE(rq, nullptr);
+    EXPECT_NEAR(*f.share_pct, rq->value * others->value / 100, 0.01);
+
+    // Its own threads queueing behind each other: no neighbor to name.
+    Evidence own;
+    sufferer(own, "fio", {{"cpu", 85}, {"device", 15}}, 1e6);
+    own.add_fact("cpu.online_list", {}, "0,1", kP);
+    own.add_metric("cpu.proc_oncpu_us", {{"pid", "100"}, {"comm", "fio"}, {"cgroup", "/"}}, 7.5e6, "us", kP);
+    own.add_metric("cpu.oncpu_total_us", {}, 7.6e6, "us", kP);
+    const Verdict o = analyze(own, shipped_rules());
+    EXPECT_EQ(find(o.findings, "contention.cpu_neighbor"), nullptr) << render_text(o);
+}
+
+// The commits: most of the data written to the device the application's
+// fsyncs wrote to was dirtied by another program (written by the kernel's
+// threads: inferred from /proc/PID/io).
+TEST(Contention, CommitsCarryingABulkWritersDataNameIt) {
+    Evidence ev;
+    sufferer(ev, "postgres", {{"journal", 60}, {"device", 30}, {"cpu", 10}}, 2e6);
+    for (const auto& [op, n] : std::map<std::string, uint64_t>{{"fsync", 400}, {"read", 100}}) {
+        HistogramMetric h{"syscall.latency_us", {{"op", op}}, "us", {}, kP};
+        h.hist.add_bucket(Log2Histogram::bucket_of(op == "fsync" ? 40000 : 20), n);
+        ev.histograms.push_back(h);
+    }
+    ev.add_metric("journal.commits", {}, 40, "count", kP);
+    ev.add_metric("journal.jbd2_wait_us", {}, 1.2e6, "us", kP);
+    ev.add_metric("attr.all.journal_us", {}, 1.2e6, "us", kP);
+    ev.add_fact("device.class", {{"device", "loop0"}}, "hdd", kP);
+    group(ev, "loop0", "postgres", "/system.slice/db.service", "process", 1e6, 10e6, "100", 10e6);
+    group(ev, "loop0", "writeback (kworker flush)", "/", "writeback", 5e6, 300e6, "31", 300e6);
+    group(ev, "loop0", "jbd2/loop0-8", "/", "kernel", 1e6, 20e6, "30", 20e6);
+    ev.add_metric("io.write_bytes_dirtied", {}, 330e6, "bytes", kP);
+    ev.add_metric("io.proc_write_bytes", {{"pid", "77"}, {"comm", "backup"}}, 320e6, "bytes", kP);
+    ev.add_metric("io.proc_write_bytes", {{"pid", "100"}, {"comm", "postgres"}}, 10e6, "bytes", kP);
+    ev.add_fact("io.top_writer", {}, "backup (pid 77)", kP);
+    ev.add_metric("io.top_writer_pct", {}, 100.0 * 320 / 330, "pct", kP);
+    Evidence derived = ev;
+    add_derived_metrics(derived);
+    const Metric* others = derived.find_metric("journal.others_data_share_pct");
+    ASSERT_NE(others, nullptr);
+    EXPECT_NEAR(others->value, 100.0 * 320 * (320.0 / 330) / 330, 0.01);
+    EXPECT_EQ(derived.find_fact("journal.neighbor_comm")->value, "backup");
+
+    const Verdict v = analyze(ev, shipped_rules());
+    const Finding* f = find(v.findings, "contention.journal_neighbor");
+    ASSERT_NE(f, nullptr) << render_text(v);
+    EXPECT_EQ(v.findings.front().rule_id, "contention.journal_neighbor") << render_text(v);
+    EXPECT_NE(f->title.find("carrying backup's data (pid 77)"), std::string::npos) << f->title;
+    EXPECT_EQ(f->culprit, "backup");
+}
+
+// Every rendering of the verdict carries the neighbor's name: the title in
+// text, Markdown, HTML and JSON (with `culprit`), the culprit as a bounded
+// Prometheus label, the title in the Nagios line.
+TEST(Contention, EveryRenderingNamesTheNeighbor) {
+    Evidence ev = neighbor_on_device();
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty());
+    EXPECT_NE(render_text(v).find("backup (pid 4242"), std::string::npos);
+    EXPECT_NE(render_markdown(v).find("backup (pid 4242"), std::string::npos);
+    const auto j = render_json(v);
+    EXPECT_EQ(j["findings"][0]["culprit"], "backup");
+    EXPECT_NE(j["findings"][0]["title"].get<std::string>().find("backup (pid 4242"), std::string::npos);
+    const std::string prom = render_prometheus(v, ev, PrometheusRun{});
+    EXPECT_NE(prom.find("culprit=\"backup\""), std::string::npos) << prom;
+    EXPECT_NE(prom.find("rule_id=\"contention.device_neighbor\""), std::string::npos);
+}
+
+TEST(Contention, CgroupLabelIsTheSyscallCollectorsFromProcCgroup) {
+    const auto hybrid = cgroup::parse_proc_cgroup(
+        "12:memory:/docker/abc\n8:blkio:/docker/abc\n4:cpu,cpuacct:/docker/abc\n1:name=systemd:/x\n0::/x\n");
+    EXPECT_EQ(cgroup::label_of(hybrid), "memory:/docker/abc,blkio:/docker/abc");
+    const auto roots = cgroup::parse_proc_cgroup("12:memory:/\n8:blkio:/\n0::/user.slice/session-1.scope\n");
+    EXPECT_EQ(cgroup::label_of(roots), "/user.slice/session-1.scope");
+    EXPECT_EQ(cgroup::label_of(cgroup::parse_proc_cgroup("0::/system.slice/postgresql@15-main.service\n")),
+              "/system.slice/postgresql@15-main.service");
+    EXPECT_EQ(cgroup::label_of(cgroup::parse_proc_cgroup("12:memory:/\n8:blkio:/\n")), "/");
+    EXPECT_EQ(cgroup::label_of(cgroup::ProcessCgroups{}), "");
+}
+
+TEST(Contention, OnCpuTimeIsTheWindowsDifferencePerProcess) {
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / ("iodiag-proc-cpu-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    auto stat = [&](int pid, const std::string& comm, uint64_t flags, uint64_t ticks, uint64_t start) {
+        fs::create_directories(root / "proc" / std::to_string(pid));
+        std::ofstream(root / "proc" / std::to_string(pid) / "stat")
+            << pid << " (" << comm << ") S 1 1 1 0 -1 " << flags << " 0 0 0 0 " << ticks << " 0 0 0 20 0 1 0 "
+            << start << " 0 0\n";
+        std::ofstream(root / "proc" / std::to_string(pid) / "cgroup") << "0::/" << comm << "\n";
+    };
+    auto system = [&](uint64_t busy, double uptime_s) {
+        fs::create_directories(root / "proc");
+        std::ofstream(root / "proc" / "stat") << "cpu  " << busy << " 0 0 1000 0 0 0 0 0 0\n";
+        std::ofstream(root / "proc" / "uptime") << uptime_s << " 1.0\n";
+    };
+    system(1000, 100);
+    stat(10, "hog (x)", 0, 500, 50);
+    stat(11, "kworker/0:1", 0x00200000, 100, 1);
+    stat(12, "victim", 0, 40, 60);
+    const CpuSnapshot before = read_cpu_snapshot(root.string(), 100);
+    system(1900, 104);
+    stat(10, "hog (x)", 0, 800, 50);       // +300 ticks = 3 s
+    stat(11, "kworker/0:1", 0x00200000, 150, 1);
+    stat(12, "victim", 0, 45, 60);
+    stat(13, "new", 0, 200, 10200);         // started in the window: all of it
+    const CpuSnapshot after = read_cpu_snapshot(root.string(), 100);
+    Evidence ev;
+    add_proc_cpu_metrics(before, after, 100, "0-1", 12, root.string(), ev);
+    const Metric* hog = ev.find_metric("cpu.proc_oncpu_us", {{"pid", "10"}, {"comm", "hog (x)"}, {"cgroup", "/hog (x)"}});
+    ASSERT_NE(hog, nullptr);
+    EXPECT_EQ(hog->value, 3e6);
+    ASSERT_NE(ev.find_metric("cpu.proc_oncpu_us", {{"pid", "13"}, {"comm", "new"}, {"cgroup", "/new"}}), nullptr);
+    EXPECT_EQ(ev.find_metric("cpu.oncpu_total_us")->value, (300 + 50 + 5 + 200) * 1e4);
+    EXPECT_EQ(ev.find_metric("cpu.kthread_oncpu_us")->value, 50 * 1e4);
+    EXPECT_EQ(ev.find_metric("cpu.self_oncpu_us")->value, 5 * 1e4);   // pid 12 is "iodiag" here
+    EXPECT_EQ(ev.find_metric("cpu.busy_us")->value, 900 * 1e4);
+    EXPECT_EQ(ev.find_fact("cpu.online_list")->value, "0,1");
+    EXPECT_EQ(expand_cpu_list("0-2,5"), "0,1,2,5");
+    EXPECT_EQ(expand_cpu_list("3-1"), "");
+    fs::remove_all(root);
+}
