@@ -274,6 +274,13 @@ static __always_inline struct file *fd_to_file(__u64 fd)
  * devices. procfs/sysfs/tmpfs/pipes/sockets are not storage latency. btrfs
  * (several devices, an anonymous s_dev) leaves s_bdev NULL: its filesystem
  * type's FS_REQUIRES_DEV says it is block-backed all the same. */
+static __always_inline bool on_block_backed_fs(struct inode *i)
+{
+    struct super_block *sb = i->i_sb;
+    if (sb->s_bdev != NULL) return true;
+    return (sb->s_type->fs_flags & FS_REQUIRES_DEV) != 0;
+}
+
 static __always_inline bool is_storage_file(struct file *f)
 {
     if (!f) return false;
@@ -282,9 +289,7 @@ static __always_inline bool is_storage_file(struct file *f)
     umode_t mode = i->i_mode;
     if ((mode & S_IFMT) == S_IFBLK) return true;
     if ((mode & S_IFMT) != S_IFREG) return false;
-    struct super_block *sb = i->i_sb;
-    if (sb->s_bdev != NULL) return true;
-    return (sb->s_type->fs_flags & FS_REQUIRES_DEV) != 0;
+    return on_block_backed_fs(i);
 }
 
 static __always_inline bool traced_process(__u32 tgid)
@@ -306,26 +311,40 @@ static __always_inline int on_enter(__u32 sys, __u64 fd, __s64 offset, bool offs
 {
     struct task_struct *t = bpf_get_current_task_btf();
     if (!traced_process(t->tgid)) return 0;
-    struct inflight *v = stored_state(t);
+    struct inflight *v;
     struct file *f = NULL;
-    if (sys == SYS_IO_URING_ENTER) {
-        /* the ring's fd: not a storage file, traced for its completion waits */
-    } else if (sys != SYS_OPENAT) {
+    if (sys == SYS_IO_URING_ENTER || sys == SYS_OPENAT) {
+        /* io_uring_enter: the ring's fd, not a storage file, traced for its
+         * completion waits; openat: the file is known at exit */
+        v = stored_state(t);
+    } else {
         f = fd_to_file(fd);
         if (!f) return 0;
-        __u64 inode = (__u64)KCAST(f, struct file)->f_inode;
-        bool storage;
-        if (v && v->seen_file == (__u64)f && v->seen_inode == inode) {
-            storage = v->seen_storage;
-        } else {
-            storage = is_storage_file(f);
-            if (v) {
-                v->seen_file = (__u64)f;
-                v->seen_inode = inode;
-                v->seen_storage = storage;
+        struct inode *i = KCAST(f, struct file)->f_inode;
+        if (!i) return 0;
+        umode_t type = i->i_mode & S_IFMT;
+        /* Sockets, pipes, ttys, eventfds: no storage, and known to be none
+         * from the inode's mode alone, before the thread's state is looked
+         * up (a helper call, ~30 ns here): a server's reads and writes on
+         * its sockets run this program (their events are read's and
+         * write's) and should cost it as little as can be. */
+        if (type != S_IFREG && type != S_IFBLK) return 0;
+        v = stored_state(t);
+        if (type == S_IFREG) {
+            /* the superblock walk, cached for the thread's last file */
+            bool storage;
+            if (v && v->seen_file == (__u64)f && v->seen_inode == (__u64)i) {
+                storage = v->seen_storage;
+            } else {
+                storage = on_block_backed_fs(i);
+                if (v) {
+                    v->seen_file = (__u64)f;
+                    v->seen_inode = (__u64)i;
+                    v->seen_storage = storage;
+                }
             }
+            if (!storage) return 0;
         }
-        if (!storage) return 0;
         if (offset_from_file) offset = KCAST(f, struct file)->f_pos;
     }
     if (!v) {
