@@ -38,32 +38,15 @@ usage: sudo tests/bench/overhead.py [--rounds 8] [--stats-rounds 3] [--runtime 3
 import argparse
 import json
 import os
-import re
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_support import hold_bpf_stats, hold_machine_lock, prog_stats, sh  # noqa: E402
-
-# The peers live outside the repository, next to it (../shared/anchors from a
-# checkout's root) or where IODIAG_ANCHORS says.
-ANCHORS = [os.environ.get("IODIAG_ANCHORS", ""), os.path.join(HERE, "../../../shared/anchors"),
-           "/work/shared/anchors"]
-
-
-def biolatency_build_script():
-    for d in ANCHORS:
-        script = os.path.join(d, "libbpf-tools-biolatency/build.sh") if d else ""
-        if script and os.access(script, os.X_OK):
-            return script
-    sys.exit("libbpf-tools-biolatency/build.sh not found in " + ", ".join(d for d in ANCHORS if d) +
-             " (set IODIAG_ANCHORS to the anchors folder)")
-
+from bench_support import Tracer, biolatency_binary, hold_bpf_stats, hold_machine_lock, one_run, sh  # noqa: E402
 
 def exit_on_signal(signum, _frame):
     """SIGTERM/SIGHUP end the run through the finally blocks: tracers stopped,
@@ -90,47 +73,6 @@ def collector_of(prog_name):
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
-
-
-class Tracer:
-    """A tracing process started for one round, stopped by pid on every path."""
-
-    def __init__(self, argv, ready_progs=1, wait_s=15):
-        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                  start_new_session=True)
-        deadline = time.time() + wait_s
-        last = -1
-        while time.time() < deadline:   # attached when its programs stop appearing
-            if self.p.poll() is not None:
-                raise RuntimeError(f"{argv[0]} exited early with {self.p.returncode}")
-            n = len(prog_stats(self.p.pid))
-            if n >= ready_progs and n == last:
-                break
-            last = n
-            time.sleep(0.5)
-
-    def stats(self):
-        return {x["id"]: x for x in prog_stats(self.p.pid)}
-
-    def rss_kib(self):
-        try:
-            with open(f"/proc/{self.p.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1])
-        except OSError:
-            pass
-        return None
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.p.poll() is None:
-            os.killpg(self.p.pid, sig)
-        try:
-            out, _ = self.p.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.p.pid, signal.SIGKILL)
-            out, _ = self.p.communicate()
-        return out
 
 
 def delta_progs(before, after):
@@ -194,7 +136,7 @@ def tracers(build, biolatency):
     return {
         "biolatency": lambda: Tracer([biolatency], 2),
         "floor block": lambda: Tracer([floor, "--group", "block"], 6),
-        "floor syscall": lambda: Tracer([floor, "--group", "syscall"], 4),
+        "floor syscall": lambda: Tracer([floor, "--group", "syscall-events", "--group", "sched"], 4),
         "floor all": lambda: Tracer([floor], 14),
         "block": lambda: Tracer([collectors, "--collector", "block_bpf", "--interval", "0"], 5),
         "block+series": lambda: Tracer([collectors, "--collector", "block_bpf", "--interval", "1"], 5),
@@ -329,13 +271,9 @@ def workload_c(a, mnt, biolatency):
 def startup(a, runs=5):
     walls, cpus = [], []
     for _ in range(runs):
-        t0 = time.time()
-        r0 = os.times()
-        subprocess.run([f"{a.build}/iodiag", "--duration", "1"], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=False)
-        walls.append(time.time() - t0)
-        r1 = os.times()
-        cpus.append((r1.children_user - r0.children_user) + (r1.children_system - r0.children_system))
+        wall, cpu = one_run(a.build)
+        walls.append(wall)
+        cpus.append(cpu)
     return walls, cpus
 
 
@@ -375,10 +313,7 @@ def main():
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, exit_on_signal)
     _lock = hold_machine_lock()  # noqa: F841 (held until exit)
-    peer_dir = a.peer_dir or os.path.join(a.build, "anchors")
-    biolatency = os.path.join(peer_dir, "biolatency")
-    if not os.access(biolatency, os.X_OK):
-        sh(f"{biolatency_build_script()} {peer_dir}")
+    biolatency = biolatency_binary(a.peer_dir or os.path.join(a.build, "anchors"))
     skip = set(a.skip.split(","))
 
     cpu = sh("grep -m1 'model name' /proc/cpuinfo").split(":", 1)[-1].strip()
@@ -452,7 +387,7 @@ def main():
         print(f"\nWorkload B (cached 4 KiB pread/pwrite): ops/s ratio median of {a.rounds} rounds (stats off); "
               f"BPF ns per fio operation (every operation is a traced syscall) median of {a.stats_rounds} (stats on)")
         print_mode_table(*res_b, "ops/s", "BPF ns per traced syscall")
-        print("floor syscall: empty programs on the syscall collector's hooks (sys_enter, sys_exit, "
+        print("floor syscall: empty programs on the syscall collector's hooks (its syscalls' own enter/exit events, "
               "sched_switch, sched_wakeup); a traced syscall also reads the clock at both ends")
     if "c" not in skip:
         print(f"\nWorkload C (4 KiB write + fsync): ops/s ratio median of {a.rounds} rounds (stats off); "
