@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Overhead of iodiag beside its peers, measured in one run, printed, never asserted.
+"""Overhead of iodiag beside its peers and the floor of its hooks, measured in one
+run, printed with each goal beside its figure (issue 25: ratios to the peer and
+to the floor of exact timing at the same hooks, measured in the same run) and
+written to docs/results/overhead-<date>.md (results_file.py); never asserted.
 
 Workload A (the per-I/O figures): fio 4 KiB random reads, io_uring, O_DIRECT,
 queue depth 32, on a loop device over a file in /dev/shm (fast, so tracing
@@ -47,6 +50,16 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench_support import Tracer, biolatency_binary, hold_bpf_stats, hold_machine_lock, one_run, sh  # noqa: E402
+from results_file import machine, write_results  # noqa: E402
+
+# What the run found, printed as it goes and written to the results file at the end.
+REPORT = []
+
+
+def emit(line=""):
+    print(line, flush=True)
+    REPORT.append(line)
+
 
 def exit_on_signal(signum, _frame):
     """SIGTERM/SIGHUP end the run through the finally blocks: tracers stopped,
@@ -288,13 +301,28 @@ def fmt_progs(per_prog):
 
 def print_mode_table(ratios, ns, per_prog, rate, unit, op="operation"):
     """One row per traced mode: the rate ratio, BPF ns per operation, per program."""
-    print(f"| mode | {rate} ratio (median) | min-max | {unit} | per program (ns per run x runs per {op}) |")
-    print("|---|---|---|---|---|")
+    emit(f"| mode | {rate} ratio (median) | min-max | {unit} | per program (ns per run x runs per {op}) |")
+    emit("|---|---|---|---|---|")
     for m in ratios:
         if m == "none":
             continue
         r = ratios[m]
-        print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns[m]):.0f} | {fmt_progs(per_prog[m])} |")
+        emit(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns[m]):.0f} | {fmt_progs(per_prog[m])} |")
+
+
+def floor_with_clocks(ns_empty, per_prog_floor, clock_ns):
+    """The floor of exact timing at a set of hooks, per I/O: their empty
+    programs, plus one clock read per run of each hook that timestamps (every
+    one but sched_switch/sched_wakeup, which read the clock only for a thread
+    inside a timed syscall: counted as none, so this floor is a lower bound)."""
+    stamps = sum(median([b for _, b in v]) for name, v in per_prog_floor.items()
+                 if not is_clock_probe(name) and "sched_" not in name)
+    return ns_empty + stamps * clock_ns, stamps
+
+
+def goal_row(what, value, op, goal, unit=" x"):
+    met = value <= goal if op == "<=" else value >= goal
+    emit(f"| {what} {op} {goal:g}{unit.strip() and ' ' + unit.strip()} | {value:.2f}{unit} | {'met' if met else '**not met**'} |")
 
 
 def main():
@@ -305,6 +333,7 @@ def main():
     ap.add_argument("--runtime", type=int, default=3, help="seconds of fio per mode and round")
     ap.add_argument("--peer-dir", default=None, help="where to build biolatency (default BUILD/anchors)")
     ap.add_argument("--skip", default="", help="comma list of sections to skip: a,b,c,startup")
+    ap.add_argument("--no-write", action="store_true", help="print only, write no results file")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root (BPF, losetup, mount, sysctl)")
@@ -316,10 +345,8 @@ def main():
     biolatency = biolatency_binary(a.peer_dir or os.path.join(a.build, "anchors"))
     skip = set(a.skip.split(","))
 
-    cpu = sh("grep -m1 'model name' /proc/cpuinfo").split(":", 1)[-1].strip()
-    print(f"machine: {os.uname().nodename}, kernel {os.uname().release}, {os.cpu_count()} CPUs ({cpu}), "
-          f"{int(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB; "
-          f"load average at start {loadavg()}")
+    emit(f"`tests/bench/overhead.py --rounds {a.rounds} --stats-rounds {a.stats_rounds} --runtime {a.runtime}"
+         f"{' --skip ' + a.skip if a.skip else ''}` on {machine()}; load average at the start {loadavg()}.")
     old_stats = sh("sysctl -n kernel.bpf_stats_enabled").strip()
     imgs, devs, mnts = [], [], []
     try:
@@ -359,46 +386,63 @@ def main():
         for i in imgs:
             os.unlink(i)
 
-    print(f"\nload average at end {loadavg()}")
+    emit(f"Load average at the end {loadavg()}.")
+    goals = []   # rows of the goals table, filled by the sections below
     if "a" not in skip:
         ratios, base_iops, ns_io, per_prog, per_coll, rss, lost = res_a
-        print(f"\nWorkload A (randread io_uring QD32): baseline {median(base_iops):.0f} IOPS "
-              f"(rounds {min(base_iops):.0f}-{max(base_iops):.0f}); IOPS ratio: median of {a.rounds} rounds, stats off; "
-              f"BPF ns per I/O: median of {a.stats_rounds} rounds, stats on")
+        emit(f"\nWorkload A (randread io_uring QD32): baseline {median(base_iops):.0f} IOPS "
+             f"(rounds {min(base_iops):.0f}-{max(base_iops):.0f}); IOPS ratio: median of {a.rounds} rounds, stats off; "
+             f"BPF ns per I/O: median of {a.stats_rounds} rounds, stats on\n")
         print_mode_table(ratios, ns_io, per_prog, "IOPS", "BPF ns per I/O", "I/O")
         bio = median(ns_io["biolatency"])
-        print(f"\nblock collector / biolatency: {median(ns_io['block']) / bio:.2f} x (budget <= 0.75 x)")
-        print(f"floor (empty programs, same hooks, statistics included): block collector's "
-              f"{median(ns_io['floor block']):.0f} ns per I/O = {median(ns_io['floor block']) / bio:.2f} x "
-              f"biolatency; all collectors' {median(ns_io['floor all']):.0f}; one clock read "
-              f"{clock_read_ns(per_prog['floor block']):.0f} ns more per program run")
-        print(f"series drain: block+series - block = {median(ns_io['block+series']) - median(ns_io['block']):+.0f} "
-              f"ns per I/O (budget < 50)")
+        clock = clock_read_ns(per_prog["floor block"])
+        floor_block, stamps_block = floor_with_clocks(median(ns_io["floor block"]), per_prog["floor block"], clock)
+        floor_all, stamps_all = floor_with_clocks(median(ns_io["floor all"]), per_prog["floor all"], clock)
+        emit(f"\nFloors of exact timing (empty programs on the same hooks, statistics included, plus one clock "
+             f"read of {clock:.0f} ns per timestamp): the block collector's hooks {median(ns_io['floor block']):.0f} + "
+             f"{stamps_block:.2f} x {clock:.0f} = {floor_block:.0f} ns per I/O; all collectors' hooks "
+             f"{median(ns_io['floor all']):.0f} + {stamps_all:.2f} x {clock:.0f} = {floor_all:.0f} ns per I/O.")
+        emit(f"Series drain: block+series - block = {median(ns_io['block+series']) - median(ns_io['block']):+.0f} "
+             f"ns per I/O (budget < 50).")
         for c in ("block", "iouring", "syscall"):
             if c in per_coll["all"]:
-                print(f"all, {c} collector's programs: {median(per_coll['all'][c]):.0f} ns per I/O")
+                emit(f"All collectors, the {c} collector's programs: {median(per_coll['all'][c]):.0f} ns per I/O.")
+        block, whole = median(ns_io["block"]), median(ns_io["all"])
+        goals += [("block collector / biolatency", block / bio, "<=", 1.0),
+                  ("block collector / its hooks' floor", block / floor_block, "<=", 1.25),
+                  ("all collectors / biolatency", whole / bio, "<=", 1.5),
+                  ("all collectors / the floor of all their hooks", whole / floor_all, "<=", 1.3)]
         rss = [x for x in rss if x]
         if rss:
-            print(f"iodiag resident memory during workload A: {median(rss) / 1024:.1f} MiB "
-                  f"(min-max {min(rss) / 1024:.1f}-{max(rss) / 1024:.1f}; budget 32)")
-        nonzero = [(e["collector"], e["what"], e["count"]) for run in lost for e in run]
-        print(f"lost events in the 'all' rounds: {nonzero if nonzero else 'none'}")
+            emit(f"iodiag's resident memory during workload A: {median(rss) / 1024:.1f} MiB "
+                 f"(min-max {min(rss) / 1024:.1f}-{max(rss) / 1024:.1f}).")
+            goals.append(("resident memory under load, MiB", median(rss) / 1024, "<=", 32))
+        nonzero = [(e["collector"], e["what"], e["count"]) for run in lost for e in run if e.get("count")]
+        emit(f"Lost events in the 'all' rounds (iodiag's verdict, lost_events): "
+             f"{nonzero if nonzero else 'none counted'} in {len(lost)} verdicts.")
     if "b" not in skip:
-        print(f"\nWorkload B (cached 4 KiB pread/pwrite): ops/s ratio median of {a.rounds} rounds (stats off); "
-              f"BPF ns per fio operation (every operation is a traced syscall) median of {a.stats_rounds} (stats on)")
+        emit(f"\nWorkload B (cached 4 KiB pread/pwrite): ops/s ratio median of {a.rounds} rounds (stats off); "
+             f"BPF ns per fio operation (every operation is a traced syscall) median of {a.stats_rounds} (stats on)\n")
         print_mode_table(*res_b, "ops/s", "BPF ns per traced syscall")
-        print("floor syscall: empty programs on the syscall collector's hooks (its syscalls' own enter/exit events, "
-              "sched_switch, sched_wakeup); a traced syscall also reads the clock at both ends")
+        emit("\nfloor syscall: empty programs on the syscall collector's hooks (its syscalls' own enter/exit "
+             "events, sched_switch, sched_wakeup); a traced syscall also reads the clock at both ends.")
     if "c" not in skip:
-        print(f"\nWorkload C (4 KiB write + fsync): ops/s ratio median of {a.rounds} rounds (stats off); "
-              f"BPF ns per fio write (with its fsync, journal commit and device writes) median of "
-              f"{a.stats_rounds} (stats on)")
+        emit(f"\nWorkload C (4 KiB write + fsync): ops/s ratio median of {a.rounds} rounds (stats off); "
+             f"BPF ns per fio write (with its fsync, journal commit and device writes) median of "
+             f"{a.stats_rounds} (stats on)\n")
         print_mode_table(*res_c, "ops/s", "BPF ns per write+fsync")
         ns_op = res_c[1]
-        print(f"block collector / biolatency: {median(ns_op['block']) / median(ns_op['biolatency']):.2f} x")
+        emit(f"\nBlock collector / biolatency on workload C: {median(ns_op['block']) / median(ns_op['biolatency']):.2f} x.")
     if "startup" not in skip:
-        print(f"\n`iodiag --duration 1`, idle (no fio), 5 runs: wall median {median(walls):.2f} s "
-              f"(min {min(walls):.2f}, max {max(walls):.2f}; budget 1.15), CPU (user+sys) median {median(cpus):.2f} s")
+        emit(f"\n`iodiag --duration 1`, idle (no fio), 5 runs: wall median {median(walls):.2f} s "
+             f"(min {min(walls):.2f}, max {max(walls):.2f}), CPU (user+sys) median {median(cpus):.2f} s.")
+        goals.append(("`iodiag --duration 1` wall, s", median(walls), "<=", 1.15))
+    if goals:
+        emit("\n| goal | measured | |\n|---|---|---|")
+        for what, value, op, goal in goals:
+            goal_row(what, value, op, goal, " x" if "/" in what else "")
+    if not a.no_write:
+        print("\nwritten to " + write_results("Per I/O and start-up (tests/bench/overhead.py)", "\n".join(REPORT)))
 
 
 if __name__ == "__main__":
