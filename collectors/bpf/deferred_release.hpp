@@ -5,9 +5,11 @@
 // the other: ~0.6-1 s for the syscall collector's 30), and detaching a BPF
 // program from it for another. A process that merely exits still waits for
 // them: the kernel closes its descriptors before the exit completes. So
-// the descriptors are handed to a child process that exits at once
-// (/usr/bin/true, its standard streams on /dev/null): the kernel closes them
-// while that child exits, after iodiag has printed its verdict and exited.
+// the descriptors are handed to a child process (cat reading a pipe, its
+// other streams on /dev/null) that exits once this process has closed its
+// own copies and then the pipe: the last reference to each is the child's,
+// and the kernel closes them while that child exits, after iodiag has
+// printed its verdict and exited.
 // The caller first makes the programs on them do nothing more (their
 // `stopped` flag): until the child is gone, syscalls still take the kernel's
 // tracing slow path and those programs return at once.

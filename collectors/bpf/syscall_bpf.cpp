@@ -608,8 +608,10 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     // Detach first so the maps stop moving, then drain what is left. The
     // per-syscall events' programs stop at once; their perf events are
     // closed after iodiag's exit (each close waits for RCU grace periods).
-    if (const auto how = im.release_syscall_events(); !how.empty())
+    if (const auto how = im.release_syscall_events(); !how.empty()) {
         spdlog::debug("syscall_bpf: per-syscall events released: {}", how);
+        t.mark("release of the per-syscall events");
+    }
     for (auto* l : im.links) bpf_link__destroy(l);
     im.links.clear();
     t.mark("detach");
