@@ -196,12 +196,12 @@ struct IouringBpfCollector::Impl {
     // sys_exit_io_uring_enter's perf event when this collector attached it
     // itself, released off the exit path (collectors/bpf/deferred_release.hpp)
     std::vector<PerfTracepointLink> exit_event;
+    DeferredRelease holder;   // a child holding a copy of it, spawned once it is attached
     ~Impl() { destroy(); }
     void release_exit_event() {
         if (exit_event.empty()) return;
         if (skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
-        spdlog::debug("iouring_bpf: sys_exit_io_uring_enter released: {}",
-                      release_off_exit_path(descriptors_of(exit_event)));
+        spdlog::debug("iouring_bpf: sys_exit_io_uring_enter released: {}", holder.release());
         exit_event.clear();
     }
     // The CQ wait's end on this collector's own program: io_uring_enter's own
@@ -215,6 +215,7 @@ struct IouringBpfCollector::Impl {
                                              "sys_exit_io_uring_enter", l);
             if (refused.empty()) {
                 exit_event.push_back(l);
+                holder.hand_over(descriptors_of(exit_event));   // the child that closes it after our exit
                 cq_wait_end = "tracepoint:syscalls:sys_exit_io_uring_enter";
                 return "";
             }

@@ -93,6 +93,8 @@ struct SyscallBpfCollector::Impl {
     // The per-syscall tracepoints' perf events and links (empty in raw mode),
     // released off the exit path in finish() (collectors/bpf/deferred_release.hpp).
     std::vector<PerfTracepointLink> event_links;
+    DeferredRelease holder;     // a child holding copies of them, spawned while the window runs
+    bool handed_over = false;
     std::string attach;   // which attach mode ran, for the provenance
 
     ~Impl() {
@@ -105,14 +107,19 @@ struct SyscallBpfCollector::Impl {
     }
 
     // The per-syscall event programs stop at once (their `stopped` flag, read
-    // at every run), and their perf events go to a process that closes them
-    // after iodiag's exit. Returns how (for the log).
+    // at every run): their maps stop moving as after a detach.
+    void stop_syscall_events() {
+        if (!event_links.empty() && skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
+    }
+    // Stops them and leaves their perf events to the child that closes them
+    // after iodiag's exit (collectors/bpf/deferred_release.hpp). Says how.
     std::string release_syscall_events() {
         if (event_links.empty()) return "";
-        if (skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
-        const std::string how = release_off_exit_path(descriptors_of(event_links));
+        stop_syscall_events();
+        if (!handed_over) holder.hand_over(descriptors_of(event_links));
         event_links.clear();
-        return how;
+        handed_over = false;
+        return holder.release();
     }
 
     void stop_drainer() {
@@ -483,6 +490,10 @@ CollectorStatus SyscallBpfCollector::start_attached(const CollectOptions& opts, 
                 }
                 impl->event_links.push_back(l);
             }
+        // the child that will close them, spawned now on a thread of its own
+        // (2-12 ms here), off the start's and the finish's paths
+        impl->holder.hand_over(descriptors_of(impl->event_links));
+        impl->handed_over = true;
         attached.insert({"sys_enter", "sys_exit"});
         notes.push_back("syscalls timed on their own tracepoints (" + impl->attach +
                         "): other syscalls run no iodiag program");
@@ -607,14 +618,17 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     if (bio_queue_chain_) bio_queue_chain_->release();   // its program stops being called
     // Detach first so the maps stop moving, then drain what is left. The
     // per-syscall events' programs stop at once; their perf events are
-    // closed after iodiag's exit (each close waits for RCU grace periods).
+    // closed after iodiag's exit (each close waits for RCU grace periods),
+    // by a child let go only after this process's own detaches, so that its
+    // closes do not compete with them.
+    im.stop_syscall_events();
+    for (auto* l : im.links) bpf_link__destroy(l);
+    im.links.clear();
+    t.mark("detach");
     if (const auto how = im.release_syscall_events(); !how.empty()) {
         spdlog::debug("syscall_bpf: per-syscall events released: {}", how);
         t.mark("release of the per-syscall events");
     }
-    for (auto* l : im.links) bpf_link__destroy(l);
-    im.links.clear();
-    t.mark("detach");
     im.stop_drainer();
     t.mark("drain join");
 
