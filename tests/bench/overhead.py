@@ -442,7 +442,11 @@ def main():
         for what, value, op, goal in goals:
             goal_row(what, value, op, goal, " x" if "/" in what else "")
     if not a.no_write:
-        print("\nwritten to " + write_results("Per I/O and start-up (tests/bench/overhead.py)", "\n".join(REPORT)))
+        # a partial run has a section of its own, beside the whole run's
+        ran = [name for key, name in (("a", "workload A"), ("b", "workload B"), ("c", "workload C"),
+                                      ("startup", "start-up")) if key not in skip]
+        section = "Per I/O and start-up (tests/bench/overhead.py)" + (f": {', '.join(ran)} only" if len(ran) < 4 else "")
+        print("\nwritten to " + write_results(section, "\n".join(REPORT)))
 
 
 if __name__ == "__main__":
