@@ -15,6 +15,7 @@
 #include "app/progress.hpp"
 #include "app/startup_heap.hpp"
 #include "collectors/bpf/bpf_features.hpp"
+#include "collectors/cgroup/cgroup_names.hpp"
 #include "collectors/registry.hpp"
 
 namespace iodiag::cli {
@@ -146,6 +147,12 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
         }
     }
     if (side.valid()) side.get();   // still going when the window ended: waited for here, its exception thrown
+    // Every collector has written its cgroup labels: each gets the name people
+    // use for it, read from the host now so that a replay shows the same.
+    const auto t_names = std::chrono::steady_clock::now();
+    add_cgroup_names(ev, opts.root);
+    spdlog::debug("cgroup names took {:.1f} ms",
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_names).count());
     ev.window.start_unix = std::chrono::duration<double>(wall_start.time_since_epoch()).count();
     ev.window.duration_s = std::chrono::duration<double>(end - start).count();
     if (series) {

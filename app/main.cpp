@@ -13,6 +13,7 @@
 #include "app/rules_command.hpp"
 #include "app/slow_command.hpp"
 #include "app/startup_heap.hpp"
+#include "iodiag_git_commit.hpp"   // generated at build time (cmake/git_commit.cmake)
 
 int main(int argc, char** argv) {
     iodiag::cli::share_one_malloc_arena();
@@ -26,7 +27,7 @@ int main(int argc, char** argv) {
         "the evidence behind every claim and fixes ordered P0..P5.\n"
         "Run as root for the BPF collectors; without them the layers they observe are\n"
         "reported as not observed, never as healthy."};
-    app.set_version_flag("--version", IODIAG_VERSION);
+    app.set_version_flag("--version", std::string("iodiag ") + IODIAG_VERSION + " (commit " + IODIAG_GIT_COMMIT + ")");
     app.require_subcommand(0, 1);
     bool verbose = false;
     app.add_flag("-v,--verbose", verbose, "Log what each collector does and how long it takes");

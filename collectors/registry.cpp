@@ -4,6 +4,7 @@
 #include "collectors/sysfs/block_queue_config.hpp"
 #include "collectors/ceph/ceph_collector.hpp"
 #include "collectors/cgroup/cgroup_collector.hpp"
+#include "collectors/cgroup/cgroup_names.hpp"
 #include "collectors/procfs/delayacct.hpp"
 #include "collectors/procfs/diskstats.hpp"
 #include "collectors/procfs/dirty_limits.hpp"
@@ -55,6 +56,9 @@ std::vector<MetricSpec> collector_metric_specs() {
         auto mine = c->metric_specs();
         specs.insert(specs.end(), mine.begin(), mine.end());
     }
+    // Added at the end of collection for every collector's cgroup labels (app/collect.cpp).
+    auto names = cgroup_name_specs();
+    specs.insert(specs.end(), names.begin(), names.end());
     return specs;
 }
 

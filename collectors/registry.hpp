@@ -10,7 +10,8 @@
 namespace iodiag {
 
 std::vector<std::unique_ptr<Collector>> make_collectors();
-// Every collector's metric, fact and histogram specs (the engine adds what
+// Every collector's metric, fact and histogram specs, and the cgroup names
+// added after them (collectors/cgroup/cgroup_names.hpp) (the engine adds what
 // it derives: app/catalog.hpp).
 std::vector<MetricSpec> collector_metric_specs();
 

@@ -10,8 +10,10 @@
 //   cgroup.cpp             cgroups joined to lost time and to limits below
 //   page_cache.cpp         whether the page cache is losing pages
 //   sufferer.cpp           the application that suffered most, its shares
+//   who.cpp                who suffered most, every field of one process
 //   fsync_chain.cpp        fsync -> journal -> the I/O it carries
 //   slow_floor.cpp         absolute floors under the relative slow set
+//   layer_judgement.cpp    whether a layer's time is a fault (the judgement model)
 #pragma once
 
 #include <map>
@@ -53,7 +55,10 @@ void add_stack_chains(Evidence& ev);             // device_stack.cpp
 void add_cgroup_join(Evidence& ev);              // cgroup.cpp
 void add_limits_below(Evidence& ev);             // cgroup.cpp
 void add_top_app(Evidence& ev);                  // sufferer.cpp
+void add_who(Evidence& ev);                      // who.cpp
 void add_fsync_chain(Evidence& ev);              // fsync_chain.cpp
+// (add_slow_floors, slow_floor.cpp, then:)
+void add_judgement(Evidence& ev);                // layer_judgement.cpp
 
 // The I/O scheduler's part (io_scheduler_part.cpp), used by the device judgement:
 // the part of a device's requests' block time (Q2C) that they spent in its
@@ -79,6 +84,8 @@ std::vector<MetricSpec> device_stack_specs();
 std::vector<MetricSpec> cgroup_specs();
 std::vector<MetricSpec> page_cache_specs();
 std::vector<MetricSpec> sufferer_specs();
+std::vector<MetricSpec> who_specs();
 std::vector<MetricSpec> fsync_chain_specs();
+std::vector<MetricSpec> judgement_specs();
 
 }  // namespace iodiag::derive

@@ -10,9 +10,10 @@ std::vector<MetricSpec> derived_metric_specs() {
     std::vector<MetricSpec> specs = {
         {"window.duration_s", MetricSpec::Kind::Metric, "s", "", "", "length of the observation window"},
     };
-    for (auto part : {derive::device_reference_specs, derive::device_judgement_specs, derive::io_scheduler_part_specs,
-                      derive::device_submitter_specs, derive::device_stack_specs, derive::cgroup_specs,
-                      derive::page_cache_specs, derive::sufferer_specs, derive::fsync_chain_specs, slow_floor_specs,
+    for (auto part : {derive::device_reference_specs, derive::device_judgement_specs,
+                      derive::io_scheduler_part_specs, derive::device_submitter_specs, derive::device_stack_specs,
+                      derive::cgroup_specs, derive::page_cache_specs, derive::sufferer_specs, derive::who_specs,
+                      derive::fsync_chain_specs, slow_floor_specs, derive::judgement_specs,
                       ceph_derived_metric_specs})
         for (auto& spec : part()) specs.push_back(std::move(spec));
     return specs;
@@ -31,8 +32,10 @@ void add_derived_metrics(Evidence& ev) {
     derive::add_cgroup_join(ev);
     derive::add_limits_below(ev);
     derive::add_top_app(ev);
+    derive::add_who(ev);
     derive::add_fsync_chain(ev);
     add_slow_floors(ev);
+    derive::add_judgement(ev);
 }
 
 }  // namespace iodiag

@@ -1,5 +1,5 @@
 // The evidence bundle: Evidence serialised as versioned JSON, so that a verdict
-// can be replayed and re-checked offline. Schema: docs in README ("Bundle").
+// can be replayed and re-checked offline. Schema: docs/verdict-and-schemas.md ("Evidence bundle").
 #pragma once
 
 #include <cstddef>

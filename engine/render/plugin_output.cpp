@@ -6,6 +6,7 @@
 
 #include "engine/evidence/layers.hpp"
 #include "engine/derive/derived_metrics.hpp"
+#include "engine/render/cgroup_shown.hpp"
 
 namespace iodiag {
 
@@ -44,6 +45,31 @@ std::string one_line(std::string s) {
         if (c == '\n' || c == '\r') c = ' ';
     }
     return s;
+}
+
+// The status line is what a pager shows: a cgroup by its name alone (the
+// long output and the verdict keep the path as evidence).
+std::string without_cgroup_paths(std::string text, const Verdict& v) {
+    for (const auto& [label, n] : v.cgroup_names) {
+        const std::string full = name_with_path(n.name, label);
+        if (full == label) continue;
+        for (size_t at = text.find(full); at != std::string::npos; at = text.find(full, at + n.name.size()))
+            text.replace(at, full.size(), n.name);
+    }
+    return text;
+}
+
+// "; who: postgres pid 4242 in postgresql@15-main.service": who suffered,
+// one process, its cgroup by name.
+std::string who_clause(const Verdict& v) {
+    std::string app, pid, cgroup;
+    for (const auto& w : v.who_suffered) {
+        if (w.what == "app") app = w.value;
+        if (w.what == "pid") pid = w.value;
+        if (w.what == "cgroup") cgroup = name_only(v, w.value);
+    }
+    if (app.empty()) return "";
+    return "; who: " + app + (pid.empty() ? "" : " pid " + pid) + (cgroup.empty() ? "" : " in " + cgroup);
 }
 
 const Finding* headline_finding(const Verdict& v) {
@@ -118,7 +144,7 @@ std::string PluginResult::status_line() const {
 
 PluginState plugin_state(const Verdict& v) {
     if (observed_layers(v) == 0) return PluginState::Unknown;
-    if (v.findings.empty()) return PluginState::Ok;
+    if (v.findings.empty()) return v.blind.empty() ? PluginState::Ok : PluginState::Unknown;
     switch (v.status) {
         case Severity::Critical: return PluginState::Critical;
         case Severity::Warning: return PluginState::Warning;
@@ -134,10 +160,11 @@ PluginResult plugin_result(const Verdict& v, const Evidence& collected) {
     const std::string coverage =
         "latency observed in " + std::to_string(observed) + " of " + std::to_string(v.layers.size()) + " layers";
     if (r.state == PluginState::Unknown) {
-        r.summary = "nothing could be observed (" + unobserved_reason(v) + ")";
+        r.summary = observed_layers(v) == 0 ? "nothing could be observed (" + unobserved_reason(v) + ")" : v.blind;
     } else if (const Finding* f = headline_finding(v)) {
-        r.summary = f->title;
+        r.summary = without_cgroup_paths(f->title, v);
         if (v.findings.size() > 1) r.summary += " (+" + std::to_string(v.findings.size() - 1) + " more)";
+        r.summary += who_clause(v);
     } else {
         r.summary = "no findings; " + coverage;
     }

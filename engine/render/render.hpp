@@ -1,5 +1,5 @@
 // Renderers of a Verdict: text for a terminal (readable at 2 a.m.), JSON
-// (schema "iodiag-verdict", versioned; documented in README "JSON verdict")
+// (schema "iodiag-verdict", versioned; documented in docs/verdict-and-schemas.md "JSON verdict")
 // and Markdown (a ticket body, render_markdown.cpp).
 #pragma once
 

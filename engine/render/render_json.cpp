@@ -1,4 +1,5 @@
 #include "engine/render/render.hpp"
+#include "engine/triage/judgement.hpp"
 
 namespace iodiag {
 
@@ -8,7 +9,7 @@ namespace {
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-json finding_json(const Finding& f) {
+json finding_json(const Verdict& v, const Finding& f) {
     json j{{"rule_id", f.rule_id},
            {"layer", f.layer},
            {"severity", to_string(f.severity)},
@@ -24,6 +25,9 @@ json finding_json(const Finding& f) {
            {"folded", f.folded},
            {"sufferer", f.sufferer},
            {"verify", f.verify}};
+    // Added: the name people use for a cgroup instance (the instance stays its label).
+    if (auto n = v.cgroup_names.find(f.instance); n != v.cgroup_names.end() && f.instance_key == kCgroupLabel)
+        j["instance_name"] = n->second.name;
     j["evidence"] = json::array();
     for (const auto& c : f.evidence)
         j["evidence"].push_back({{"name", c.name},
@@ -47,13 +51,14 @@ json render_json(const Verdict& v) {
     j["host"] = v.host;
     j["kernel"] = v.kernel;
     j["window"] = {{"start_unix", v.window.start_unix}, {"duration_s", v.window.duration_s}};
-    j["status"] = v.findings.empty() ? "ok" : to_string(v.status);
+    j["status"] = status_word(v);
+    if (!v.blind.empty()) j["blind"] = v.blind;
     j["coverage"] = v.coverage;
     j["fingerprint"] = v.fingerprint;
     j["findings"] = json::array();
-    for (const auto& f : v.findings) j["findings"].push_back(finding_json(f));
+    for (const auto& f : v.findings) j["findings"].push_back(finding_json(v, f));
     j["notes"] = json::array();
-    for (const auto& f : v.notes) j["notes"].push_back(finding_json(f));
+    for (const auto& f : v.notes) j["notes"].push_back(finding_json(v, f));
     j["fixes"] = json::array();
     for (const auto& fx : v.fixes)
         j["fixes"].push_back({{"priority", to_string(fx.priority)},
@@ -82,8 +87,23 @@ json render_json(const Verdict& v) {
         j["lost_events"].push_back(
             {{"collector", l.collector}, {"what", l.what}, {"count", l.count}, {"complete", l.complete}, {"source", l.source}});
     j["not_evaluated"] = v.not_evaluated;
-    j["who_suffered"] = json::object();
-    for (const auto& [what, value] : v.who_suffered) j["who_suffered"][what] = value;
+    json who = json::object(), sources = json::object();
+    for (const auto& w : v.who_suffered) {
+        who[w.what] = w.value;
+        sources[w.what] = w.source;
+        if (w.what == "app") who["comm"] = w.value;   // its process's command: the same by construction
+        if (auto n = v.cgroup_names.find(w.value); w.what == "cgroup" && n != v.cgroup_names.end()) {
+            who["cgroup_name"] = n->second.name;
+            who["cgroup_kind"] = n->second.kind;
+        }
+    }
+    if (!v.who_suffered.empty()) who["sources"] = sources;
+    j["who_suffered"] = who;
+    j["cgroup_names"] = json::object();
+    for (const auto& [label, n] : v.cgroup_names)
+        j["cgroup_names"][label] = {{"name", n.name},
+                                    {"kind", n.kind},
+                                    {"provenance", {{"kind", n.provenance.kind}, {"source", n.provenance.source}}}};
     j["distributions"] = json::array();
     for (const auto& h : v.distributions)
         j["distributions"].push_back({{"name", h.name},

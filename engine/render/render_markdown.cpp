@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "engine/evidence/format.hpp"
+#include "engine/render/cgroup_shown.hpp"
+#include "engine/triage/judgement.hpp"
 #include "engine/render/render.hpp"
 
 namespace iodiag {
@@ -56,7 +58,13 @@ std::string labels_text(const Labels& l) {
     return s + "}";
 }
 
-std::string state_word(const Verdict& v) { return v.findings.empty() ? "OK" : upper(to_string(v.status)); }
+// An instance as code; a cgroup by its name first, the path as code.
+std::string instance(const Verdict& v, const std::string& inst) {
+    const std::string name = name_only(v, inst);
+    return name == inst ? code(inst) : text(name) + " (" + code(inst) + ")";
+}
+
+std::string state_word(const Verdict& v) { return upper(status_word(v)); }
 
 void summary_line(std::ostringstream& out, const Verdict& v) {
     out << "**iodiag " << state_word(v) << " on " << text(v.host) << "**: ";
@@ -88,8 +96,11 @@ void who_suffered(std::ostringstream& out, const Verdict& v) {
         return;
     }
     if (v.findings.empty()) out << "Nothing was wrong; these had the slowest operations of the window.\n\n";
-    out << "| | |\n|---|---|\n";
-    for (const auto& [what, value] : v.who_suffered) out << "| " << text(what) << " | " << code(value) << " |\n";
+    out << "Every row is the same process.\n\n| | | from |\n|---|---|---|\n";
+    for (const auto& w : v.who_suffered) {
+        out << "| " << text(w.what) << " | " << (w.what == "cgroup" ? instance(v, w.value) : code(w.value)) << " | "
+            << text(w.source) << " |\n";
+    }
     out << "\n";
 }
 
@@ -120,10 +131,10 @@ void trail(std::ostringstream& out, const Verdict& v) {
     out << "\n";
 }
 
-void finding(std::ostringstream& out, size_t n, const Finding& f) {
+void finding(std::ostringstream& out, const Verdict& v, size_t n, const Finding& f) {
     out << "### " << n << ". [" << upper(to_string(f.severity)) << "] " << text(f.title) << "\n\n";
     out << "- Layer " << code(f.layer) << ", rule " << code(f.rule_id) << " (" << code(f.source) << ")";
-    if (!f.instance.empty()) out << ", " << text(f.instance_key) << " " << code(f.instance);
+    if (!f.instance.empty()) out << ", " << text(f.instance_key) << " " << instance(v, f.instance);
     out << "\n- Share: "
         << (f.share_pct
                 ? format_number(*f.share_pct) + " %" + text(whose_share(f)) + " (measured: " + code(f.share_metric) + ")"
@@ -133,7 +144,7 @@ void finding(std::ostringstream& out, size_t n, const Finding& f) {
     if (f.evidence.empty()) return;
     out << "| evidence | value | compared | source |\n|---|---|---|---|\n";
     for (const auto& c : f.evidence)
-        out << "| " << code(c.name + labels_text(c.labels)) << " | "
+        out << "| " << code(c.name + labels_text(named_labels(v, c.labels))) << " | "
             << text(!c.formatted.empty() ? c.formatted : format_value(c.value, c.unit)) << " | " << text(c.comparison)
             << " | " << text(c.provenance.kind) << ": " << text(c.provenance.source) << " |\n";
     out << "\n";
@@ -145,7 +156,7 @@ void findings(std::ostringstream& out, const Verdict& v) {
         out << "None in the observed layers.\n\n";
         return;
     }
-    for (size_t i = 0; i < v.findings.size() && i < kFullFindings; ++i) finding(out, i + 1, v.findings[i]);
+    for (size_t i = 0; i < v.findings.size() && i < kFullFindings; ++i) finding(out, v, i + 1, v.findings[i]);
     if (v.findings.size() > kFullFindings) {
         out << "Also found:\n\n";
         for (size_t i = kFullFindings; i < v.findings.size(); ++i)
@@ -161,7 +172,7 @@ void fixes(std::ostringstream& out, const Verdict& v) {
     for (size_t i = 0; i < v.fixes.size(); ++i) {
         const auto& fx = v.fixes[i];
         out << i + 1 << ". **" << to_string(fx.priority) << "** " << text(fx.action) << " — for " << code(fx.rule_id)
-            << (fx.instance.empty() ? "" : " on " + code(fx.instance));
+            << (fx.instance.empty() ? "" : " on " + instance(v, fx.instance));
         if (fx.share_pct) out << " (" << format_number(*fx.share_pct) << " %)";
         if (!fx.playbook.empty()) out << "; playbook " << code(fx.playbook) << ": " << code("iodiag playbook " + fx.playbook);
         out << "\n";
@@ -177,12 +188,12 @@ void verify(std::ostringstream& out, const Verdict& v) {
         << ": resolved findings, and each check below evaluated on the new evidence). After the fix:\n\n";
     for (const auto& f : v.findings) {
         if (f.verify.empty()) {
-            out << "- " << code(f.rule_id) << (f.instance.empty() ? "" : " on " + code(f.instance))
+            out << "- " << code(f.rule_id) << (f.instance.empty() ? "" : " on " + instance(v, f.instance))
                 << ": no longer found\n";
             continue;
         }
         for (const auto& line : f.verify)
-            out << "- " << code(f.rule_id) << (f.instance.empty() ? "" : " on " + code(f.instance)) << ": "
+            out << "- " << code(f.rule_id) << (f.instance.empty() ? "" : " on " + instance(v, f.instance)) << ": "
                 << text(line) << "\n";
     }
     out << "\n";

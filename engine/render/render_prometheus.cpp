@@ -1,4 +1,5 @@
 #include "engine/render/render_prometheus.hpp"
+#include "engine/triage/judgement.hpp"
 
 #include "engine/render/plugin_output.hpp"
 
@@ -121,7 +122,7 @@ std::string render_prometheus(const Verdict& v, const Evidence& ev, const Promet
     family("iodiag_verdict_info", "gauge",
            "The verdict's fingerprint (same causes on the same host, same value: the de-duplication key) and "
            "status (always 1).")
-        .add({{"fingerprint", v.fingerprint}, {"status", v.findings.empty() ? "ok" : to_string(v.status)}}, 1);
+        .add({{"fingerprint", v.fingerprint}, {"status", status_word(v)}}, 1);
     family("iodiag_coverage_ratio", "gauge", "Share of the I/O stack's layers whose latency was observed (0..1).")
         .add({}, v.coverage);
     family("iodiag_last_run_timestamp_seconds", "gauge", "When the run that wrote this file finished (Unix time).")
@@ -172,6 +173,32 @@ std::string render_prometheus(const Verdict& v, const Evidence& ev, const Promet
         findings.add(with_fp, 1);
         if (ff.share_pct) finding_share.add(ff.labels, *ff.share_pct / 100.0);
         finding_instances.add(ff.labels, ff.instances);
+    }
+    // Cgroups by the names people use (a systemd unit, a container, a pod),
+    // never by path: a path holds container ids and pod uids, a new series
+    // for every container started (docs/cgroup-names.md).
+    auto& finding_cgroups = family("iodiag_finding_cgroup", "gauge",
+                                   "1 for each cgroup a finding on the triage path is about, by the name people use for "
+                                   "it (systemd unit, container, pod) and its kind; not written for a bundle recorded "
+                                   "before cgroups were named.");
+    for (const auto& f : v.findings)
+        if (auto n = v.cgroup_names.find(f.instance); f.instance_key == "cgroup" && n != v.cgroup_names.end())
+            finding_cgroups.add({{"rule_id", f.rule_id}, {"layer", f.layer}, {"severity", to_string(f.severity)},
+                                 {"cgroup_name", n->second.name}, {"cgroup_kind", n->second.kind}},
+                                1);
+    auto& sufferer = family("iodiag_sufferer_info", "gauge",
+                            "Who suffered most when there are findings (always 1): the application and its process's "
+                            "cgroup by name and kind (no pid or path, which change with every restart).");
+    if (!v.findings.empty() && !v.who_suffered.empty()) {
+        Labels l;
+        for (const auto& w : v.who_suffered) {
+            if (w.what == "app") l["app"] = w.value;
+            if (auto n = v.cgroup_names.find(w.value); w.what == "cgroup" && n != v.cgroup_names.end()) {
+                l["cgroup_name"] = n->second.name;
+                l["cgroup_kind"] = n->second.kind;
+            }
+        }
+        sufferer.add(l, 1);
     }
     auto& counts = family("iodiag_findings", "gauge", "Number of findings by severity (triage path and notes).");
     std::map<std::string, int> by_severity{{"info", 0}, {"warning", 0}, {"critical", 0}};

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "engine/evidence/format.hpp"
+#include "engine/render/cgroup_shown.hpp"
+#include "engine/triage/judgement.hpp"
 #include "engine/render/exemplar_parts.hpp"
 #include "engine/render/render.hpp"
 
@@ -40,9 +42,9 @@ std::string labels_text(const Labels& l) {
 
 // "syscall{comm=fio,...}: total 26.8 ms = dirty 21.5 ms + cpu 4 ms [bytes 4096, offset 0]"
 // The parts are the exemplar's measured intervals (keys ending in _us), largest first.
-std::string exemplar_line(const Exemplar& e) {
+std::string exemplar_line(const Verdict& v, const Exemplar& e) {
     const auto [total, parts, other] = split_exemplar(e);
-    std::string line = e.kind + labels_text(e.labels) + ": total " + format_value(total, e.unit);
+    std::string line = e.kind + labels_text(named_labels(v, e.labels)) + ": total " + format_value(total, e.unit);
     for (size_t i = 0; i < parts.size(); ++i)
         line += std::string(i ? " + " : " = ") + parts[i].second + " " + format_value(parts[i].first, e.unit);
     if (!other.empty()) line += " [" + other + "]";
@@ -50,14 +52,14 @@ std::string exemplar_line(const Exemplar& e) {
 }
 
 // bcc-style: one row per bucket from the first to the last non-empty one.
-void render_distribution(std::ostringstream& out, const HistogramMetric& h) {
+void render_distribution(std::ostringstream& out, const Verdict& v, const HistogramMetric& h) {
     const auto& b = h.hist.buckets();
     const uint64_t peak = *std::max_element(b.begin(), b.end());
     size_t first = 0;
     while (first < b.size() && b[first] == 0) ++first;
     const auto p50 = h.hist.percentile(50), p99 = h.hist.percentile(99), p999 = h.hist.percentile(99.9);
-    out << "  " << h.name << labels_text(h.labels) << ": n " << h.hist.total() << ", p50 " << format_value(p50.value, h.unit)
-        << ", p99 " << format_value(p99.value, h.unit) << ", p99.9 " << format_value(p999.value, h.unit)
+    out << "  " << h.name << labels_text(named_labels(v, h.labels)) << ": n " << h.hist.total() << ", p50 "
+        << format_value(p50.value, h.unit) << ", p99 " << format_value(p99.value, h.unit) << ", p99.9 " << format_value(p999.value, h.unit)
         << " (within their log2 bucket)\n";
     for (size_t i = first; i < b.size(); ++i) {
         char row[96];
@@ -104,9 +106,23 @@ const CitedValue* cited(const Finding& f, const std::string& name) {
     return nullptr;
 }
 
+// "app postgres [3]; pid 4242 [4]; ...": every field of the same process,
+// each with where it was read from (the legend's [n], or in full with -v).
+void render_who(std::ostringstream& out, const Verdict& v, SourceLegend* legend) {
+    out << "  Who:    ";
+    for (size_t i = 0; i < v.who_suffered.size(); ++i) {
+        const WhoField& w = v.who_suffered[i];
+        out << (i ? "; " : " ") << w.what << " " << (w.what == "cgroup" ? named(v, w.value) : w.value);
+        if (legend) out << " [" << legend->ref({"derived", w.source}) << "]";
+    }
+    out << "\n";
+    if (!legend)
+        for (const auto& w : v.who_suffered) out << "           " << w.what << " from " << w.source << "\n";
+}
+
 // What a person on call reads first: what is slow, for whom, why (the chain),
 // what to do first. Everything it says is in the findings below.
-void render_glance(std::ostringstream& out, const Verdict& v) {
+void render_glance(std::ostringstream& out, const Verdict& v, SourceLegend* legend) {
     const Finding* top = !v.findings.empty() ? &v.findings.front() : (!v.notes.empty() ? &v.notes.front() : nullptr);
     out << "AT A GLANCE\n";
     if (!top) {
@@ -119,11 +135,7 @@ void render_glance(std::ostringstream& out, const Verdict& v) {
     out << "  What:    " << top->title << (top->title.find('%') == std::string::npos ? share : "") << "\n";
     // Who suffered most is worth a line only when something was wrong: in a
     // healthy window the "slowest" operations are merely the window's p99.
-    if (!v.who_suffered.empty() && !v.findings.empty()) {
-        out << "  Who:    ";
-        for (const auto& [what, value] : v.who_suffered) out << " " << what << " " << value << ";";
-        out << "\n";
-    }
+    if (!v.who_suffered.empty() && !v.findings.empty()) render_who(out, v, legend);
     std::string why;
     if (const CitedValue* c = cited(*top, "device.stack_chain")) why = "stack " + c->text + ". ";
     if (const CitedValue* c = cited(*top, "device.upper_devices"))
@@ -151,7 +163,7 @@ void render_glance(std::ostringstream& out, const Verdict& v) {
             << "\n";
 }
 
-void render_finding(std::ostringstream& out, size_t n, const Finding& f, SourceLegend* legend) {
+void render_finding(std::ostringstream& out, const Verdict& v, size_t n, const Finding& f, SourceLegend* legend) {
     out << " " << n << ". [" << upper(to_string(f.severity)) << "] " << f.title << "\n";
     out << "    layer " << f.layer << " · rule " << f.rule_id << " (" << f.source << ")"
         << " · share "
@@ -161,7 +173,7 @@ void render_finding(std::ostringstream& out, size_t n, const Finding& f, SourceL
     out << "    why: " << f.mechanism << "\n";
     if (!f.evidence.empty()) out << "    evidence:\n";
     for (const auto& c : f.evidence) {
-        out << "      " << c.name << labels_text(c.labels) << " = "
+        out << "      " << c.name << labels_text(named_labels(v, c.labels)) << " = "
             << (!c.formatted.empty() ? c.formatted : format_value(c.value, c.unit));
         if (!c.comparison.empty()) out << "  (" << c.comparison << ")";
         if (legend)
@@ -171,10 +183,25 @@ void render_finding(std::ostringstream& out, size_t n, const Finding& f, SourceL
     }
     if (!f.folded.empty()) {
         out << "    same cause, folded in:";
-        for (const auto& g : f.folded) out << " " << g;
+        for (const auto& g : f.folded) {   // "rule@instance"
+            const size_t at = g.find('@');
+            out << " " << (at == std::string::npos ? g : g.substr(0, at) + " on " + named(v, g.substr(at + 1)));
+        }
         out << "\n";
     }
     for (const auto& vfy : f.verify) out << "    verify after the fix: " << vfy << "\n";
+}
+
+// Every rule not evaluated with -v; else those on devices and cgroups that
+// did I/O in the window (and global rules), the rest as a count.
+void render_not_evaluated(std::ostringstream& out, const Verdict& v, bool verbose) {
+    const auto& lines = verbose ? v.not_evaluated : v.not_evaluated_active;
+    if (lines.empty() && (verbose || v.not_evaluated_idle == 0)) return;
+    out << "RULES NOT EVALUATED (their evidence is missing)\n";
+    for (const auto& n : lines) out << "  " << n << "\n";
+    if (!verbose && v.not_evaluated_idle)
+        out << "  " << v.not_evaluated_idle
+            << " more on devices and cgroups that did no I/O in the window, or with no evidence at all (-v lists them)\n";
 }
 
 }  // namespace
@@ -185,14 +212,15 @@ std::string render_text(const Verdict& v, const TextOptions& options) {
     std::ostringstream out;
     out << "iodiag verdict — host " << v.host << ", kernel " << v.kernel << ", window "
         << format_number(v.window.duration_s) << " s from " << format_utc(v.window.start_unix) << "\n";
-    const std::string status = v.findings.empty() ? "OK" : upper(to_string(v.status));
+    const std::string status = upper(status_word(v));
     size_t observed = 0;
     for (const auto& r : v.layers) observed += r.state != LayerState::NotObserved;
     out << "STATUS: " << status << " — " << v.findings.size() << " finding(s); latency observed in "
         << observed << " of " << v.layers.size() << " layers";
     if (observed < v.layers.size()) out << " (unobserved layers are unknown, not healthy)";
     out << "\n";
-    render_glance(out, v);
+    if (!v.blind.empty() && v.findings.empty()) out << "  UNKNOWN because " << v.blind << "\n";
+    render_glance(out, v, legend);
     out << "\n";
 
     out << "WHERE THE TIME GOES (bottom-up)\n";
@@ -219,13 +247,13 @@ std::string render_text(const Verdict& v, const TextOptions& options) {
         out << "FINDINGS: none in the observed layers.\n\n";
     } else {
         out << "FINDINGS (ranked by latency share x confidence)\n";
-        for (size_t i = 0; i < v.findings.size(); ++i) render_finding(out, i + 1, v.findings[i], legend);
+        for (size_t i = 0; i < v.findings.size(); ++i) render_finding(out, v, i + 1, v.findings[i], legend);
         out << "\n";
         out << "FIXES, in order (share of latency first, then P0..P5)\n";
         for (size_t i = 0; i < v.fixes.size(); ++i) {
             const auto& fx = v.fixes[i];
             out << " " << i + 1 << ". " << to_string(fx.priority) << " " << fx.action << "\n      for "
-                << fx.rule_id << (fx.instance.empty() ? "" : " on " + fx.instance);
+                << fx.rule_id << (fx.instance.empty() ? "" : " on " + named(v, fx.instance));
             if (!fx.playbook.empty()) out << " · steps: iodiag playbook " << fx.playbook;
             out << "\n";
         }
@@ -233,7 +261,7 @@ std::string render_text(const Verdict& v, const TextOptions& options) {
     }
     if (!v.notes.empty()) {
         out << "NOTES\n";
-        for (size_t i = 0; i < v.notes.size(); ++i) render_finding(out, i + 1, v.notes[i], legend);
+        for (size_t i = 0; i < v.notes.size(); ++i) render_finding(out, v, i + 1, v.notes[i], legend);
         out << "\n";
     }
     if (legend && !legend->sources.empty()) {
@@ -244,12 +272,12 @@ std::string render_text(const Verdict& v, const TextOptions& options) {
 
     if (!v.distributions.empty()) {
         out << "LATENCY DISTRIBUTIONS (log2 buckets; the shape tells hits from misses and bursts from queues)\n";
-        for (const auto& h : v.distributions) render_distribution(out, h);
+        for (const auto& h : v.distributions) render_distribution(out, v, h);
         out << "\n";
     }
     if (!v.slowest.empty()) {
         out << "SLOWEST OPERATIONS (each part measured)\n";
-        for (const auto& e : v.slowest) out << "  " << exemplar_line(e) << "\n";
+        for (const auto& e : v.slowest) out << "  " << exemplar_line(v, e) << "\n";
         out << "\n";
     }
 
@@ -272,10 +300,7 @@ std::string render_text(const Verdict& v, const TextOptions& options) {
             out << "  " << l.collector << " " << l.what << ": " << with_thousands(l.count) << " lost"
                 << (l.complete.empty() ? "" : "; " + l.complete) << "\n";
     }
-    if (!v.not_evaluated.empty()) {
-        out << "RULES NOT EVALUATED (their evidence is missing)\n";
-        for (const auto& n : v.not_evaluated) out << "  " << n << "\n";
-    }
+    render_not_evaluated(out, v, options.verbose);
     out << "fingerprint " << v.fingerprint << "\n";
     return out.str();
 }

@@ -1,4 +1,5 @@
 #include "engine/render/report_sections.hpp"
+#include "engine/triage/judgement.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <sstream>
 
 #include "engine/evidence/format.hpp"
+#include "engine/render/cgroup_shown.hpp"
 #include "engine/render/exemplar_parts.hpp"
 #include "engine/render/heatmap.hpp"
 #include "engine/render/heatmap_select.hpp"
@@ -145,7 +147,7 @@ footer { margin-top: 40px; color: #666; font-size: 0.85em; border-top: 1px solid
 
 std::string page_end(const std::string& footer) { return "<footer>" + e(footer) + "</footer>\n</body>\n</html>\n"; }
 
-std::string status_of(const Verdict& v) { return v.findings.empty() ? "ok" : to_string(v.status); }
+std::string status_of(const Verdict& v) { return status_word(v); }
 
 std::string status_badge(const std::string& status) {
     return "<span class=\"badge " + e(status) + "\">" + e(upper(status)) + "</span>";
@@ -206,7 +208,8 @@ std::string summary_section(const Evidence& ev, const Verdict& v) {
     if (!v.findings.empty()) {
         const Finding& top = v.findings.front();
         o << "<p class=\"top-finding\" id=\"top-finding\">" << e(top.title) << "</p>\n";
-        o << "<p class=\"meta\">layer " << e(top.layer) << (top.instance.empty() ? "" : " · " + e(top.instance_key) + " " + e(top.instance))
+        o << "<p class=\"meta\">layer " << e(top.layer)
+          << (top.instance.empty() ? "" : " · " + e(top.instance_key) + " " + e(named(v, top.instance)))
           << " · share " << e(top.share_pct ? format_number(*top.share_pct) + " % of " + top.share_metric : "not measured")
           << " · confidence " << e(format_number(top.confidence)) << "</p>\n";
         o << "<p>" << e(top.mechanism) << "</p>\n";
@@ -214,10 +217,12 @@ std::string summary_section(const Evidence& ev, const Verdict& v) {
         o << "<p class=\"top-finding\" id=\"top-finding\">No finding in the observed layers.</p>\n";
     }
     if (!v.who_suffered.empty() && !v.findings.empty()) {
+        // Every field is the same process; hovering one says where it was read from.
         o << "<p><b>Who suffered most:</b> ";
         bool first = true;
-        for (const auto& [what, value] : v.who_suffered) {
-            o << (first ? "" : "; ") << e(what) << " <code>" << e(value) << "</code>";
+        for (const auto& w : v.who_suffered) {
+            o << (first ? "" : "; ") << e(w.what) << " <code title=\"" << e(w.source) << "\">"
+              << e(w.what == "cgroup" ? named(v, w.value) : w.value) << "</code>";
             first = false;
         }
         o << "</p>\n";
@@ -412,11 +417,11 @@ std::string layers_section(const Verdict& v, const std::string& id_prefix) {
 
 namespace {
 
-void finding_article(std::ostringstream& o, size_t n, const Finding& f, const std::string& id_prefix) {
+void finding_article(std::ostringstream& o, const Verdict& v, size_t n, const Finding& f, const std::string& id_prefix) {
     o << "<article class=\"finding " << e(to_string(f.severity)) << "\" id=\"" << id_prefix << n << "\">\n";
     o << "<h3>" << n << ". " << status_badge(to_string(f.severity)) << " " << e(f.title) << "</h3>\n";
     o << "<p class=\"meta\">layer " << e(f.layer);
-    if (!f.instance.empty()) o << " · " << e(f.instance_key) << " " << e(f.instance);
+    if (!f.instance.empty()) o << " · " << e(f.instance_key) << " " << e(named(v, f.instance));
     o << " · rule <code>" << e(f.rule_id) << "</code> (" << e(f.source) << ") · share "
       << e(f.share_pct ? format_number(*f.share_pct) + " %" + whose_share(f) + " (measured: " + f.share_metric + ")"
                        : "not measured")
@@ -425,7 +430,7 @@ void finding_article(std::ostringstream& o, size_t n, const Finding& f, const st
     if (!f.evidence.empty()) {
         o << "<table class=\"evidence\"><tr><th>evidence</th><th>value</th><th>test</th><th>provenance</th></tr>\n";
         for (const auto& c : f.evidence)
-            o << "<tr><td><code>" << e(c.name + labels_suffix(c.labels)) << "</code></td><td class=\"num\">"
+            o << "<tr><td><code>" << e(c.name + labels_suffix(named_labels(v, c.labels))) << "</code></td><td class=\"num\">"
               << e(cited_value(c)) << "</td><td>" << e(c.comparison) << "</td><td class=\"meta\">"
               << e(c.provenance.kind) << ": " << e(c.provenance.source) << "</td></tr>\n";
         o << "</table>\n";
@@ -449,7 +454,7 @@ std::string findings_section(const Verdict& v, const std::string& id_prefix) {
     std::ostringstream o;
     o << section_start(id_prefix + "findings", "Findings (ranked by latency share × confidence)");
     if (v.findings.empty()) o << "<p>None in the observed layers.</p>\n";
-    for (size_t i = 0; i < v.findings.size(); ++i) finding_article(o, i + 1, v.findings[i], id_prefix + "finding-");
+    for (size_t i = 0; i < v.findings.size(); ++i) finding_article(o, v, i + 1, v.findings[i], id_prefix + "finding-");
     o << "</section>\n";
     return o.str();
 }
@@ -461,7 +466,7 @@ std::string fixes_section(const Verdict& v, const std::string& id_prefix) {
     o << "<ol>\n";
     for (const auto& fx : v.fixes) {
         o << "<li><span class=\"prio\">" << e(to_string(fx.priority)) << "</span> " << e(fx.action)
-          << " <span class=\"meta\">for " << e(fx.rule_id) << (fx.instance.empty() ? "" : " on " + e(fx.instance))
+          << " <span class=\"meta\">for " << e(fx.rule_id) << (fx.instance.empty() ? "" : " on " + e(named(v, fx.instance)))
           << (fx.share_pct ? " · " + e(format_number(*fx.share_pct)) + " % of latency" : "") << "</span>";
         if (!fx.playbook.empty()) o << " — <code>iodiag playbook " << e(fx.playbook) << "</code>";
         o << "</li>\n";
@@ -474,7 +479,7 @@ std::string notes_section(const Verdict& v) {
     if (v.notes.empty()) return "";
     std::ostringstream o;
     o << section_start("notes", "Notes (info, or off the triage path)");
-    for (size_t i = 0; i < v.notes.size(); ++i) finding_article(o, i + 1, v.notes[i], "note-");
+    for (size_t i = 0; i < v.notes.size(); ++i) finding_article(o, v, i + 1, v.notes[i], "note-");
     o << "</section>\n";
     return o.str();
 }
@@ -507,7 +512,7 @@ std::string distributions_section(const Verdict& v) {
         const auto& b = h.hist.buckets();
         if (b.empty()) continue;
         const uint64_t peak = *std::max_element(b.begin(), b.end());
-        o << "<h3><code>" << e(h.name + labels_suffix(h.labels)) << "</code></h3>\n<p class=\"meta\">n "
+        o << "<h3><code>" << e(h.name + labels_suffix(named_labels(v, h.labels))) << "</code></h3>\n<p class=\"meta\">n "
           << h.hist.total() << " · p50 " << e(format_amount(h.hist.percentile(50).value, h.unit)) << " · p99 "
           << e(format_amount(h.hist.percentile(99).value, h.unit)) << " · p99.9 "
           << e(format_amount(h.hist.percentile(99.9).value, h.unit)) << " (within their log2 bucket)</p>\n";
@@ -538,7 +543,7 @@ std::string slowest_section(const Verdict& v) {
     for (const auto& x : v.slowest) {
         const auto [total, parts, other] = split_exemplar(x);
         std::string text;
-        o << "<tr><td>" << e(x.kind) << "</td><td><code>" << e(labels_suffix(x.labels)) << "</code>"
+        o << "<tr><td>" << e(x.kind) << "</td><td><code>" << e(labels_suffix(named_labels(v, x.labels))) << "</code>"
           << (other.empty() ? "" : "<br><span class=\"meta\">" + e(other) + "</span>") << "</td><td class=\"num\">"
           << e(format_amount(total, x.unit)) << "</td><td><div class=\"bar\">";
         for (const auto& [val, name] : parts) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/evidence/cgroup_labels.hpp"
 #include "engine/evidence/format.hpp"
 #include "engine/rules/rule_text.hpp"
 #include "engine/rules/rules.hpp"
@@ -46,6 +47,7 @@ public:
     }
 
     const std::string& instance() const { return instance_; }
+    const Evidence& evidence() const { return ev_; }
 
     // The label key a name is looked up by for this instance (nullptr: none,
     // in a global rule or for a name the rule's catalog marks global), and
@@ -93,6 +95,12 @@ private:
     std::string instance_;
     Labels per_instance_;   // {for_each: instance}
 };
+
+// A fact's text as a finding shows it: a cgroup by the name people use for
+// it, the path as evidence (docs/cgroup-names.md).
+std::string fact_shown(const Fact& f, const Scope& s) {
+    return fact_names_a_cgroup(f.name) ? cgroup_shown(s.evidence(), f.value) : f.value;
+}
 
 // The left-hand side of a metric comparison, resolved.
 struct Resolved {
@@ -175,7 +183,7 @@ LeafResult eval_leaf(const Comparison& c, const Scope& s, std::vector<std::strin
             out.result = tri((f->value == c.text) == (c.op == CmpOp::Eq));
             cmp = to_string(c.op) + " " + c.text;
         }
-        out.cited = CitedValue{f->name, f->labels, 0, "", cmp, f->provenance, f->value, f->value};
+        out.cited = CitedValue{f->name, f->labels, 0, "", cmp, f->provenance, f->value, fact_shown(*f, s)};
         out.now = f->value;
         return out;
     }
@@ -260,7 +268,8 @@ std::optional<CitedValue> evidence_entry(const std::string& name, const Scope& s
     if (const Metric* m = s.metric(name))
         return CitedValue{m->name, m->labels, m->value, m->unit, "", m->provenance, "",
                           format_value(m->value, m->unit)};
-    if (const Fact* f = s.fact(name)) return CitedValue{f->name, f->labels, 0, "", "", f->provenance, f->value, f->value};
+    if (const Fact* f = s.fact(name))
+        return CitedValue{f->name, f->labels, 0, "", "", f->provenance, f->value, fact_shown(*f, s)};
     if (const HistogramMetric* h = s.histogram(name); h && !h->hist.empty()) {
         const PercentileEstimate est = h->hist.percentile(99);
         return CitedValue{name + " p99", h->labels, est.value, h->unit,
@@ -275,9 +284,10 @@ std::string fill(const std::string& text, const Rule& rule, const Scope& s) {
         return (!rule.for_each.empty() && name == rule.for_each) || s.metric(name) || s.fact(name);
     });
     return fill_placeholders(resolved, [&](const std::string& name) -> std::string {
-        if (!rule.for_each.empty() && name == rule.for_each) return s.instance();
+        if (!rule.for_each.empty() && name == rule.for_each)
+            return rule.for_each == kCgroupLabel ? cgroup_shown(s.evidence(), s.instance()) : s.instance();
         if (const Metric* m = s.metric(name)) return format_value(m->value, m->unit);
-        if (const Fact* f = s.fact(name)) return f->value;
+        if (const Fact* f = s.fact(name)) return fact_shown(*f, s);
         return "(" + name + " not measured)";
     });
 }

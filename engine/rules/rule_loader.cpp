@@ -337,8 +337,14 @@ void Checker::rule(const YAML::Node& n, Reporter& rep, std::vector<Rule>& rules)
     if (auto layer = rep.scalar(n, "layer")) {
         r.layer = *layer;
         const auto& known = known_layers();
-        if (std::find(known.begin(), known.end(), r.layer) == known.end())
-            rep.error("E008", n["layer"], "unknown layer '" + r.layer + "' (known: " + joined(known) + ")");
+        // "{layer}": a rule run for each layer names the layer of its instance.
+        if (r.layer == kLayerOfInstance) {
+            if (rep.scalar(n, "for_each").value_or("") != "layer")
+                rep.error("E008", n["layer"], "layer '" + r.layer + "' needs 'for_each: layer'");
+        } else if (std::find(known.begin(), known.end(), r.layer) == known.end()) {
+            rep.error("E008", n["layer"], "unknown layer '" + r.layer + "' (known: " + joined(known) + ", or " +
+                                              kLayerOfInstance + " with for_each: layer)");
+        }
     }
     if (auto sev = rep.scalar(n, "severity")) {
         if (*sev == "info") r.severity = Severity::Info;

@@ -93,9 +93,13 @@ struct Fix {
     std::string playbook;   // id of playbooks/<id>.yaml
 };
 
+// A rule's `layer` for a rule run for each layer (for_each: layer): its
+// findings name the layer of their instance.
+inline const std::string kLayerOfInstance = "{layer}";
+
 struct Rule {
     std::string id;
-    std::string layer;
+    std::string layer;   // a layer name, or kLayerOfInstance
     Severity severity = Severity::Warning;
     double confidence = 0.8;
     std::string for_each;   // "" = global

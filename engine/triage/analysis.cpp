@@ -12,9 +12,12 @@
 #include "engine/triage/ceph_host_findings.hpp"
 #include "engine/derive/derived_metrics.hpp"
 #include "engine/triage/finding_fold.hpp"
+#include "engine/triage/judgement.hpp"
 #include "engine/triage/layer_table.hpp"
+#include "engine/triage/not_evaluated.hpp"
 #include "engine/evidence/layers.hpp"
 #include "engine/triage/triage_graph.hpp"
+#include "engine/triage/who_suffered.hpp"
 
 namespace iodiag {
 
@@ -66,28 +69,11 @@ std::optional<double> apps_latency_explained(const Finding& f, const Evidence& e
 // Applied only where the applications' own requests were measured per device.
 constexpr double kFeltPct = 5;
 
-// A finding whose share is a layer's part of the slow syscalls' time
-// (attr.sufferer.<layer>_pct or attr.slow.<layer>_pct) when both the
-// suffering application's and the machine's slow syscalls spent under
-// kFeltPct of their time in that layer: the larger of the two, else nullopt.
-// A slow journal commit no syscall waited for is a note, not the verdict.
-std::optional<double> waited_by_nobody(const Finding& f, const Evidence& ev) {
-    if (!f.share_pct) return std::nullopt;
-    std::string cls;
-    for (const char* prefix : {"attr.sufferer.", "attr.slow."})
-        if (f.share_metric.rfind(prefix, 0) == 0) cls = f.share_metric.substr(std::string(prefix).size());
-    if (cls.size() < 5 || cls.compare(cls.size() - 4, 4, "_pct") != 0) return std::nullopt;
-    const Metric* mine = ev.find_metric("attr.sufferer." + cls);
-    const Metric* all = ev.find_metric("attr.slow." + cls);
-    if (!mine || !all || mine->value >= kFeltPct || all->value >= kFeltPct) return std::nullopt;
-    return std::max(mine->value, all->value);
-}
-
 Finding make_finding(const RuleResult& r, const Evidence& ev) {
     const Rule& rule = *r.rule;
     Finding f;
     f.rule_id = rule.id;
-    f.layer = rule.layer;
+    f.layer = rule.layer == kLayerOfInstance ? r.instance : rule.layer;
     f.severity = rule.severity;
     f.instance_key = rule.for_each;
     f.instance = r.instance;
@@ -95,7 +81,7 @@ Finding make_finding(const RuleResult& r, const Evidence& ev) {
     f.mechanism = r.mechanism;
     f.share_pct = r.share_pct;
     if (f.share_pct) f.share_metric = rule.share_metric;
-    f.confidence = rule.confidence * (ev.layer_observed(rule.layer) ? 1.0 : kUnobservedLayerFactor);
+    f.confidence = rule.confidence * (ev.layer_observed(f.layer) ? 1.0 : kUnobservedLayerFactor);
     f.score = (f.share_pct ? *f.share_pct / 100.0 : unmeasured_weight(f.severity)) * f.confidence;
     // A share of block time (how much of a device's request time a stage
     // took) says nothing of what the applications waited for. Where the
@@ -186,53 +172,6 @@ std::vector<HistogramMetric> distributions(const Evidence& ev) {
         for (const char* name : {"block.q2c_us", "block.d2c_us"})
             if (const HistogramMetric* h = ev.find_histogram(name, {{"device", busy.front()}})) take(*h);
     return out;
-}
-
-std::vector<std::pair<std::string, std::string>> who_suffered(const Evidence& ev) {
-    std::vector<std::pair<std::string, std::string>> who;
-    for (const char* what : {"app", "comm", "pid", "file", "cgroup"})
-        if (const Fact* f = ev.find_fact(std::string("attr.slow.top_") + what)) who.push_back({what, f->value});
-    return who;
-}
-
-// One line per rule that could not be evaluated: on which instances, and the
-// evidence names it missed (instance labels left out, so one line covers all).
-// Evaluations that found no evidence at all (nothing cited) are instances the
-// rule does not speak about (another collector's cgroup, a device with no such
-// log) or rules whose collector did not run; the layer table says which
-// collectors were missing, so they are counted in one line, not listed.
-std::vector<std::string> summarize_unknown(const std::vector<const RuleResult*>& unknown) {
-    std::map<std::string, std::pair<std::vector<std::string>, std::set<std::string>>> by_rule;
-    std::vector<std::string> order;
-    size_t without_evidence = 0;
-    for (const RuleResult* r : unknown) {
-        if (r->cited.empty()) {
-            ++without_evidence;
-            continue;
-        }
-        auto [it, fresh] = by_rule.try_emplace(r->rule->id);
-        if (fresh) order.push_back(r->rule->id);
-        if (!r->instance.empty()) it->second.first.push_back(r->instance);
-        for (const auto& m : r->missing) it->second.second.insert(m.substr(0, m.find(" (")));
-    }
-    std::vector<std::string> lines;
-    for (const auto& id : order) {
-        const auto& [instances, missing] = by_rule.at(id);
-        std::string line = id;
-        if (!instances.empty()) {
-            line += " on " + std::to_string(instances.size()) + " instance(s) (";
-            for (size_t i = 0; i < instances.size() && i < 3; ++i) line += (i ? ", " : "") + instances[i];
-            line += instances.size() > 3 ? ", ...)" : ")";
-        }
-        line += ": missing ";
-        size_t i = 0;
-        for (const auto& m : missing) line += (i++ ? ", " : "") + m;
-        lines.push_back(line);
-    }
-    if (without_evidence)
-        lines.push_back(std::to_string(without_evidence) +
-                        " more rule evaluation(s) found no evidence at all for their instance (see COLLECTORS)");
-    return lines;
 }
 
 // One cause, one finding: a finding whose rule supersedes others absorbs their
@@ -352,15 +291,16 @@ Evidence as_if_sufferer(const Evidence& collected, const std::string& app) {
 
 // Whether a rule's share is the suffering application's own, so that judged
 // again for another application it says what that one felt: its breakdown
-// (attr.sufferer.*) and the device shares split from its own I/O wait by its
-// own requests' block time (add_device_judgement; the machine's slow set's
-// only where the application's breakdown was not measured, and another
-// application is judged only where it was).
+// (attr.sufferer.*, and the judgement model's judge.share_pct built on it)
+// and the device shares split from its own I/O wait by its own requests'
+// block time (add_device_judgement; the machine's slow set's only where the
+// application's breakdown was not measured, and another application is
+// judged only where it was).
 bool share_is_the_sufferers(const std::string& metric) {
     static const std::set<std::string> device_shares = {"device.slow_share_pct", "device.io_wait_share_pct",
                                                         "device.scheduler_wait_share_pct",
                                                         "device.tag_wait_share_pct"};
-    return metric.rfind("attr.sufferer.", 0) == 0 || device_shares.count(metric) > 0;
+    return metric.rfind("attr.sufferer.", 0) == 0 || metric == "judge.share_pct" || device_shares.count(metric) > 0;
 }
 
 // Two applications slowed by two different causes at once: the rules judge
@@ -386,10 +326,10 @@ std::vector<Finding> other_sufferers_findings(const Evidence& collected, const E
         for (const auto& r : evaluate_rules(rules, other)) {
             if (r.outcome != Tri::True || !share_is_the_sufferers(r.rule->share_metric)) continue;
             Finding f = make_finding(r, other);
-            if (!f.share_pct || waited_by_nobody(f, other)) continue;
+            if (!f.share_pct || unfelt_share(f, other, kFeltPct)) continue;
             // The first application felt this cause too: it is one finding.
             const bool known = std::any_of(fired.begin(), fired.end(), [&](const Finding& g) {
-                return g.rule_id == f.rule_id && g.instance == f.instance && !waited_by_nobody(g, ev);
+                return g.rule_id == f.rule_id && g.instance == f.instance && !unfelt_share(g, ev, kFeltPct);
             });
             if (known) continue;
             f.score *= std::min(1.0, weight);
@@ -434,7 +374,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     }
     fold_same_causes(fired, fired_rules);
     yield_osd_findings_to_ceph(fired, ev);
-    v.not_evaluated = summarize_unknown(unknown);
+    summarize_not_evaluated(v, unknown, ev);
 
     std::map<std::string, LayerState> state;
     size_t observed = 0;
@@ -474,6 +414,15 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
         for (size_t i = 0; i < r->missing.size(); ++i) why += (i ? ", " : "") + r->missing[i].substr(0, r->missing[i].find(" ("));
         unjudged_why[l] = why;
     }
+    // What the rules could not judge the model may have (its criteria need
+    // less: the layer's own distribution, who else used it): judged normal,
+    // with the model's reason, never left "not judged".
+    const std::map<std::string, std::string> judged_normal = model_judged_normal(ev);
+    for (const auto& [l, why] : judged_normal)
+        if (state.count(l) && state[l] == LayerState::Unjudged) {
+            state[l] = LayerState::Normal;
+            unjudged_why[l] = "judged normal by the model (docs/judgement.md), although " + unjudged_why[l] + ": " + why;
+        }
 
     auto summary_of = [&](const std::string& l) {
         std::string s;
@@ -483,6 +432,8 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
         if (!figures.empty()) s += (s.empty() ? "" : " — ") + figures;
         if (state[l] == LayerState::NotObserved) s += (s.empty() ? "" : " — ") + layer_observer(ev, l);
         if (state[l] == LayerState::Unjudged) s += (s.empty() ? "" : " — ") + ("not judged: " + unjudged_why[l]);
+        else if (state[l] == LayerState::Normal && judged_normal.count(l))
+            s += (s.empty() ? "" : " — ") + (unjudged_why.count(l) ? unjudged_why.at(l) : judged_normal.at(l));
         return s;
     };
     const WalkResult walk = walk_triage([&](const std::string& l) { return state.at(l); }, summary_of, layers);
@@ -498,12 +449,13 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
         const std::optional<double> explained = apps_latency_explained(f, ev);
         const bool unfelt = own_requests_measured && explained && *explained < kFeltPct;
         // Another application's cause was judged on its own slow syscalls.
-        const std::optional<double> nobody = f.sufferer.empty() ? waited_by_nobody(f, ev) : std::nullopt;
+        const std::optional<double> nobody = f.sufferer.empty() ? unfelt_share(f, ev, kFeltPct) : std::nullopt;
         if (nobody) {
             trim_end(f.mechanism);
-            f.mechanism += " (A note, not a finding: no slow syscall in the window waited in this layer (" +
-                           format_number(*nobody) + " % of the suffering application's slow time and of the "
-                           "machine's slow set): what it describes delayed nobody observed.)";
+            f.mechanism += " (A note, not a finding: the slow syscalls in the window hardly waited for it (" +
+                           format_number(*nobody) + " % of the suffering application's slow time or of the "
+                           "machine's slow set, " + f.share_metric + "): what it describes delayed nobody "
+                           "observed.)";
         }
         if (f.severity == Severity::Info || !on_path || unfelt || nobody) {
             if (!on_path) f.mechanism += " (Seen off the triage path: the walk did not reach this layer.)";
@@ -519,7 +471,13 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
             v.findings.push_back(std::move(f));
         }
     }
+    // The invariant's finding stands only where no other finding names its layer.
+    drop_covered_dominant_layer(v.findings);
+    // A finding ranks by the share of time it explains: one with no measured
+    // share, or a share of 0, never ranks above one with a share.
     auto by_score = [](const Finding& a, const Finding& b) {
+        const bool a_explains = a.share_pct && *a.share_pct > 0, b_explains = b.share_pct && *b.share_pct > 0;
+        if (a_explains != b_explains) return a_explains;
         if (a.score != b.score) return a.score > b.score;
         if (a.rule_id != b.rule_id) return a.rule_id < b.rule_id;
         return a.instance < b.instance;
@@ -527,6 +485,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     std::sort(v.findings.begin(), v.findings.end(), by_score);
     std::sort(v.notes.begin(), v.notes.end(), by_score);
     for (const auto& f : v.findings) v.status = std::max(v.status, f.severity);
+    v.blind = blind_reason(ev);
 
     v.fixes = order_fixes(v.findings);
     std::vector<std::pair<std::string, LayerState>> states;
@@ -535,6 +494,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     v.who_suffered = who_suffered(ev);
     v.slowest = slowest_exemplars(ev, 5);
     v.distributions = distributions(ev);
+    v.cgroup_names = cited_cgroup_names(v, ev);
     v.fingerprint = fingerprint(v.host, v.findings);
     return v;
 }

@@ -40,7 +40,9 @@ std::string device_figures(const Evidence& ev) {
         append(part, cite(ev, "aqu-sz", "disk.aqu_sz", l));
         append(part, cite(ev, "D2C p99", "block.d2c_p99_us", l));
         if (!ev.find_metric("device.nominal_read_latency_ms", l))
-            append(part, "no reference latency for its class: its speed is not judged");
+            append(part, ev.find_metric("device.d2c_stall_time_pct", l)
+                             ? "no reference latency for its class: judged on its own distribution"
+                             : "no reference latency for its class: its speed is not judged");
         else
             append(part, cite(ev, "reference read", "device.nominal_read_latency_ms", l));
         if (!part.empty()) append(out, d + ": " + part);
@@ -90,7 +92,30 @@ std::optional<double> layer_share_pct(const Evidence& ev, const std::string& bas
     return own;
 }
 
+namespace {
+
+// The judgement model's verdict on a layer (judge.reason), when it judged it.
+std::string judged(const Evidence& ev, const std::string& layer) {
+    const Fact* why = ev.find_fact("judge.reason", {{"layer", layer}});
+    const Metric* abnormal = ev.find_metric("judge.abnormal", {{"layer", layer}});
+    if (!why || !abnormal) return "";
+    return (abnormal->value == 1 ? "abnormal: " : "judged normal: ") + why->value;
+}
+
+std::string layer_figures_measured(const Evidence& ev, const std::string& layer);
+
+}  // namespace
+
 std::string layer_figures(const Evidence& ev, const std::string& layer) {
+    std::string out = layer_figures_measured(ev, layer);
+    append(out, judged(ev, layer));
+    return out;
+}
+
+namespace {
+
+// The layer's measured figures, without the model's verdict.
+std::string layer_figures_measured(const Evidence& ev, const std::string& layer) {
     using namespace layer;
     std::string out;
     if (layer == kDevice) {
@@ -138,6 +163,8 @@ std::string layer_figures(const Evidence& ev, const std::string& layer) {
     }
     return out;
 }
+
+}  // namespace
 
 std::string layer_observer(const Evidence& ev, const std::string& layer) {
     std::string by, could_not_run;

@@ -2,10 +2,12 @@
 // (engine/analysis.hpp), printed by the renderers (engine/render.hpp).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/evidence/cgroup_labels.hpp"
 #include "engine/evidence/evidence.hpp"
 #include "engine/rules/rules.hpp"
 #include "engine/triage/lost_events.hpp"
@@ -70,12 +72,23 @@ struct LayerRow {
     std::string observed_by;                // collectors, or why not observed
 };
 
+// One field of the "who suffered" line, with where it was read from.
+struct WhoField {
+    std::string what;     // app, pid, file, cgroup
+    std::string value;    // the cgroup's label for "cgroup" (its name: Verdict::cgroup_names)
+    std::string source;   // how it was chosen (a derived fact's provenance)
+};
+
 struct Verdict {
     static constexpr int kSchemaVersion = 1;
     std::string host;
     std::string kernel;
     Window window;
     Severity status = Severity::Info;   // worst finding; Info = nothing abnormal found
+    // Non-empty when the layers that carry the applications' latency were not
+    // observed (engine/triage/judgement.hpp): with no finding the status is
+    // then UNKNOWN, not OK. status_word() gives the word every output prints.
+    std::string blind;
     double coverage = 0;                // share of layers whose latency was observed, 0..1
     std::vector<Finding> findings;      // ranked, best explanation first
     std::vector<Finding> notes;         // info-level findings and ones off the triage path
@@ -83,12 +96,22 @@ struct Verdict {
     std::vector<TrailStep> trail;
     std::vector<LayerRow> layers;
     std::vector<std::string> not_evaluated;   // "rule id (instance): missing X, Y"
+    // The text verdict's short form (engine/triage/not_evaluated.hpp): the
+    // lines of not_evaluated for global rules and for the devices and cgroups
+    // that did I/O in the window, and how many evaluations it leaves out.
+    std::vector<std::string> not_evaluated_active;
+    size_t not_evaluated_idle = 0;
     std::vector<CollectorStatus> collectors;
     // Events collectors saw but could not account, with what stays complete.
     std::vector<LostEvents> lost_events;
-    // Who suffered most among the slow operations (process, file, cgroup), as
-    // measured by the syscall collector; empty when it did not run.
-    std::vector<std::pair<std::string, std::string>> who_suffered;
+    // Who suffered most: the application the findings judge and its process
+    // (pid, file, cgroup), every field of the same process (attr.who.*);
+    // empty when the syscall collector did not run.
+    std::vector<WhoField> who_suffered;
+    // The names people use for the cgroups this verdict cites (findings'
+    // instances and evidence, who suffered, the slowest operations), by
+    // label; a bundle recorded before names were kept has none.
+    std::map<std::string, CgroupName> cgroup_names;
     // Latency distributions worth looking at (seed 000 §4: the shape, not the
     // mean): syscall latency per operation, page-cache hits vs misses, and the
     // busiest device's block time (Q2C) and device time (D2C).

@@ -37,7 +37,8 @@ tracer's whole process group is waited for: iodiag's per-syscall perf events
 are closed by a child after iodiag exits, and until then every syscall of the
 machine still takes the kernel's syscall-tracing path (that tail is printed).
 
-The results go to docs/results/overhead-<date>.md (tests/bench/results_file.py).
+The output also goes to docs/results/non-io-tax-<UTC time>-<host>.md (tests/bench/results_file.py;
+--results DIR elsewhere, '' for none).
 
 usage: sudo tests/bench/non_io_tax.py [--rounds 6] [--build DIR] [--modes none,biolatency,...]
 (about 1 minute a round with every mode; takes the machine lock; needs
@@ -55,7 +56,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench_support import Tracer, biolatency_binary, hold_machine_lock, sh, stop_process  # noqa: E402
-from results_file import write_results  # noqa: E402
+from results_file import results_option, tee_stdout  # noqa: E402
 
 # Goals (issue 25): time per operation at most this many times the untraced
 # one; the server's throughput at least this share of the untraced one.
@@ -264,7 +265,7 @@ def main():
     ap.add_argument("--redis-requests", type=int, default=20000, help="per redis-benchmark run (SET and GET each)")
     ap.add_argument("--redis-repeats", type=int, default=3, help="redis-benchmark runs per mode and round (the best counts)")
     ap.add_argument("--peer-dir", default=None, help="where to build biolatency (default BUILD/anchors)")
-    ap.add_argument("--no-write", action="store_true", help="print only, write no results file")
+    results_option(ap, "non-io-tax")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root (BPF)")
@@ -276,6 +277,7 @@ def main():
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, exit_on_signal)
     _lock = hold_machine_lock()  # noqa: F841 (held until exit)
+    tee_stdout("non-io-tax", a.results)
     with open("/proc/loadavg") as f:
         load0 = " ".join(f.read().split()[:3])
     redis = Redis()
@@ -287,8 +289,6 @@ def main():
         load1 = " ".join(f.read().split()[:3])
     text = report(a, modes, ratios, base, released, load0, load1)
     print("\n" + text)
-    if not a.no_write:
-        print("\nwritten to " + write_results("Non-I/O tax (tests/bench/non_io_tax.py)", text))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """Overhead of iodiag beside its peers and the floor of its hooks, measured in one
 run, printed with each goal beside its figure (issue 25: ratios to the peer and
 to the floor of exact timing at the same hooks, measured in the same run) and
-written to docs/results/overhead-<date>.md (results_file.py); never asserted.
+written to docs/results/overhead-<UTC time>-<host>.md (results_file.py); never asserted.
 
 Workload A (the per-I/O figures): fio 4 KiB random reads, io_uring, O_DIRECT,
 queue depth 32, on a loop device over a file in /dev/shm (fast, so tracing
@@ -36,7 +36,8 @@ memory and lost events while workload A runs.
 The machine lock is held for the whole run (bench_support.hold_machine_lock).
 
 usage: sudo tests/bench/overhead.py [--rounds 8] [--stats-rounds 3] [--runtime 3] [--build DIR]
-(about 15 minutes with the defaults on a 2-core VM; --skip a,b,c,startup leaves sections out)
+(about 15 minutes with the defaults on a 2-core VM; --skip a,b,c,startup leaves sections out;
+the output also goes to docs/results/overhead-<UTC time>-<host>.md, --results DIR elsewhere)
 """
 import argparse
 import json
@@ -50,15 +51,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench_support import Tracer, biolatency_binary, hold_bpf_stats, hold_machine_lock, one_run, sh  # noqa: E402
-from results_file import machine, write_results  # noqa: E402
-
-# What the run found, printed as it goes and written to the results file at the end.
-REPORT = []
-
-
-def emit(line=""):
-    print(line, flush=True)
-    REPORT.append(line)
+from results_file import results_option, tee_stdout  # noqa: E402
 
 
 def exit_on_signal(signum, _frame):
@@ -301,13 +294,13 @@ def fmt_progs(per_prog):
 
 def print_mode_table(ratios, ns, per_prog, rate, unit, op="operation"):
     """One row per traced mode: the rate ratio, BPF ns per operation, per program."""
-    emit(f"| mode | {rate} ratio (median) | min-max | {unit} | per program (ns per run x runs per {op}) |")
-    emit("|---|---|---|---|---|")
+    print(f"| mode | {rate} ratio (median) | min-max | {unit} | per program (ns per run x runs per {op}) |")
+    print("|---|---|---|---|---|")
     for m in ratios:
         if m == "none":
             continue
         r = ratios[m]
-        emit(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns[m]):.0f} | {fmt_progs(per_prog[m])} |")
+        print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns[m]):.0f} | {fmt_progs(per_prog[m])} |")
 
 
 def floor_with_clocks(ns_empty, per_prog_floor, clock_ns):
@@ -322,7 +315,7 @@ def floor_with_clocks(ns_empty, per_prog_floor, clock_ns):
 
 def goal_row(what, value, op, goal, unit=" x"):
     met = value <= goal if op == "<=" else value >= goal
-    emit(f"| {what} {op} {goal:g}{unit.strip() and ' ' + unit.strip()} | {value:.2f}{unit} | {'met' if met else '**not met**'} |")
+    print(f"| {what} {op} {goal:g}{unit.strip() and ' ' + unit.strip()} | {value:.2f}{unit} | {'met' if met else '**not met**'} |")
 
 
 def main():
@@ -333,7 +326,7 @@ def main():
     ap.add_argument("--runtime", type=int, default=3, help="seconds of fio per mode and round")
     ap.add_argument("--peer-dir", default=None, help="where to build biolatency (default BUILD/anchors)")
     ap.add_argument("--skip", default="", help="comma list of sections to skip: a,b,c,startup")
-    ap.add_argument("--no-write", action="store_true", help="print only, write no results file")
+    results_option(ap, "overhead")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root (BPF, losetup, mount, sysctl)")
@@ -344,9 +337,10 @@ def main():
     _lock = hold_machine_lock()  # noqa: F841 (held until exit)
     biolatency = biolatency_binary(a.peer_dir or os.path.join(a.build, "anchors"))
     skip = set(a.skip.split(","))
+    tee_stdout("overhead", a.results)
 
-    emit(f"`tests/bench/overhead.py --rounds {a.rounds} --stats-rounds {a.stats_rounds} --runtime {a.runtime}"
-         f"{' --skip ' + a.skip if a.skip else ''}` on {machine()}; load average at the start {loadavg()}.")
+    print(f"`tests/bench/overhead.py --rounds {a.rounds} --stats-rounds {a.stats_rounds} --runtime {a.runtime}"
+          f"{' --skip ' + a.skip if a.skip else ''}`; load average at the start {loadavg()}.")
     old_stats = sh("sysctl -n kernel.bpf_stats_enabled").strip()
     imgs, devs, mnts = [], [], []
     try:
@@ -386,11 +380,11 @@ def main():
         for i in imgs:
             os.unlink(i)
 
-    emit(f"Load average at the end {loadavg()}.")
+    print(f"Load average at the end {loadavg()}.")
     goals = []   # rows of the goals table, filled by the sections below
     if "a" not in skip:
         ratios, base_iops, ns_io, per_prog, per_coll, rss, lost = res_a
-        emit(f"\nWorkload A (randread io_uring QD32): baseline {median(base_iops):.0f} IOPS "
+        print(f"\nWorkload A (randread io_uring QD32): baseline {median(base_iops):.0f} IOPS "
              f"(rounds {min(base_iops):.0f}-{max(base_iops):.0f}); IOPS ratio: median of {a.rounds} rounds, stats off; "
              f"BPF ns per I/O: median of {a.stats_rounds} rounds, stats on\n")
         print_mode_table(ratios, ns_io, per_prog, "IOPS", "BPF ns per I/O", "I/O")
@@ -398,15 +392,15 @@ def main():
         clock = clock_read_ns(per_prog["floor block"])
         floor_block, stamps_block = floor_with_clocks(median(ns_io["floor block"]), per_prog["floor block"], clock)
         floor_all, stamps_all = floor_with_clocks(median(ns_io["floor all"]), per_prog["floor all"], clock)
-        emit(f"\nFloors of exact timing (empty programs on the same hooks, statistics included, plus one clock "
+        print(f"\nFloors of exact timing (empty programs on the same hooks, statistics included, plus one clock "
              f"read of {clock:.0f} ns per timestamp): the block collector's hooks {median(ns_io['floor block']):.0f} + "
              f"{stamps_block:.2f} x {clock:.0f} = {floor_block:.0f} ns per I/O; all collectors' hooks "
              f"{median(ns_io['floor all']):.0f} + {stamps_all:.2f} x {clock:.0f} = {floor_all:.0f} ns per I/O.")
-        emit(f"Series drain: block+series - block = {median(ns_io['block+series']) - median(ns_io['block']):+.0f} "
+        print(f"Series drain: block+series - block = {median(ns_io['block+series']) - median(ns_io['block']):+.0f} "
              f"ns per I/O (budget < 50).")
         for c in ("block", "iouring", "syscall"):
             if c in per_coll["all"]:
-                emit(f"All collectors, the {c} collector's programs: {median(per_coll['all'][c]):.0f} ns per I/O.")
+                print(f"All collectors, the {c} collector's programs: {median(per_coll['all'][c]):.0f} ns per I/O.")
         block, whole = median(ns_io["block"]), median(ns_io["all"])
         goals += [("block collector / biolatency", block / bio, "<=", 1.0),
                   ("block collector / its hooks' floor", block / floor_block, "<=", 1.25),
@@ -414,39 +408,33 @@ def main():
                   ("all collectors / the floor of all their hooks", whole / floor_all, "<=", 1.3)]
         rss = [x for x in rss if x]
         if rss:
-            emit(f"iodiag's resident memory during workload A: {median(rss) / 1024:.1f} MiB "
+            print(f"iodiag's resident memory during workload A: {median(rss) / 1024:.1f} MiB "
                  f"(min-max {min(rss) / 1024:.1f}-{max(rss) / 1024:.1f}).")
             goals.append(("resident memory under load, MiB", median(rss) / 1024, "<=", 32))
         nonzero = [(e["collector"], e["what"], e["count"]) for run in lost for e in run if e.get("count")]
-        emit(f"Lost events in the 'all' rounds (iodiag's verdict, lost_events): "
+        print(f"Lost events in the 'all' rounds (iodiag's verdict, lost_events): "
              f"{nonzero if nonzero else 'none counted'} in {len(lost)} verdicts.")
     if "b" not in skip:
-        emit(f"\nWorkload B (cached 4 KiB pread/pwrite): ops/s ratio median of {a.rounds} rounds (stats off); "
+        print(f"\nWorkload B (cached 4 KiB pread/pwrite): ops/s ratio median of {a.rounds} rounds (stats off); "
              f"BPF ns per fio operation (every operation is a traced syscall) median of {a.stats_rounds} (stats on)\n")
         print_mode_table(*res_b, "ops/s", "BPF ns per traced syscall")
-        emit("\nfloor syscall: empty programs on the syscall collector's hooks (its syscalls' own enter/exit "
+        print("\nfloor syscall: empty programs on the syscall collector's hooks (its syscalls' own enter/exit "
              "events, sched_switch, sched_wakeup); a traced syscall also reads the clock at both ends.")
     if "c" not in skip:
-        emit(f"\nWorkload C (4 KiB write + fsync): ops/s ratio median of {a.rounds} rounds (stats off); "
+        print(f"\nWorkload C (4 KiB write + fsync): ops/s ratio median of {a.rounds} rounds (stats off); "
              f"BPF ns per fio write (with its fsync, journal commit and device writes) median of "
              f"{a.stats_rounds} (stats on)\n")
         print_mode_table(*res_c, "ops/s", "BPF ns per write+fsync")
         ns_op = res_c[1]
-        emit(f"\nBlock collector / biolatency on workload C: {median(ns_op['block']) / median(ns_op['biolatency']):.2f} x.")
+        print(f"\nBlock collector / biolatency on workload C: {median(ns_op['block']) / median(ns_op['biolatency']):.2f} x.")
     if "startup" not in skip:
-        emit(f"\n`iodiag --duration 1`, idle (no fio), 5 runs: wall median {median(walls):.2f} s "
+        print(f"\n`iodiag --duration 1`, idle (no fio), 5 runs: wall median {median(walls):.2f} s "
              f"(min {min(walls):.2f}, max {max(walls):.2f}), CPU (user+sys) median {median(cpus):.2f} s.")
         goals.append(("`iodiag --duration 1` wall, s", median(walls), "<=", 1.15))
     if goals:
-        emit("\n| goal | measured | |\n|---|---|---|")
+        print("\n| goal | measured | |\n|---|---|---|")
         for what, value, op, goal in goals:
             goal_row(what, value, op, goal, " x" if "/" in what else "")
-    if not a.no_write:
-        # a partial run has a section of its own, beside the whole run's
-        ran = [name for key, name in (("a", "workload A"), ("b", "workload B"), ("c", "workload C"),
-                                      ("startup", "start-up")) if key not in skip]
-        section = "Per I/O and start-up (tests/bench/overhead.py)" + (f": {', '.join(ran)} only" if len(ran) < 4 else "")
-        print("\nwritten to " + write_results(section, "\n".join(REPORT)))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
-"""Where the overhead benchmarks write what they measured: one Markdown file per
-day, docs/results/overhead-<YYYY-MM-DD>.md (UTC), one section per benchmark,
-headed by the time and the machine it ran on. A benchmark run again the same
-day replaces its own section; the others stay. The docs cite the latest file."""
-import datetime
+"""Where the overhead benchmarks write what they measured: everything a run
+prints, less its per-round progress lines ("  round ..."), also goes to
+docs/results/<benchmark>-<UTC time>-<host>.md, headed with the date, the
+command line and the machine, so that the docs cite a file the benchmark wrote
+instead of tables copied by hand. One file per run: a later run never
+overwrites an earlier one's figures."""
 import os
-import re
+import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS_DIR = os.path.normpath(os.path.join(HERE, "../../docs/results"))
@@ -23,20 +25,41 @@ def machine():
     return f"{u.nodename}, kernel {u.release}, {os.cpu_count()} CPUs ({model}), {mem_gib:.0f} GiB"
 
 
-def write_results(section, body, results_dir=RESULTS_DIR, now=None):
-    """Puts `body` (Markdown) under "## <section>" in today's file and returns its path."""
-    now = now or datetime.datetime.now(datetime.timezone.utc)
-    path = os.path.join(results_dir, f"overhead-{now:%Y-%m-%d}.md")
-    os.makedirs(results_dir, exist_ok=True)
-    text = ""
-    if os.path.exists(path):
-        with open(path) as f:
-            text = f.read()
-    if not text:
-        text = f"# Overhead measured on {now:%Y-%m-%d} (UTC)\n\nWritten by tests/bench; see docs/overhead.md.\n"
-    new = f"## {section}\n\n{now:%H:%M} UTC on {machine()}.\n\n{body.strip()}\n"
-    pattern = re.compile(rf"^## {re.escape(section)}\n.*?(?=^## |\Z)", re.S | re.M)
-    text = pattern.sub(lambda _: new + "\n", text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + new
-    with open(path, "w") as f:
-        f.write(text.rstrip("\n") + "\n")
-    return path
+class ResultsFile:
+    """Stands in for sys.stdout: writes through to it and to the results file."""
+
+    def __init__(self, benchmark, results_dir=RESULTS_DIR):
+        os.makedirs(results_dir, exist_ok=True)
+        now = time.gmtime()
+        self.path = os.path.join(results_dir, f"{benchmark}-{time.strftime('%Y-%m-%d-%H%M', now)}-{os.uname().nodename}.md")
+        self.file = open(self.path, "w")
+        script = os.path.relpath(os.path.abspath(sys.argv[0]), os.path.join(HERE, "../.."))
+        self.file.write(f"# {benchmark} run {time.strftime('%Y-%m-%d %H:%M UTC', now)}\n\n"
+                        f"`{' '.join([script] + sys.argv[1:])}` on {machine()}; written by the benchmark "
+                        f"itself: its output, less the per-round progress lines.\n\n")
+        self.stdout, self.line = sys.stdout, ""
+
+    def write(self, text):
+        self.stdout.write(text)
+        self.line += text
+        *done, self.line = self.line.split("\n")
+        for line in done:
+            if not line.startswith("  round "):
+                self.file.write(line + "\n")
+        self.file.flush()
+
+    def flush(self):
+        self.stdout.flush()
+
+
+def tee_stdout(benchmark, results_dir):
+    """From here on, what the run prints also goes to its results file (none
+    when `results_dir` is empty)."""
+    if results_dir:
+        sys.stdout = ResultsFile(benchmark, results_dir)
+        print(f"results also written to {sys.stdout.path}", file=sys.stderr)
+
+
+def results_option(ap, benchmark):
+    ap.add_argument("--results", default=RESULTS_DIR,
+                    help=f"directory of the results file ({benchmark}-<UTC time>-<host>.md); '' for none")

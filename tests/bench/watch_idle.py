@@ -12,7 +12,7 @@ the device references is start-up, not idle cost), then reads its CPU time
 lock, so no live test or lab fault runs meanwhile; a capture during the run
 means the machine was not idle: reported, and the run fails.
 --max-cpu-pct makes it a test (ctest runs a 20 s version with 1 % and
---no-captures); without it, it only measures. The README states the figure of a 10-minute run.
+--no-captures); without it, it only measures. docs/operations.md states the figure of a 10-minute run.
 """
 import argparse
 import glob

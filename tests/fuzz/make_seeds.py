@@ -145,6 +145,14 @@ def cgroup_file_seeds():
                 write("cgroup_files", rel, data)
 
 
+def cgroup_name_seeds():
+    """The fixture host state with the labels of path_shapes.tsv to name against it."""
+    labels = [l.split("\t")[1] for l in read(os.path.join(FIX, "cgroup", "path_shapes.tsv")).splitlines()
+              if l and not l.startswith("#")]
+    tree = pack(os.path.join(FIX, "cgroup", "hoststate"), only=lambda r: r != "README.md")
+    write("cgroup_names", "hoststate", tree + b"\n@@ labels\n" + "\n".join(labels).encode())
+
+
 def yaml_seeds(target, directory):
     for n in sorted(os.listdir(directory)):
         if n.endswith(".yaml"):
@@ -152,8 +160,8 @@ def yaml_seeds(target, directory):
 
 
 def site_config_seeds():
-    """The example of the README's site configuration section, and a few variants."""
-    readme = read(os.path.join(ROOT, "README.md"))
+    """The example of the documented site configuration (docs/operations.md), and a few variants."""
+    readme = read(os.path.join(ROOT, "docs", "operations.md"))
     start = readme.find("## Site configuration")
     block = readme[readme.find("```yaml", start) + len("```yaml\n"):]
     example = block[:block.find("```")]
@@ -250,6 +258,7 @@ def main():
     for name in ("hybrid", "v2"):
         write("cgroup_tree", name, pack(os.path.join(FIX, "cgroup", name)))
     cgroup_file_seeds()
+    cgroup_name_seeds()
     for d in ("on",):
         base = os.path.join(FIX, "delayacct", d, "proc")
         for pid in sorted(os.listdir(base)):

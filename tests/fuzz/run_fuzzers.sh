@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs libFuzzer targets built with -DIODIAG_FUZZ=ON (see README "Fuzzing").
+# Runs libFuzzer targets built with -DIODIAG_FUZZ=ON (see docs/hardening.md "Fuzzing").
 #
 #   tests/fuzz/run_fuzzers.sh [--build DIR] [--seconds N] [--timeout S] [--nice] [TARGET...]
 #

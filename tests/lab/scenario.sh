@@ -10,12 +10,20 @@
 #       tiny_nr_requests | memcg_reader | blkio_throttle | busy_healthy | qd1_fast |
 #       classless_slow | stacked_slow | loop_cgroup_limit | cpu_starved | lock_contention |
 #       pgbench_writer | two_causes | two_apps | two_apps_device | hdd_seek | hdd_seek_known |
-#       stacked_slow_busy_disk | bfq_idling
+#       stacked_slow_busy_disk | bfq_idling | stall_tail | stacked_tail | db_commits | app_alone
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
 # IODIAG_LAB_FS=ext4|xfs|btrfs (default ext4): the filesystem of the scenarios
 # that make one (cached_reads, dirty_throttle, fsync_storm, memcg_reader).
+# Parameters: each scenario reads its sizes, rates and thread counts from
+# IODIAG_LAB_<NAME> variables with the defaults it documents (`p NAME DEFAULT`
+# below); tests/lab/draws.py draws them at random for the accuracy matrix.
+# IODIAG_LAB_FAULT=0: the same workload without the injected fault (the
+# unfaulted baseline of a draw). IODIAG_LAB_BASELINE=1: record only the ground
+# truth (IODIAG_LAB_GT), no iodiag bundle.
+# IODIAG_LAB_APP=fio|sqlite|postgres|redis: the application of the scenarios
+# that take one (db_commits, app_alone, cpu_starved).
 # Needs root, fio, losetup, mkfs.$IODIAG_LAB_FS. Every change (sysctl, queue
 # setting, cgroup, mount, loop device) is undone on exit, also on failure.
 set -euo pipefail
@@ -33,6 +41,9 @@ if [[ ${IODIAG_LIVE_LOCK_HELD:-0} != 1 ]]; then
   exec 9>/run/lock/iodiag-live.lock && flock 9
   export IODIAG_LIVE_LOCK_HELD=1
 fi
+# p NAME DEFAULT: the scenario parameter IODIAG_LAB_NAME, or its default.
+p() { local v="IODIAG_LAB_$1"; echo "${!v:-$2}"; }
+fault=$(p FAULT 1)
 work=$(mktemp -d /tmp/iodiag-lab-XXXXXX)
 undo=()
 cleanup() {
@@ -125,7 +136,11 @@ record() {
   # does: a site configuration (written to $site_config), kept in the bundle.
   local config=()
   [[ -n ${site_config:-} ]] && config=(--config "$site_config")
-  "$iodiag" record --duration "$secs" "${config[@]}" -o "$out" >/dev/null
+  if [[ $(p BASELINE 0) == 1 ]]; then
+    sleep $((secs + 1))   # the ground truth alone, over the same window
+  else
+    "$iodiag" record --duration "$secs" "${config[@]}" -o "$out" >/dev/null
+  fi
   if [[ -n $gt_pid ]]; then
     for _ in $(seq 300); do kill -0 "$gt_pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$gt_pid" 2>/dev/null || true
@@ -133,6 +148,48 @@ record() {
     grep -q '"@sys_ops"' "$work/gt.json" || echo "ground truth: bpftrace printed no totals" >&2
     cp "$work/gt.json" "$IODIAG_LAB_GT"
   fi
+}
+
+# free_port: a TCP port nobody listens on (for the lab's servers).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# app_victim APP DIR: a real application committing durably into DIR (a mounted
+# filesystem), as the victim, with the client that loads it:
+#   sqlite    tests/lab/sqlite_load.py: CLIENTS (2) threads, a database each, ROWS (4)
+#             rows a commit, JOURNAL (wal) mode, synchronous=FULL
+#   postgres  PostgreSQL, pgbench -N with CLIENTS (4) clients (simple updates, a commit each)
+#   redis     redis-server, AOF with appendfsync always (a write and an fdatasync per
+#             command), redis-benchmark SET with CLIENTS (8) clients
+#   fio       fio: CLIENTS (4) writers of 4 KiB, each write fsynced
+app_victim() {
+  local app=$1 dir=$2 clients
+  case $app in
+    sqlite)
+      victim -- python3 "$here/tests/lab/sqlite_load.py" "$dir" "$(p CLIENTS 2)" "$(p ROWS 4)" "$(p JOURNAL wal)" ;;
+    postgres)
+      local pgbin pgdata port; pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+      pgdata=$dir/pgdata; mkdir "$pgdata"; chown postgres "$pgdata" "$dir"; chmod 755 "$work"
+      port=$(free_port)
+      runuser -u postgres -- "$pgbin/initdb" -D "$pgdata" -A trust >/dev/null
+      victim_dir
+      undo+=("runuser -u postgres -- $pgbin/pg_ctl -D $pgdata -m immediate stop")
+      sh -c "echo \$\$ > $victim_cg/cgroup.procs; exec runuser -u postgres -- $pgbin/pg_ctl -D $pgdata -w -l $pgdata/server.log \
+         -o '-p $port -k $dir -c listen_addresses=' start" >/dev/null
+      runuser -u postgres -- "$pgbin/pgbench" -h "$dir" -p "$port" -i -s 4 -q postgres >/dev/null 2>&1
+      clients=$(p CLIENTS 4)
+      bg runuser -u postgres -- "$pgbin/pgbench" -h "$dir" -p "$port" -c "$clients" -j "$(( clients < 2 ? 1 : 2 ))" \
+         -T 120 -N postgres ;;
+    redis)
+      command -v redis-server >/dev/null || { echo "redis-server not found" >&2; exit 2; }
+      local port; port=$(free_port)
+      victim -- redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --appendfsync always \
+         --save "" --daemonize no --logfile "$dir/redis.log"
+      for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+      bg redis-benchmark -p "$port" -t set -n 100000000 -c "$(p CLIENTS 8)" -d 128 -r 100000 -q ;;
+    fio)
+      victim -- fio --name=small --directory="$dir" --rw=randwrite --bs=4k --size=8m --ioengine=psync \
+         --fsync=1 --numjobs="$(p CLIENTS 4)" --time_based --runtime=120 ;;
+    *) echo "IODIAG_LAB_APP=$app: fio, sqlite, postgres or redis" >&2; exit 2 ;;
+  esac
 }
 
 case $name in
@@ -189,21 +246,26 @@ case $name in
     echo "$majmin 200" > "$cg/blkio.throttle.read_iops_device"
     victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=4 --time_based --runtime=120
     record ;;
-  dirty_throttle)     # a buffered writer under a tiny vm.dirty_bytes
+  dirty_throttle)     # JOBS (1) buffered writers of BS (64k) under a tiny vm.dirty_bytes
+                      # (DIRTY_MB, 2; background half of it)
     loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
-    tiny_dirty_limits
-    victim -- fio --name=w --directory="$work/mnt" --rw=write --bs=64k --size=512m --ioengine=psync \
-       --time_based --runtime=120
+    if ((fault)); then
+      mb=$(p DIRTY_MB 2)
+      set_dirty_bytes dirty $((mb*1024*1024)); set_dirty_bytes dirty_background $((mb*1024*1024/2))
+    fi
+    victim -- fio --name=w --directory="$work/mnt" --rw=write --bs="$(p BS 64k)" --size=256m --ioengine=psync \
+       --numjobs="$(p JOBS 1)" --time_based --runtime=120
     record ;;
   fsync_storm)        # small write+fsync threads beside a big buffered writer: journal/log
     # btrfs copies on write: rewriting the big file needs free space until each
     # transaction commits, and 1 GB runs out (writers wait in __reserve_bytes)
     size=1024; [[ $fs == btrfs ]] && size=4096
     loop_on /tmp $size; fs_on "$dev" "$work/mnt"
-    bg fio --name=big --directory="$work/mnt" --rw=write --bs=1m --size=512m --ioengine=psync \
-       --time_based --runtime=120
-    victim -- fio --name=small --directory="$work/mnt" --rw=randwrite --bs=4k --size=8m --ioengine=psync \
-       --fsync=1 --numjobs=4 --time_based --runtime=120
+    # the big writer: WRITER_BS (1m); the victims: JOBS (4) of BS (4k) writes, each fsynced
+    ((fault)) && bg fio --name=big --directory="$work/mnt" --rw=write --bs="$(p WRITER_BS 1m)" --size=512m \
+       --ioengine=psync --time_based --runtime=120
+    victim -- fio --name=small --directory="$work/mnt" --rw=randwrite --bs="$(p BS 4k)" --size=8m --ioengine=psync \
+       --fsync=1 --numjobs="$(p JOBS 4)" --time_based --runtime=120
     record ;;
   tiny_nr_requests)   # many threads at depth 1 against nr_requests=4 (tag waits in Q2G)
     loop_on /dev/shm 512; q=/sys/block/$(basename "$dev")/queue
@@ -216,8 +278,10 @@ case $name in
   blkio_throttle)     # a direct reader in a v1 blkio group limited far below its demand
     loop_on /dev/shm 256; majmin=$(lsblk -ndo MAJ:MIN "$dev" | tr -d ' ')
     cg=/sys/fs/cgroup/blkio/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
-    echo "$majmin 100" > "$cg/blkio.throttle.read_iops_device"
-    victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync --numjobs=2 --time_based --runtime=120
+    # LIMIT_IOPS (100) read IOPS; JOBS readers (2)
+    ((fault)) && echo "$majmin $(p LIMIT_IOPS 100)" > "$cg/blkio.throttle.read_iops_device"
+    victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+       --numjobs="$(p JOBS 2)" --time_based --runtime=120
     record ;;
   memcg_reader)       # a buffered reader in a v1 memory cgroup much smaller than its file
     loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
@@ -240,16 +304,20 @@ case $name in
     victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
        --time_based --runtime=120
     record ;;
-  classless_slow)     # a loop device over slow storage the kernel cannot see into (FUSE, 4 ms a request)
-    slow_loop_on fixed:4 256
-    victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
-       --numjobs=4 --time_based --runtime=120
+  classless_slow)     # a loop device over slow storage the kernel cannot see into (FUSE, DELAY_MS
+                      # a request, default 4); JOBS readers (4) of BS (4k)
+    delay=$(p DELAY_MS 4); ((fault)) || delay=0
+    slow_loop_on fixed:$delay 256
+    victim -- fio --name=r --filename="$dev" --rw=randread --bs="$(p BS 4k)" --direct=1 --ioengine=psync \
+       --numjobs="$(p JOBS 4)" --time_based --runtime=120
     record ;;
   stacked_slow|stacked_slow_busy_disk)
                       # loop1 over a file on ext4 on loop0, loop0 over slow storage (FUSE, 3 ms);
                       # _busy_disk: two other programs (dd) read the machine's disk meanwhile,
                       # which then holds more block time than the victim's stack
-    slow_loop_on fixed:3 512; lower=$dev; fs_on "$lower" "$work/mnt"
+                      # DELAY_MS (3) a request below; JOBS readers (2) of BS (4k)
+    delay=$(p DELAY_MS 3); ((fault)) || delay=0
+    slow_loop_on fixed:$delay 512; lower=$dev; fs_on "$lower" "$work/mnt"
     loop_on "$work/mnt" 256
     dd if=/dev/zero of="$dev" bs=1M count=64 oflag=direct status=none
     losetup --direct-io=on "$dev" 2>/dev/null || true
@@ -260,8 +328,8 @@ case $name in
         bg sh -c "while :; do dd if=$busy of=/dev/null bs=1M iflag=direct status=none; done"
       done
     fi
-    victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
-       --size=64m --numjobs=2 --time_based --runtime=120
+    victim -- fio --name=r --filename="$dev" --rw=randread --bs="$(p BS 4k)" --direct=1 --ioengine=psync \
+       --size=64m --numjobs="$(p JOBS 2)" --time_based --runtime=120
     record ;;
   loop_cgroup_limit)  # synchronous readers of a loop device whose backing reads on the disk are
                       # capped by their v1 blkio group (the loop worker issues them on their behalf)
@@ -270,9 +338,10 @@ case $name in
     majmin=$(lsblk -ndo MAJ:MIN "$back" | tr -d ' ')
     losetup --direct-io=on "$dev" 2>/dev/null || true
     cg=/sys/fs/cgroup/blkio/iodiag-lab-$$; mkdir "$cg"; undo+=("rmdir $cg")
-    echo "$majmin 150" > "$cg/blkio.throttle.read_iops_device"
+    # LIMIT_IOPS (150) read IOPS; JOBS readers (2)
+    ((fault)) && echo "$majmin $(p LIMIT_IOPS 150)" > "$cg/blkio.throttle.read_iops_device"
     victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 \
-       --ioengine=psync --numjobs=2 --time_based --runtime=120
+       --ioengine=psync --numjobs="$(p JOBS 2)" --time_based --runtime=120
     record ;;
   cpu_starved)        # direct reads of a loop device over memory among CPU hogs of a higher
                       # priority (nice -10) pinned to the reader's CPU: each read sleeps for its
@@ -293,31 +362,17 @@ case $name in
     # Four reader threads: on a shared machine another program's slow I/O (a
     # linker reading a saturated disk) can outweigh two of them, and iodiag
     # speaks for the application that suffered most.
-    bg taskset -c $cpu nice -n -10 stress-ng --cpu 4 --timeout 120
+    # HOGS (4) CPU hogs at nice NICE (-10), pinned to the reader's CPU; JOBS (4) readers
+    ((fault)) && bg taskset -c $cpu nice -n "$(p NICE -10)" stress-ng --cpu "$(p HOGS 4)" --timeout 120
     victim -- taskset -c $cpu fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
-       --numjobs=4 --time_based --runtime=120
+       --numjobs="$(p JOBS 4)" --time_based --runtime=120
     record ;;
-  lock_contention)    # six writers into one file: they serialise on its inode lock (i_rwsem)
+  lock_contention)    # JOBS (6) writers of BS (256k) into one file: they serialise on its inode
+                      # lock (i_rwsem); unfaulted, each writes a file of its own
     loop_on /dev/shm 1024; fs_on "$dev" "$work/mnt"
-    victim -- fio --name=w --filename="$work/mnt/shared" --rw=write --bs=256k --size=128m \
-       --ioengine=psync --numjobs=6 --time_based --runtime=120
-    record ;;
-  pgbench_writer)     # PostgreSQL committing small transactions beside a big buffered writer
-    size=2048; [[ $fs == btrfs ]] && size=4096
-    loop_on /tmp $size; fs_on "$dev" "$work/mnt"
-    pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-    pgdata=$work/mnt/pgdata; mkdir "$pgdata"; chown postgres "$pgdata" "$work/mnt"; chmod 755 "$work"
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    runuser -u postgres -- "$pgbin/initdb" -D "$pgdata" -A trust >/dev/null
-    victim_dir
-    undo+=("runuser -u postgres -- $pgbin/pg_ctl -D $pgdata -m immediate stop")
-    sh -c "echo \$\$ > $victim_cg/cgroup.procs; exec runuser -u postgres -- $pgbin/pg_ctl -D $pgdata -w -l $pgdata/server.log \
-       -o '-p $port -k $work/mnt -c listen_addresses=' start" >/dev/null
-    runuser -u postgres -- "$pgbin/pgbench" -h "$work/mnt" -p "$port" -i -s 4 -q postgres >/dev/null 2>&1
-    bg runuser -u postgres -- "$pgbin/pgbench" -h "$work/mnt" -p "$port" -c 4 -j 2 -T 120 -N postgres
-    sleep 1
-    bg fio --name=big --directory="$work/mnt" --rw=write --bs=1m --size=768m --ioengine=psync \
-       --time_based --runtime=120
+    target=(--filename="$work/mnt/shared"); ((fault)) || target=(--directory="$work/mnt")
+    victim -- fio --name=w "${target[@]}" --rw=write --bs="$(p BS 256k)" --size=128m \
+       --ioengine=psync --numjobs="$(p JOBS 6)" --time_based --runtime=120
     record ;;
   two_causes|two_apps) # a writer under a tiny vm.dirty_bytes and a reader capped by its blkio group;
                       # _apps: two applications (the writer runs as "ingest": fio under another
@@ -356,14 +411,14 @@ case $name in
                       # victims (the device's only users).
     loop_on /dev/shm 512; q=/sys/block/$(basename "$dev")/queue
     # Before the loop device's detach (a loop device keeps its scheduler across it).
-    undo+=("echo none > $q/scheduler"); echo bfq > $q/scheduler
+    undo+=("echo none > $q/scheduler"); ((fault)) && echo bfq > $q/scheduler
     # No weight raising (bfq's boost for queues it takes for interactive newcomers;
     # the usual server setting), so the two weights stay unequal. bfq still
     # decides for itself whether idling pays: here it idled in about a third of
     # the runs (4 of 15 trial runs, with or without this setting), and the
     # accuracy matrix takes the cause from the ground truth. The setting goes
     # with bfq when the scheduler is put back.
-    echo 0 > $q/iosched/low_latency
+    ((fault)) && echo 0 > $q/iosched/low_latency
     # One fio, two jobs: processes started together, so neither is weight-raised
     # by bfq as a newcomer while the other is not.
     victim -- fio --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync --time_based --runtime=120 \
@@ -372,13 +427,60 @@ case $name in
   hdd_seek|hdd_seek_known)  # random reads 8 deep on a device that serves one request at a time and
                       # seeks (FUSE model of a 7200 rpm disk, tests/lab/slowfs.py), mq-deadline;
                       # _known: the site configuration gives the device its real class (hdd)
-    slow_loop_on hdd 1024; echo mq-deadline > /sys/block/$(basename "$dev")/queue/scheduler
+    model=hdd; ((fault)) || model=fixed:0
+    slow_loop_on $model 1024; echo mq-deadline > /sys/block/$(basename "$dev")/queue/scheduler
     if [[ $name == hdd_seek_known ]]; then
       site_config=$work/iodiag.yaml
       printf 'devices:\n  %s: {class: hdd}\n' "$(basename "$dev")" > "$site_config"
     fi
     victim -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
-       --numjobs=8 --time_based --runtime=120
+       --numjobs="$(p JOBS 8)" --time_based --runtime=120
+    record ;;
+  stall_tail|stacked_tail)
+                      # a device that stalls now and then: FUSE storage under a loop device
+                      # serves requests in a fraction of a millisecond, but each starts a stall
+                      # of the whole device with probability STALL_PCT % (1) lasting STALL_MS
+                      # (100); JOBS (2) readers of BS (4k), direct (DIRECT=1) or through the page
+                      # cache of a file on $fs (DIRECT=0). _stacked: the reader's device is a
+                      # loop device over a file on $fs on the stalling one (the stalls come
+                      # from under the stack)
+    model=stall:$(p STALL_PCT 1):$(p STALL_MS 100); ((fault)) || model=stall:0:0
+    slow_loop_on "$model" 512
+    direct=$(p DIRECT 1)
+    if [[ $name == stacked_tail ]]; then
+      fs_on "$dev" "$work/low"; loop_on "$work/low" 256
+      dd if=/dev/zero of="$dev" bs=1M count=128 oflag=direct status=none
+      losetup --direct-io=on "$dev" 2>/dev/null || true
+    fi
+    target=(--filename="$dev" --size=128m)
+    if [[ $direct == 0 ]]; then
+      fs_on "$dev" "$work/mnt"
+      dd if=/dev/urandom of="$work/mnt/data" bs=1M count=200 status=none; sync
+      echo 3 > /proc/sys/vm/drop_caches
+      target=(--filename="$work/mnt/data")
+    fi
+    victim -- fio --name=r "${target[@]}" --rw=randread --bs="$(p BS 4k)" --direct="$direct" --ioengine=psync \
+       --invalidate=0 --numjobs="$(p JOBS 2)" --time_based --runtime=120
+    record ;;
+  db_commits|pgbench_writer)
+                      # a real application's durable commits (IODIAG_LAB_APP: sqlite, postgres,
+                      # redis, fio; default sqlite, postgres for pgbench_writer) beside a bulk
+                      # writer on the same filesystem ($fs): WRITERS (1) buffered writers of
+                      # WRITER_BS (1m)
+    size=2048; [[ $fs == btrfs ]] && size=4096
+    loop_on /tmp $size; fs_on "$dev" "$work/mnt"
+    mkdir "$work/mnt/app"
+    app=sqlite; [[ $name == pgbench_writer ]] && app=postgres
+    app_victim "$(p APP $app)" "$work/mnt/app"
+    sleep 1
+    ((fault)) && bg fio --name=bulk --directory="$work/mnt" --rw=write --bs="$(p WRITER_BS 1m)" --size=512m \
+       --ioengine=psync --numjobs="$(p WRITERS 1)" --time_based --runtime=120
+    record ;;
+  app_alone)          # control: the application (IODIAG_LAB_APP, default sqlite) alone on a
+                      # filesystem ($fs) on a loop device over the machine's disk: healthy
+    loop_on /tmp 2048; fs_on "$dev" "$work/mnt"
+    mkdir "$work/mnt/app"
+    app_victim "$(p APP sqlite)" "$work/mnt/app"
     record ;;
   *) echo "unknown scenario $name" >&2; exit 2 ;;
 esac

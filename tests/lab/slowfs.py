@@ -9,6 +9,12 @@
 # MODEL:
 #   fixed:MS      every request takes MS milliseconds, requests served in
 #                 parallel (a slow or capped backend behind a virtual disk)
+#   stall:PCT:MS  requests pass through (the FUSE round trip, a fraction of a
+#                 millisecond: flash-like); each starts a stall of the whole
+#                 device with probability PCT %, and every request that arrives
+#                 during a stall waits for its end (MS milliseconds after it
+#                 began): a device that stops serving now and then (an SSD's
+#                 garbage collection, a volume's burst cap)
 #   hdd           one request at a time (one head); each pays a seek that grows
 #                 with the distance from the previous request (~0.5 ms
 #                 track-to-track up to ~8 ms full stroke over the file) plus
@@ -20,6 +26,7 @@
 # FUSE file never answers a request: every loop-device request reaches the model.
 import errno
 import os
+import random
 import sys
 import threading
 import time
@@ -34,8 +41,12 @@ class SlowFs(Operations):
         self.head_lock = threading.Lock()
         self.head = 0
         self.model = model
+        self.stalled_until = 0.0
         if model.startswith("fixed:"):
             self.fixed_s = float(model.split(":", 1)[1]) / 1000.0
+        elif model.startswith("stall:"):
+            _, pct, ms = model.split(":")
+            self.stall_p, self.stall_s = float(pct) / 100.0, float(ms) / 1000.0
         elif model != "hdd":
             raise SystemExit(f"unknown model {model}")
 
@@ -50,6 +61,14 @@ class SlowFs(Operations):
                 seek = 0.0 if distance == 0 else 0.0005 + 0.0075 * distance ** 0.5
                 time.sleep(seek + 0.0042 + size / 150e6)
                 self.head = offset + size
+        elif self.model.startswith("stall:"):
+            with self.head_lock:
+                now = time.monotonic()
+                if now >= self.stalled_until and random.random() < self.stall_p:
+                    self.stalled_until = now + self.stall_s
+                wait = self.stalled_until - now
+            if wait > 0:
+                time.sleep(wait)
         else:
             time.sleep(self.fixed_s)
 

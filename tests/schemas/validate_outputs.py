@@ -17,7 +17,9 @@ missing (ctest shows the test as skipped).
     tests/schemas/validate_outputs.py --iodiag build/iodiag [--source .]
 """
 import argparse
+import contextlib
 import copy
+import fcntl
 import glob
 import json
 import os
@@ -30,6 +32,24 @@ try:
 except ImportError:
     print("SKIP: python3-jsonschema is not installed (apt-get install python3-jsonschema)")
     sys.exit(77)
+
+@contextlib.contextmanager
+def machine_lock():
+    """The live tests' machine lock (tests/live/live_support.cpp) for the live
+    windows below: BPF loaded beside a live test would upset what it counts
+    (programs left attached, CPU cost), and the test command runs this test
+    beside them."""
+    if os.environ.get("IODIAG_LIVE_LOCK_HELD") == "1":
+        yield
+        return
+    try:
+        f = open("/run/lock/iodiag-live.lock", "a")
+    except OSError:
+        f = open("/tmp/iodiag-live.lock", "a")
+    with f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
 
 SCHEMAS = {
     "bundle": "engine/evidence/iodiag-bundle.schema.json",
@@ -125,7 +145,7 @@ def main():
     if first_verdict:
         self_test(c, first_verdict)
 
-    with tempfile.TemporaryDirectory(prefix="iodiag-schemas-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="iodiag-schemas-") as tmp, machine_lock():
         # A live window: as root with every collector, otherwise with what an
         # unprivileged user can read (still a verdict, still a bundle). Twice
         # over a state directory that also holds a corrupt bundle, with a site

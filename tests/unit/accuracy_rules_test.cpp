@@ -9,87 +9,13 @@
 #include "engine/triage/analysis.hpp"
 #include "engine/rules/rule_text.hpp"
 #include "engine/derive/derived_metrics.hpp"
+#include "shipped_rules.hpp"
+#include "synthetic_evidence.hpp"
 
 using namespace iodiag;
+using namespace iodiag::testing;
 
 namespace {
-
-const RuleSet& shipped() {
-    static const MetricCatalog catalog = full_catalog();
-    static const RuleSet rules = [] {
-        LoadContext ctx;
-        ctx.catalog = &catalog;
-        return load_rules({std::string(IODIAG_SOURCE_DIR) + "/rules"}, ctx);
-    }();
-    return rules;
-}
-
-const Provenance kP{"file", "test"};
-
-// A device whose requests all took about `d2c_us` (one log2 bucket), `n` of them.
-void device(Evidence& ev, const std::string& dev, const std::string& cls, double d2c_us, uint64_t n, double aqu) {
-    const Labels l{{"device", dev}};
-    ev.add_fact("device.class", l, cls, kP);
-    HistogramMetric h;
-    h.name = "block.d2c_us";
-    h.labels = l;
-    h.unit = "us";
-    h.provenance = kP;
-    h.hist.add_bucket(Log2Histogram::bucket_of(static_cast<uint64_t>(d2c_us)), n);
-    ev.histograms.push_back(h);
-    ev.add_metric("block.requests", l, static_cast<double>(n), "count", kP);
-    ev.add_metric("block.d2c_total_us", l, d2c_us * static_cast<double>(n), "us", kP);
-    ev.add_metric("block.d2c_p99_us", l, d2c_us * 1.5, "us", kP);
-    ev.add_metric("block.d2c_share_pct", l, 99, "pct", kP);
-    ev.add_metric("block.queue_share_pct", l, 1, "pct", kP);
-    ev.add_metric("disk.aqu_sz", l, aqu, "requests", kP);
-    ev.add_metric("disk.ios_per_s", l, static_cast<double>(n) / 4, "1/s", kP);
-}
-
-// The slow set: 500 syscalls of `mean_us` on average, split by `pct`.
-void slow_set(Evidence& ev, const std::map<std::string, double>& pct, double mean_us = 20000) {
-    ev.add_metric("attr.slow.ops", {}, 500, "count", kP);
-    std::string top;
-    double best = -1;
-    for (const char* l : {"device", "block_queue", "filesystem", "journal", "page_cache", "dirty", "reclaim", "cgroup",
-                          "locks", "cpu", "other"}) {
-        const double v = pct.count(l) ? pct.at(l) : 0;
-        ev.add_metric(std::string("attr.slow.") + l + "_pct", {}, v, "pct", kP);
-        ev.add_metric(std::string("attr.slow.") + l + "_us", {}, v / 100 * 500 * mean_us, "us", kP);
-        if (v > best) best = v, top = l;
-    }
-    ev.add_fact("attr.slow.top_layer", {}, top, kP);
-}
-
-// Syscalls of one op: `count` of them in the log2 bucket of each duration.
-void op_hist(Evidence& ev, const std::string& op, const std::map<double, uint64_t>& by_us) {
-    HistogramMetric h;
-    h.name = "syscall.latency_us";
-    h.labels = {{"op", op}};
-    h.unit = "us";
-    h.provenance = kP;
-    for (const auto& [us, n] : by_us) h.hist.add_bucket(Log2Histogram::bucket_of(static_cast<uint64_t>(us)), n);
-    ev.histograms.push_back(h);
-}
-
-// A slow set that is all fsyncs waiting for their data on the device (no
-// journal part: the fdatasync chain), fsync durations as given.
-void fsync_chain_evidence(Evidence& ev, const std::map<double, uint64_t>& fsync_us) {
-    slow_set(ev, {{"device", 80}, {"cpu", 15}, {"filesystem", 5}}, 6000);
-    ev.add_metric("attr.slow.threshold_us", {}, 4096, "us", kP);
-    op_hist(ev, "fsync", fsync_us);
-    op_hist(ev, "read", {{20, 10000}});
-}
-
-// A command that spent `all_us` in traced syscalls, `q2c_us` of it waiting for
-// its own requests on `dev` (`d2c_us` of that in the device), in a 4 s window.
-void submitter(Evidence& ev, const std::string& comm, const std::string& dev, double all_us, double q2c_us,
-               double d2c_us) {
-    ev.window.duration_s = 4;
-    ev.add_metric("syscall.proc.time_us", {{"comm", comm}, {"pid", "100"}, {"cgroup", "/"}}, all_us, "us", kP);
-    ev.add_metric("block.submitter_q2c_total_us", {{"device", dev}, {"comm", comm}}, q2c_us, "us", kP);
-    ev.add_metric("block.submitter_d2c_total_us", {{"device", dev}, {"comm", comm}}, d2c_us, "us", kP);
-}
 
 const Finding* find(const std::vector<Finding>& v, const std::string& id) {
     for (const auto& f : v)
@@ -103,7 +29,7 @@ TEST(AccuracyRules, DominantDeviceWithoutReferenceIsJudgedNotSilent) {
     Evidence ev;
     device(ev, "vdb", "virtio", 40000, 400, 1.0);   // 40 ms a request, no reference for virtio
     slow_set(ev, {{"device", 99.9}, {"cpu", 0.1}});
-    const Verdict v = analyze(ev, shipped());
+    const Verdict v = analyze(ev, shipped_rules());
     ASSERT_FALSE(v.findings.empty());
     EXPECT_EQ(v.findings.front().rule_id, "device.dominant_no_reference");
     EXPECT_EQ(v.findings.front().instance, "vdb");
@@ -118,7 +44,7 @@ TEST(AccuracyRules, FastDeviceAtDepthOneIsTheApplicationsSynchronousIoNotASlowDe
     slow_set(ev, {{"device", 80}, {"filesystem", 20}});
     // fio waited 2 s of its 4 s in syscalls for its own requests on loop0.
     submitter(ev, "fio", "loop0", 4e6, 2e6, 1.9e6);
-    const Verdict v = analyze(ev, shipped());
+    const Verdict v = analyze(ev, shipped_rules());
     EXPECT_EQ(v.status, Severity::Info);
     EXPECT_EQ(find(v.findings, "device.dominant_no_reference"), nullptr);
     ASSERT_FALSE(v.notes.empty());
@@ -132,7 +58,7 @@ TEST(AccuracyRules, FastDeviceAtDepthOneIsTheApplicationsSynchronousIoNotASlowDe
                                       [](const Metric& m) { return m.name == "disk.aqu_sz"; }),
                        deep.metrics.end());
     deep.add_metric("disk.aqu_sz", {{"device", "loop0"}}, 16, "requests", kP);
-    const Verdict d = analyze(deep, shipped());
+    const Verdict d = analyze(deep, shipped_rules());
     EXPECT_EQ(d.status, Severity::Info);
     EXPECT_EQ(find(d.notes, "device.sync_depth1_bound"), nullptr);
 }
@@ -146,7 +72,7 @@ TEST(AccuracyRules, DepthOneIsJudgedOnAllOfTheApplicationsIoNotOnTheSlowSet) {
     device(ev, "loop0", "loop", 40, 50000, 0.6);
     slow_set(ev, {{"page_cache", 99}, {"cpu", 1}});
     submitter(ev, "fio", "loop0", 3.9e6, 1.8e6, 1.7e6);
-    const Verdict v = analyze(ev, shipped());
+    const Verdict v = analyze(ev, shipped_rules());
     const Finding* n = find(v.notes, "device.sync_depth1_bound");
     ASSERT_NE(n, nullptr);
     ASSERT_TRUE(n->share_pct);
@@ -155,7 +81,7 @@ TEST(AccuracyRules, DepthOneIsJudgedOnAllOfTheApplicationsIoNotOnTheSlowSet) {
     Evidence brief;   // 0.2 s of the 4 s window waiting for loop0: not bound by it
     device(brief, "loop0", "loop", 40, 5000, 0.6);
     submitter(brief, "cp", "loop0", 0.5e6, 0.2e6, 0.19e6);
-    EXPECT_EQ(find(analyze(brief, shipped()).notes, "device.sync_depth1_bound"), nullptr);
+    EXPECT_EQ(find(analyze(brief, shipped_rules()).notes, "device.sync_depth1_bound"), nullptr);
 }
 
 // Run-queue delay is ranked by its share of all of the application's syscall
@@ -174,9 +100,11 @@ TEST(AccuracyRules, RunQueueDelayShareIsOverAllOfTheApplicationsSyscallTime) {
     ev.add_metric("attr.all.cpu_us", {}, 0.9e6 + 1.2e6, "us", kP);   // below it: 3 s, 40 % run-queue delay
     ev.add_metric("attr.all.device_us", {}, 0.1e6 + 1.8e6, "us", kP);
     ev.add_metric("syscall.proc.time_us", {{"comm", "fio"}, {"pid", "7"}, {"cgroup", "/"}}, 4e6, "us", kP);
-    const Verdict v = analyze(ev, shipped());
-    const Finding* n = find(v.notes, "syscall.runqueue_delay");
+    const Verdict v = analyze(ev, shipped_rules());
+    // A warning since issue 22: waiting for a CPU is never storage demand.
+    const Finding* n = find(v.findings, "syscall.runqueue_delay");
     ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->severity, Severity::Warning);
     ASSERT_TRUE(n->share_pct);
     EXPECT_NEAR(*n->share_pct, 100.0 * (0.9 + 3 * 0.4) / 4, 0.01);
 }
@@ -196,7 +124,7 @@ TEST(AccuracyRules, StackedDevicePassesItsShareToTheDeviceThatServesIt) {
     const Fact* chain = ev.find_fact("device.stack_chain", {{"device", "loop1"}});
     ASSERT_NE(chain, nullptr);
     EXPECT_NE(chain->value.find("loop0"), std::string::npos);
-    const Verdict v = analyze(ev, shipped());
+    const Verdict v = analyze(ev, shipped_rules());
     ASSERT_FALSE(v.findings.empty());
     EXPECT_EQ(v.findings.front().rule_id, "device.dominant_no_reference");
     EXPECT_EQ(v.findings.front().instance, "loop0");
@@ -231,7 +159,7 @@ TEST(AccuracyRules, ApplicationsWaitIsSplitByItsOwnRequestsNotByEveryonesBlockTi
     EXPECT_NEAR(busy->value, 0, 0.01);
     EXPECT_NEAR(lower->value, 95, 0.01);
     EXPECT_NE(top->provenance.source.find("fio's own requests"), std::string::npos);
-    const Verdict v = analyze(ev, shipped());
+    const Verdict v = analyze(ev, shipped_rules());
     ASSERT_FALSE(v.findings.empty());
     EXPECT_EQ(v.findings.front().rule_id, "device.dominant_no_reference");
     EXPECT_EQ(v.findings.front().instance, "loop0");
@@ -261,7 +189,7 @@ TEST(AccuracyRules, BlockQueueingNobodyWaitedForIsANoteNotAFinding) {
     ev.add_metric("attr.app.device_pct", {}, 80, "pct", kP);
     submitter(ev, "fio", "loop0", 4e6, 40.0 * 50000, 38.0 * 50000);
     ev.add_metric("block.submitter_q2c_total_us", {{"device", "sda"}, {"comm", "dd"}}, 400.0 * 5000, "us", kP);
-    const Verdict v = analyze(ev, shipped());
+    const Verdict v = analyze(ev, shipped_rules());
     EXPECT_EQ(find(v.findings, "block.scheduler_queueing_dominant"), nullptr);
     const Finding* note = find(v.notes, "block.scheduler_queueing_dominant");
     ASSERT_NE(note, nullptr);
@@ -275,7 +203,7 @@ TEST(AccuracyRules, OneCauseOneFindingDirtyThrottling) {
     Evidence ev;
     slow_set(ev, {{"dirty", 97}, {"cpu", 3}});
     ev.add_metric("dirty.pause_ms", {}, 3000, "ms", kP);
-    const Verdict v = analyze(ev, shipped());
+    const Verdict v = analyze(ev, shipped_rules());
     const Finding* f = find(v.findings, "syscall.dirty_throttling_dominant");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(find(v.findings, "dirty.writers_throttled"), nullptr);
@@ -293,7 +221,7 @@ TEST(AccuracyRules, FsyncChainIsOneCauseEvenWhenNoPartIsTopAlone) {
     ev.add_metric("journal.jbd2_wait_us", {}, 1e6, "us", kP);
     ev.add_metric("attr.all.journal_us", {}, 1e6, "us", kP);
     op_hist(ev, "fsync", {{500, 900}, {40000, 100}});   // one in ten fsyncs beyond any healthy device's
-    const Verdict v = analyze(ev, shipped());
+    const Verdict v = analyze(ev, shipped_rules());
     ASSERT_FALSE(v.findings.empty());
     EXPECT_EQ(v.findings.front().rule_id, "syscall.journal_dominant");
     ASSERT_TRUE(v.findings.front().share_pct);
@@ -316,7 +244,7 @@ TEST(AccuracyRules, TextVerdictOpensWithTheGlanceAndPrintsEachSourceOnce) {
     Evidence ev;
     device(ev, "vdb", "virtio", 40000, 400, 1.0);
     slow_set(ev, {{"device", 99.9}, {"cpu", 0.1}});
-    const Verdict v = analyze(ev, shipped());
+    const Verdict v = analyze(ev, shipped_rules());
     const std::string text = render_text(v);
     const size_t glance = text.find("AT A GLANCE");
     ASSERT_NE(glance, std::string::npos);
@@ -340,7 +268,7 @@ TEST(AccuracyRules, FastSlowSetOfAHealthyMachineIsNoWarning) {
         slow_set(ev, {{"page_cache", 80}, {"filesystem", 20}}, mean_us);
         ev.add_metric("fs.read_miss_pct", {}, 30, "pct", kP);
         ev.add_metric("vm.pgscan_kswapd", {}, 2000, "pages", kP);   // the cache is losing pages
-        const Verdict v = analyze(ev, shipped());
+        const Verdict v = analyze(ev, shipped_rules());
         const Finding* f = find(v.findings, "syscall.page_cache_misses_dominant");
         if (mean_us < 1000) {
             EXPECT_EQ(f, nullptr) << "a slow set waiting 48 us per syscall is not slow";
@@ -364,14 +292,14 @@ TEST(AccuracyRules, MissesOfACacheThatEvictsNothingAreFirstReadsANote) {
     ev.add_metric("vm.pgscan_direct", {}, 0, "pages", kP);
     ev.add_metric("vm.workingset_refault", {}, 15000, "pages", kP);   // re-reads of pages evicted earlier
     ev.add_metric("cgroup.memory_limit_hits_delta", {{"cgroup", "/"}}, 0, "count", kP);
-    Verdict v = analyze(ev, shipped());
+    Verdict v = analyze(ev, shipped_rules());
     EXPECT_EQ(find(v.findings, "syscall.page_cache_misses_dominant"), nullptr);
     EXPECT_NE(find(v.notes, "syscall.cold_reads"), nullptr);
     EXPECT_EQ(v.status, Severity::Info);
 
     Evidence limited = ev;   // the same misses in a memory cgroup at its limit: the cache is too small
     limited.add_metric("cgroup.memory_limit_hits_delta", {{"cgroup", "/db"}}, 5000, "count", kP);
-    v = analyze(limited, shipped());
+    v = analyze(limited, shipped_rules());
     EXPECT_NE(find(v.findings, "syscall.page_cache_misses_dominant"), nullptr);
     EXPECT_EQ(find(v.notes, "syscall.cold_reads"), nullptr);
 
@@ -380,7 +308,7 @@ TEST(AccuracyRules, MissesOfACacheThatEvictsNothingAreFirstReadsANote) {
                                             [](const Metric& m) { return m.name == "vm.pgscan_kswapd"; }),
                              reclaiming.metrics.end());
     reclaiming.add_metric("vm.pgscan_kswapd", {}, 7000, "pages", kP);
-    EXPECT_NE(find(analyze(reclaiming, shipped()).findings, "syscall.page_cache_misses_dominant"), nullptr);
+    EXPECT_NE(find(analyze(reclaiming, shipped_rules()).findings, "syscall.page_cache_misses_dominant"), nullptr);
 }
 
 // Problem: a healthy Ceph OSD's (or database's) fsyncs are mostly fast; the
@@ -390,7 +318,7 @@ TEST(AccuracyRules, TailOfHealthyFsyncsIsNoWarningSlowFsyncsAre) {
     {
         Evidence ev;   // device of unknown class: floor 15 ms (an HDD's fsync); none beyond it
         fsync_chain_evidence(ev, {{500, 6000}, {6000, 400}, {12000, 26}});
-        const Verdict v = analyze(ev, shipped());
+        const Verdict v = analyze(ev, shipped_rules());
         EXPECT_EQ(find(v.findings, "syscall.fsync_chain"), nullptr);
         add_derived_metrics(ev);
         const Metric* floor = ev.find_metric("attr.slow.fsync_floor_us");
@@ -401,7 +329,7 @@ TEST(AccuracyRules, TailOfHealthyFsyncsIsNoWarningSlowFsyncsAre) {
     {
         Evidence ev;   // the same with 5 % of the fsyncs at 40 ms
         fsync_chain_evidence(ev, {{500, 6000}, {6000, 400}, {40000, 340}});
-        const Verdict v = analyze(ev, shipped());
+        const Verdict v = analyze(ev, shipped_rules());
         EXPECT_NE(find(v.findings, "syscall.fsync_chain"), nullptr);
     }
     {
@@ -434,20 +362,20 @@ TEST(AccuracyRules, FsyncTailFarAboveItsMedianBesideAForeignWriterIsTheChain) {
         Evidence ev;
         fsync_chain_evidence(ev, {{500, 6000}, {6000, 400}, {12000, 26}});
         writer(ev, "fio (pid 42)", 90);
-        const Verdict v = analyze(ev, shipped());
+        const Verdict v = analyze(ev, shipped_rules());
         EXPECT_NE(find(v.findings, "syscall.fsync_chain"), nullptr);
     }
     {
         Evidence ev;   // the database dirtied the data itself
         fsync_chain_evidence(ev, {{500, 6000}, {6000, 400}, {12000, 26}});
         writer(ev, "postgres (pid 7)", 90);
-        EXPECT_EQ(find(analyze(ev, shipped()).findings, "syscall.fsync_chain"), nullptr);
+        EXPECT_EQ(find(analyze(ev, shipped_rules()).findings, "syscall.fsync_chain"), nullptr);
     }
     {
         Evidence ev;   // a foreign writer, but the fsyncs' tail stays near their median
         fsync_chain_evidence(ev, {{3000, 6000}, {6000, 400}, {12000, 26}});
         writer(ev, "fio (pid 42)", 90);
-        EXPECT_EQ(find(analyze(ev, shipped()).findings, "syscall.fsync_chain"), nullptr);
+        EXPECT_EQ(find(analyze(ev, shipped_rules()).findings, "syscall.fsync_chain"), nullptr);
     }
 }
 
@@ -457,7 +385,7 @@ TEST(AccuracyRules, FsyncTailFarAboveItsMedianBesideAForeignWriterIsTheChain) {
 TEST(AccuracyRules, UnmeasuredClauseIsDroppedAndTheSentenceReads) {
     Evidence ev;
     fsync_chain_evidence(ev, {{500, 600}, {40000, 340}});
-    Verdict v = analyze(ev, shipped());
+    Verdict v = analyze(ev, shipped_rules());
     const Finding* f = find(v.findings, "syscall.fsync_chain");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->mechanism.find("not measured"), std::string::npos) << f->mechanism;
@@ -468,7 +396,7 @@ TEST(AccuracyRules, UnmeasuredClauseIsDroppedAndTheSentenceReads) {
     ev.add_fact("io.top_writer", {}, "fio (pid 42)", kP);
     ev.add_metric("io.top_writer_pct", {}, 97, "pct", kP);
     ev.add_metric("io.write_bytes_dirtied", {}, 1 << 30, "bytes", kP);
-    v = analyze(ev, shipped());
+    v = analyze(ev, shipped_rules());
     f = find(v.findings, "syscall.fsync_chain");
     ASSERT_NE(f, nullptr);
     EXPECT_NE(f->mechanism.find("carrying data dirtied mostly by fio (pid 42) (97 % of it)"), std::string::npos)
@@ -529,7 +457,7 @@ TEST(AccuracyRules, TwoApplicationsSlowedByTwoCausesAreBothRanked) {
     ev.add_fact("attr.slow.top_pid", {}, "3", kP);
     ev.add_metric("syscall.proc.time_us", {{"comm", "db"}, {"pid", "3"}, {"cgroup", "/db"}}, 8e6, "us", kP);
     ev.add_metric("syscall.proc.time_us", {{"comm", "ingest"}, {"pid", "7"}, {"cgroup", "/ingest"}}, 3e6, "us", kP);
-    const Verdict v = analyze(ev, shipped());
+    const Verdict v = analyze(ev, shipped_rules());
     ASSERT_GE(v.findings.size(), 2u);
     EXPECT_EQ(v.findings[0].rule_id, "syscall.lock_contention");
     EXPECT_TRUE(v.findings[0].sufferer.empty());
@@ -548,6 +476,6 @@ TEST(AccuracyRules, TwoApplicationsSlowedByTwoCausesAreBothRanked) {
     Evidence one;
     slow_set(one, {{"locks", 70}, {"dirty", 28}, {"cpu", 2}});
     app_breakdown(one, "db", 1, 8e6, {{"locks", 95}, {"cpu", 5}});
-    const Verdict w = analyze(one, shipped());
+    const Verdict w = analyze(one, shipped_rules());
     EXPECT_EQ(find(w.findings, "syscall.dirty_throttling_dominant"), nullptr);
 }

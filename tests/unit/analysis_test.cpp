@@ -108,9 +108,11 @@ TEST(Analysis, MeasuredShareOutranksSeverityPriorAndOrdersFixes) {
     ev.add_metric("attr.slow.dirty_pct", {}, 70, "pct", {"derived", "x"});
     const Verdict v = analyze(ev, rules());
     ASSERT_EQ(v.findings.size(), 3u);
+    // A finding with no measured share never ranks above one with a share
+    // (issue 22), whatever its severity prior.
     EXPECT_EQ(v.findings[0].rule_id, "test.dirty");     // 70 % x 0.9
-    EXPECT_EQ(v.findings[1].rule_id, "test.device_busy"); // prior 0.3 x 0.8
-    EXPECT_EQ(v.findings[2].rule_id, "test.reclaim");   // 15 % x 0.9
+    EXPECT_EQ(v.findings[1].rule_id, "test.reclaim");   // 15 % x 0.9
+    EXPECT_EQ(v.findings[2].rule_id, "test.device_busy"); // no share: prior 0.3 x 0.8, last
     // Fixes: share first (dirty 70 %, reclaim 15 %), then unmeasured ones.
     ASSERT_EQ(v.fixes.size(), 3u);
     EXPECT_EQ(v.fixes[0].action, "write less");

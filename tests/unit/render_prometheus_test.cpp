@@ -183,9 +183,12 @@ TEST(RenderPrometheus, CarriesTheVerdictInBaseUnitsWithBoundedLabels) {
     EXPECT_NEAR(named(all, "iodiag_window_duration_seconds").at(0).value, r.v.window.duration_s, 1e-6);
     EXPECT_EQ(named(all, "iodiag_collector_available").size(), r.v.collectors.size());
 
-    // Only bounded label names anywhere.
+    // Only bounded label names anywhere: an application's command and a
+    // cgroup's name and kind (a service, a container, a pod) are as many as
+    // the programs and services that suffered, never a path or a pid.
     const std::set<std::string> allowed{"mode", "rule_id", "layer", "severity", "device", "fingerprint",
-                                        "collector", "what", "basis", "status", "version"};
+                                        "collector", "what", "basis", "status", "version",
+                                        "app", "cgroup_name", "cgroup_kind"};
     for (const auto& s : all) {
         EXPECT_EQ(s.labels.at("mode"), "replay");
         for (const auto& [k, _] : s.labels) EXPECT_TRUE(allowed.count(k)) << s.name << " has label " << k;

@@ -1,0 +1,371 @@
+// The judgement model (docs/judgement.md): when the time a layer took from the
+// application that suffered most is a fault, and when it is that
+// application's own demand on a healthy stack. A share says where the time
+// went; this says whether that is abnormal, by mechanism and by the layer's
+// own distribution, never by a number fitted to a scenario.
+//
+// A layer is abnormal for the application when the time is material (its slow
+// syscalls wait, besides for a CPU, at least one read of the fastest flash
+// class: attr.slow.floor_us) and one of these holds:
+//   - the wait is not its own demand: for a CPU, a lock, an I/O limit or
+//     throttle, dirty-page pacing, reclaim; a journal commit carrying another
+//     program's data; its device serving mostly other programs' requests;
+//   - the layer's own distribution has a material tail: the requests
+//     (or fsyncs) at or above 10x its own median (seed 000 §9.4's alert level,
+//     with the median as the baseline) hold a third of its time or more, so
+//     without them it would be 1.5x faster (Amdahl);
+//   - it is slower than what it should deliver: a device's median above any
+//     flash device's (no reference), or above 3x its reference latency.
+// Otherwise a dominant layer is the application's own demand on a healthy
+// layer: judged normal, and said so.
+//
+// Emitted per layer (instance label `layer`): judge.share_pct (the layer's
+// part of the suffering application's slow time, the I/O scheduler's part of
+// its device wait under block_queue, as in the layer table), judge.abnormal
+// (1/0) and judge.reason (why); and per device the figures the device rules
+// use too: device.d2c_stall_time_pct, device.stalls, device.others_service_pct,
+// device.contended.
+#include "engine/derive/derive_steps.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "engine/derive/slow_floor.hpp"
+#include "engine/evidence/format.hpp"
+
+namespace iodiag::derive {
+
+namespace {
+
+// A layer holding more than all others together is where the time went.
+constexpr double kDominantPct = 50;
+// Seed 000 §9.4: 10x the baseline is the alert level for block latency. With
+// no other baseline, a layer's own median is its baseline.
+constexpr double kTailFactor = 10;
+// The tail's part of a layer's time at which removing it makes the layer 1.5x
+// faster: a material slowdown, not a wobble.
+constexpr double kMaterialTailPct = 100.0 / 3.0;
+// Other programs' requests hold most of a device's service time: the
+// application waits behind them, not behind its own demand.
+constexpr double kOthersMajorityPct = 50;
+// A layer holding less of the slow time than this is not judged: removing all
+// of it would make the slow syscalls faster by less than a twentieth (the
+// engine's bar for a cause anybody felt, engine/triage/analysis.cpp).
+constexpr double kJudgedSharePct = 5;
+// A p99 (and a tail's share of the time) needs a hundred samples to be more
+// than the window's maximum (rules/block.yaml's bar).
+constexpr double kMinRequests = 100;
+
+struct Judged {
+    bool abnormal = false;
+    std::string reason;
+};
+
+std::string pct_text(double v) { return format_value(v, "pct"); }
+std::string us_text(double v) { return format_value(v, "us"); }
+
+// A log2 histogram's time (bucket midpoints) in buckets that start at or
+// above kTailFactor x its median, and its whole time; nullopt with too few
+// values.
+struct Tail {
+    double tail_us = 0, all_us = 0;
+};
+std::optional<Tail> tail_of(const Log2Histogram& h) {
+    if (static_cast<double>(h.total()) < kMinRequests) return std::nullopt;
+    const double p50 = h.percentile(50).value;
+    if (p50 <= 0) return std::nullopt;
+    const Tail t{at_or_above(h, kTailFactor * p50).second, at_or_above(h, 0).second};
+    return t.all_us > 0 ? std::optional(t) : std::nullopt;
+}
+
+// The device's stall tail: per operation, its requests of 10x that
+// operation's median D2C or more (reads and writes are not one distribution).
+// A cache flush is slow by nature and is not judged against the writes; where
+// flushes are 1 % of the requests or more (rules/block.yaml's bar), writes wait
+// behind them inside the device, so their tail is the application's own flush
+// demand and the reads alone are judged. Bundles without per-operation
+// histograms: the device's whole distribution.
+struct Stall {
+    double pct = 0;
+    uint64_t requests = 0;
+    std::string ops;
+};
+std::optional<Stall> stall_of(const Evidence& ev, const std::string& d) {
+    const Labels l{{"device", d}};
+    const double requests = metric_or(ev, "block.requests", l, 0);
+    const bool flush_heavy = requests > 0 && metric_or(ev, "block.flushes", l, 0) / requests >= 0.01;
+    Tail sum;
+    Stall s;
+    for (const char* op : {"read", "write"}) {
+        if (flush_heavy && std::string(op) == "write") continue;
+        const HistogramMetric* h = ev.find_histogram("block.d2c_us", {{"device", d}, {"op", op}});
+        if (!h || h->unit != "us") continue;
+        if (const auto t = tail_of(h->hist)) {
+            sum.tail_us += t->tail_us, sum.all_us += t->all_us;
+            s.requests += h->hist.total();
+            s.ops += (s.ops.empty() ? "" : " and ") + std::string(op) + "s";
+        }
+    }
+    if (s.ops.empty() && !flush_heavy)
+        if (const HistogramMetric* h = ev.find_histogram("block.d2c_us", l); h && h->unit == "us")
+            if (const auto t = tail_of(h->hist)) {
+                sum = *t;
+                s.requests = h->hist.total();
+                s.ops = "requests";
+            }
+    if (s.ops.empty()) return std::nullopt;
+    s.pct = 100.0 * sum.tail_us / sum.all_us;
+    return s;
+}
+
+// Per device: the stall tail of its service time (D2C), and how much of it
+// other programs' requests held than the suffering application's (or, where
+// no application's own breakdown was measured, than the device's top
+// submitter's: the command that waited on it most, device.top_submitter).
+void add_device_distribution(Evidence& ev) {
+    const Fact* app = ev.find_fact("attr.app.name");
+    const std::string app_name = app ? app->value : "";   // copied: the vector may move below
+    for (const auto& d : ev.instances("device")) {
+        const Labels l{{"device", d}};
+        if (const auto stall = stall_of(ev, d)) {
+            ev.add_metric("device.d2c_stall_time_pct", l, stall->pct, "pct",
+                          derived("share of the device's service time (block.d2c_us{op}, log2 bucket midpoints) of " +
+                                  stall->ops + " in requests of 10x their operation's median D2C or more"));
+            ev.add_metric("device.stalls", l, stall->pct >= kMaterialTailPct ? 1 : 0, "bool",
+                          derived("1 when device.d2c_stall_time_pct >= 33 %: without its stalls the device would "
+                                  "serve its " + stall->ops + " 1.5x faster (" + std::to_string(stall->requests) +
+                                  " requests)"));
+        }
+        std::string whose = app_name;
+        if (whose.empty())
+            if (const Fact* top = ev.find_fact("device.top_submitter", l)) whose = top->value;
+        if (whose.empty()) continue;
+        const Metric* total = ev.find_metric("block.d2c_total_us", l);
+        const Metric* own = ev.find_metric("block.submitter_d2c_total_us", {{"comm", whose}, {"device", d}});
+        if (!total || total->value <= 0 || !own || own->value <= 0) continue;
+        const double others = std::max(0.0, 100.0 * (1 - own->value / total->value));
+        ev.add_metric("device.others_service_pct", l, others, "pct",
+                      derived("1 - D2C total of " + whose +
+                              "'s own requests (block.submitter_d2c_total_us) / the device's D2C total: the part "
+                              "of its service time other programs' requests took"));
+        ev.add_metric("device.contended", l, others >= kOthersMajorityPct ? 1 : 0, "bool",
+                      derived("1 when device.others_service_pct >= 50 %: other programs' requests held most of "
+                              "the device " + whose + " waited on"));
+    }
+}
+
+std::optional<Judged> judge_device(const Evidence& ev, const std::string& d) {
+    if (d.empty()) return std::nullopt;
+    const Labels l{{"device", d}};
+    if (metric_or(ev, "device.contended", l, 0) == 1)
+        return Judged{true, d + " serves mostly other programs' requests (" +
+                                pct_text(metric_or(ev, "device.others_service_pct", l, 0)) +
+                                " of its service time): the application waits behind them"};
+    if (metric_or(ev, "device.stalls", l, 0) == 1)
+        return Judged{true, d + " stalls: requests of 10x its median service time or more hold " +
+                                pct_text(metric_or(ev, "device.d2c_stall_time_pct", l, 0)) + " of its service time"};
+    const Metric* ref = ev.find_metric("device.nominal_read_latency_ms", l);
+    const Metric* p50 = ev.find_metric("device.d2c_p50_us", l);
+    if (ref && p50 && p50->value > 3 * 1000 * ref->value)
+        return Judged{true, d + "'s median service time (" + us_text(p50->value) + ") is over 3x its reference (" +
+                                format_value(ref->value, "ms") + ")"};
+    if (!ref && metric_or(ev, "device.slower_than_flash", l, 0) == 1)
+        return Judged{true, d + "'s median service time (" + us_text(p50 ? p50->value : 0) +
+                                ") is slower than any flash device serves, and it has no reference"};
+    // Judged normal only where its distribution and its users were measured.
+    std::string why;
+    if (const Metric* stall = ev.find_metric("device.d2c_stall_time_pct", l))
+        why = d + " serves at its own pace: its stall tail holds " + pct_text(stall->value) + " of its service time";
+    else if (const double requests = metric_or(ev, "block.requests", l, 0);
+             requests > 0 && metric_or(ev, "block.flushes", l, 0) / requests >= 0.01)
+        why = d + " serves the application's cache flushes (" +
+              pct_text(100 * metric_or(ev, "block.flushes", l, 0) / requests) +
+              " of its requests), and its writes wait behind them";
+    else
+        return std::nullopt;
+    if (const Metric* o = ev.find_metric("device.others_service_pct", l))
+        why += ", other programs " + pct_text(o->value) + " of it";
+    return Judged{false, why + ": the application's own demand"};
+}
+
+std::optional<Judged> judge_block_queue(const Evidence& ev, const std::string& d) {
+    if (d.empty()) return std::nullopt;
+    const Labels l{{"device", d}};
+    if (metric_or(ev, "device.contended", l, 0) == 1)
+        return Judged{true, "its requests queue on " + d + " behind other programs' (" +
+                                pct_text(metric_or(ev, "device.others_service_pct", l, 0)) +
+                                " of the device's service time)"};
+    if (!ev.find_metric("device.others_service_pct", l)) return std::nullopt;
+    return Judged{false, "its requests queue behind its own on " + d + ": the application's own demand"};
+}
+
+// The journal: commits carrying another program's data, or fsyncs whose tail
+// lies far above their median or above what the device allows.
+std::optional<Judged> judge_journal(const Evidence& ev) {
+    const Metric* foreign = ev.find_metric("attr.slow.fsync_foreign_data_pct");
+    if (foreign && foreign->value >= kOthersMajorityPct)
+        return Judged{true, "its commits carry another program's data (" + pct_text(foreign->value) +
+                                " of the data dirtied in the window)"};
+    const Metric* over = ev.find_metric("attr.slow.fsync_over_floor_pct");
+    if (over && over->value >= 1)
+        return Judged{true, pct_text(over->value) + " of the fsyncs took longer than a healthy fsync on the device can"};
+    const Metric* ratio = ev.find_metric("attr.slow.fsync_tail_ratio");
+    if (ratio && ratio->value >= kTailFactor)
+        return Judged{true, "the fsyncs' p99 is " + format_value(ratio->value, "ratio") + " times their median"};
+    if (!over && !ratio) return std::nullopt;
+    return Judged{false, "the fsyncs stay within a few times their median and under the device's healthy fsync time"};
+}
+
+// A cache that loses pages, or misses served by an abnormal device.
+std::optional<Judged> judge_page_cache(const Evidence& ev, const std::string& d) {
+    if (metric_or(ev, "page_cache.evicting", {}, 0) == 1)
+        return Judged{true, "the page cache loses pages in the window (reclaim or a memory limit): reads miss "
+                            "what it held"};
+    if (const auto dev = judge_device(ev, d)) {
+        if (dev->abnormal) return Judged{true, "its misses are read from " + dev->reason};
+        return Judged{false, "first reads of data never cached, from a device that " + dev->reason};
+    }
+    return std::nullopt;
+}
+
+std::optional<Judged> judge_layer(const Evidence& ev, const std::string& layer, bool material,
+                                  const std::string& device) {
+    const std::string not_material = "its slow syscalls wait less than one flash read besides a CPU";
+    // Waits that are never the application's own I/O demand.
+    static const std::map<std::string, std::string> not_own_demand = {
+        {layer::kLocks, "waiting for a sleeping lock another task holds"},
+        {layer::kDirty, "paused by the kernel's dirty-page throttling"},
+        {layer::kReclaim, "reclaiming memory on the I/O path"},
+        {layer::kCgroup, "held by an I/O limit or throttle"},
+    };
+    if (const auto it = not_own_demand.find(layer); it != not_own_demand.end())
+        return material ? Judged{true, it->second + ", not the application's own I/O"}
+                        : Judged{false, it->second + ", but " + not_material};
+    if (layer == layer::kCpu) {
+        const Metric* per_op = ev.find_metric("attr.sufferer.cpu_us_per_op");
+        const Metric* floor = ev.find_metric("attr.slow.floor_us");
+        if (!per_op || !floor) return std::nullopt;
+        if (per_op->value >= floor->value)
+            return Judged{true, "waiting for a CPU, " + us_text(per_op->value) +
+                                    " per slow syscall: longer than the storage's own read (" +
+                                    us_text(floor->value) + ")"};
+        return Judged{false, "run-queue delay of " + us_text(per_op->value) +
+                                 " per slow syscall, shorter than one flash read: ordinary time sharing"};
+    }
+    std::optional<Judged> j;
+    if (layer == layer::kDevice) j = judge_device(ev, device);
+    else if (layer == layer::kBlockQueue) j = judge_block_queue(ev, device);
+    else if (layer == layer::kJournal) j = judge_journal(ev);
+    else if (layer == layer::kPageCache) j = judge_page_cache(ev, device);
+    // The filesystem's on-CPU time and "other" have no distribution of their
+    // own per application: the model does not judge them (the layer table
+    // says so), rather than guess.
+    if (j && j->abnormal && !material) return Judged{false, j->reason + ", but " + not_material};
+    return j;
+}
+
+// The device that serves the suffering application: the one its slow
+// syscalls waited on most (attr.slow.waited_device, add_slow_floors), else,
+// for waits the syscall collector charges elsewhere (a buffered read's page,
+// the page cache's), the one its own requests spent the most time on.
+std::string served_device(const Evidence& ev) {
+    if (const Fact* waited = ev.find_fact("attr.slow.waited_device")) return waited->value;
+    const auto own = app_own_q2c(ev, lower_devices(ev));
+    const auto top = std::max_element(own.begin(), own.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+    return top == own.end() ? "" : top->first;
+}
+
+// The suffering application's slow syscalls wait, besides for a CPU, at least
+// attr.slow.floor_us on average (one read of the fastest flash class, or of
+// the device they wait on when slower).
+std::optional<bool> material_wait(const Evidence& ev) {
+    const bool own = ev.find_metric("attr.app.ops") && ev.find_metric("attr.app.time_us");
+    const Metric* ops = ev.find_metric(own ? "attr.app.ops" : "attr.slow.ops");
+    const Metric* time = ev.find_metric(own ? "attr.app.time_us" : "attr.slow.cpu_us");
+    const Metric* cpu = ev.find_metric("attr.sufferer.cpu_pct");
+    const Metric* floor = ev.find_metric("attr.slow.floor_us");
+    if (!floor) return std::nullopt;
+    if (!own) {
+        const Metric* mean = ev.find_metric("attr.slow.mean_wait_us");
+        if (!mean) return std::nullopt;
+        return mean->value >= floor->value;
+    }
+    if (!ops || ops->value <= 0 || !time || !cpu) return std::nullopt;
+    return time->value / ops->value * (1 - cpu->value / 100) >= floor->value;
+}
+
+// The suffering application's share of slow time per layer, as the layer
+// table splits it: the part of its device wait its requests spent in the I/O
+// scheduler counts under the block queue.
+std::map<std::string, double> sufferer_layer_shares(const Evidence& ev) {
+    std::map<std::string, double> share;
+    for (const auto& c : slow_set_classes())
+        if (const Metric* m = ev.find_metric("attr.sufferer." + c + "_pct")) share[c] = m->value;
+    double scheduler = 0;
+    for (const auto& d : ev.instances("device"))
+        scheduler += metric_or(ev, "device.scheduler_wait_share_pct", {{"device", d}}, 0);
+    if (share.count(layer::kDevice)) {
+        scheduler = std::min(scheduler, share[layer::kDevice]);
+        share[layer::kDevice] -= scheduler;
+        share[layer::kBlockQueue] += scheduler;
+    }
+    return share;
+}
+
+}  // namespace
+
+void add_judgement(Evidence& ev) {
+    add_device_distribution(ev);
+    const std::map<std::string, double> share = sufferer_layer_shares(ev);
+    if (share.empty()) return;
+    const Fact* app = ev.find_fact("attr.app.name");
+    const std::string whose = app ? app->value + "'s slow syscalls" : "the slow syscalls (machine-wide)";
+    const std::optional<bool> material = material_wait(ev);
+    const std::string device = served_device(ev);
+    for (const auto& [layer, pct] : share) {
+        const Labels l{{"layer", layer}};
+        ev.add_metric("judge.share_pct", l, pct, "pct",
+                      derived("attr.sufferer." + layer + "_pct (" + whose +
+                              "), the I/O scheduler's part of the device wait (device.scheduler_wait_share_pct) "
+                              "under block_queue"));
+        if (!material || pct < kJudgedSharePct) continue;
+        const auto j = judge_layer(ev, layer, *material, device);
+        if (!j) continue;
+        ev.add_metric("judge.abnormal", l, j->abnormal ? 1 : 0, "bool",
+                      derived("the judgement model (docs/judgement.md): not the application's own demand, a "
+                              "material tail of the layer's own distribution, or slower than it should be"));
+        ev.add_fact("judge.reason", l, j->reason, derived("the judgement model's criterion for this layer"));
+    }
+    const auto top = std::max_element(share.begin(), share.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (top->second >= kDominantPct)
+        ev.add_fact("judge.dominant_layer", {}, top->first,
+                    derived("the layer holding 50 % or more of " + whose + "' time (judge.share_pct)"));
+}
+
+std::vector<MetricSpec> judgement_specs() {
+    using K = MetricSpec::Kind;
+    return {
+        {"judge.share_pct", K::Metric, "pct", layer::kSyscall, "layer",
+         "the layer's share of the suffering application's slow syscall time (the I/O scheduler's part of its "
+         "device wait under block_queue)"},
+        {"judge.abnormal", K::Metric, "bool", layer::kSyscall, "layer",
+         "1 when the judgement model finds the layer's time abnormal for the suffering application, 0 when it is "
+         "that application's own demand on a healthy layer"},
+        {"judge.reason", K::Fact, "", layer::kSyscall, "layer", "why the layer was judged so"},
+        {"judge.dominant_layer", K::Fact, "", layer::kSyscall, "",
+         "the layer holding 50 % or more of the suffering application's slow time"},
+        {"device.d2c_stall_time_pct", K::Metric, "pct", layer::kDevice, "device",
+         "share of the device's service time in requests of 10x its median D2C or more"},
+        {"device.stalls", K::Metric, "bool", layer::kDevice, "device",
+         "1 when requests of 10x the median service time or more hold a third of the device's service time"},
+        {"device.others_service_pct", K::Metric, "pct", layer::kDevice, "device",
+         "share of the device's service time taken by programs other than the suffering application"},
+        {"device.contended", K::Metric, "bool", layer::kDevice, "device",
+         "1 when other programs' requests held most of the device's service time"},
+    };
+}
+
+}  // namespace iodiag::derive

@@ -1,0 +1,240 @@
+// Issue 22, the judgement model (docs/judgement.md): a layer holding most of a
+// slowed application's time is never OK and never "not judged"; a wait that is
+// not the application's own demand, or a material tail of a layer's own
+// distribution, is abnormal; the application's own demand on a healthy layer
+// stays quiet; a finding that explains nothing never outranks one that does;
+// OK needs the layers that carry the applications' latency observed.
+#include <gtest/gtest.h>
+
+#include "engine/render/plugin_output.hpp"
+#include "engine/render/render.hpp"
+#include "engine/triage/analysis.hpp"
+#include "engine/triage/judgement.hpp"
+#include "shipped_rules.hpp"
+#include "synthetic_evidence.hpp"
+
+using namespace iodiag;
+using namespace iodiag::testing;
+
+namespace {
+
+// The syscall and block collectors ran (their layers observed).
+void observed_by_bpf(Evidence& ev) {
+    ev.collectors.push_back({"syscall_bpf", true, "", {"filesystem", "journal", "page_cache", "dirty", "reclaim",
+                                                       "cgroup", "locks", "syscall", "cpu"}});
+    ev.collectors.push_back({"block_bpf", true, "", {"device", "block_queue"}});
+}
+
+// The suffering application `app`: `ops` slow syscalls of `mean_us` on
+// average, split over the layers by `pct` (its own, attr.app.*), the same as
+// the machine's slow set.
+void sufferer(Evidence& ev, const std::string& app, const std::map<std::string, double>& pct, double mean_us,
+              double ops = 500) {
+    ev.add_fact("attr.app.name", {}, app, kP);
+    ev.add_metric("attr.app.ops", {}, ops, "count", kP);
+    ev.add_metric("attr.app.time_us", {}, ops * mean_us, "us", kP);
+    ev.add_metric("attr.app.basis_us", {}, 1024, "us", kP);
+    for (const char* l : {"device", "block_queue", "filesystem", "journal", "page_cache", "dirty", "reclaim", "cgroup",
+                          "locks", "cpu", "other"})
+        ev.add_metric(std::string("attr.app.") + l + "_pct", {}, pct.count(l) ? pct.at(l) : 0, "pct", kP);
+    slow_set(ev, pct, mean_us);
+    observed_by_bpf(ev);
+    ev.add_metric("attr.slow.threshold_us", {}, 1024, "us", kP);
+    ev.add_metric("syscall.proc.time_us", {{"comm", app}, {"pid", "100"}, {"cgroup", "/"}}, ops * mean_us * 2, "us",
+                  kP);
+}
+
+// A device's service time: `fast` requests near `fast_us`, `stalled` near `stall_us`.
+void stalling_device(Evidence& ev, const std::string& dev, double fast_us, uint64_t fast, double stall_us,
+                     uint64_t stalled, double aqu = 1.0) {
+    device(ev, dev, "loop", fast_us, fast, aqu);
+    for (auto& h : ev.histograms)
+        if (h.name == "block.d2c_us" && h.labels.at("device") == dev)
+            h.hist.add_bucket(Log2Histogram::bucket_of(static_cast<uint64_t>(stall_us)), stalled);
+    const Labels l{{"device", dev}};
+    const double total = fast_us * static_cast<double>(fast) + stall_us * static_cast<double>(stalled);
+    ev.metrics.erase(std::remove_if(ev.metrics.begin(), ev.metrics.end(),
+                                    [&](const Metric& m) {
+                                        return m.labels == l && (m.name == "block.d2c_total_us" ||
+                                                                 m.name == "block.requests");
+                                    }),
+                     ev.metrics.end());
+    ev.add_metric("block.d2c_total_us", l, total, "us", kP);
+    ev.add_metric("block.q2c_total_us", l, total, "us", kP);
+    ev.add_metric("block.requests", l, static_cast<double>(fast + stalled), "count", kP);
+}
+
+const Finding* find(const std::vector<Finding>& v, const std::string& id) {
+    for (const auto& f : v)
+        if (f.rule_id == id) return &f;
+    return nullptr;
+}
+
+const LayerRow& row(const Verdict& v, const std::string& layer) {
+    for (const auto& r : v.layers)
+        if (r.layer == layer) return r;
+    throw std::runtime_error("no row " + layer);
+}
+
+}  // namespace
+
+// CPU contention: 80 % of the slowed application's slow time is run-queue
+// delay, 2 ms per slow syscall. A warning, so `check` alerts (was a note).
+TEST(Judgement, WaitingForACpuThatHoldsMostOfTheTimeIsAWarning) {
+    Evidence ev;
+    sufferer(ev, "fio", {{"cpu", 80}, {"device", 20}}, 2500);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty());
+    EXPECT_EQ(v.findings.front().rule_id, "syscall.runqueue_delay");
+    EXPECT_EQ(v.status, Severity::Warning);
+    EXPECT_EQ(status_word(v), "warning");
+    EXPECT_EQ(plugin_state(v), PluginState::Warning);
+}
+
+// The same share of ordinary time sharing (a few microseconds per slow
+// syscall, far under one flash read) is no finding.
+TEST(Judgement, ShortRunQueueDelaysAreOrdinaryTimeSharing) {
+    Evidence ev;
+    sufferer(ev, "fio", {{"cpu", 80}, {"device", 20}}, 50);
+    const Verdict v = analyze(ev, shipped_rules());
+    EXPECT_EQ(find(v.findings, "syscall.runqueue_delay"), nullptr);
+    EXPECT_EQ(status_word(v), "ok");
+}
+
+// A device that stalls now and then (median 256 us, 2 % of its requests at
+// ~100 ms: most of its service time) and holds the reader's slow time: a
+// warning on the device, and no note saying the device is not slow.
+TEST(Judgement, AFastMedianWithATailOfStallsIsAFinding) {
+    Evidence ev;
+    stalling_device(ev, "loop3", 256, 4900, 100000, 100);
+    sufferer(ev, "fio", {{"device", 97}, {"cpu", 3}}, 20000);
+    submitter(ev, "fio", "loop3", 4e6, 2.5e6, 2.5e6);
+    ev.metrics.erase(std::remove_if(ev.metrics.begin(), ev.metrics.end(),
+                                    [](const Metric& m) { return m.name == "block.submitter_d2c_total_us"; }),
+                     ev.metrics.end());
+    ev.add_metric("block.submitter_d2c_total_us", {{"device", "loop3"}, {"comm", "fio"}}, 256.0 * 4900 + 1e7, "us",
+                  kP);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty());
+    EXPECT_EQ(v.findings.front().rule_id, "device.stall_tail") << render_text(v, {});
+    EXPECT_EQ(v.findings.front().instance, "loop3");
+    EXPECT_EQ(find(v.notes, "device.sync_depth1_bound"), nullptr);
+    EXPECT_EQ(find(v.notes, "device.dominant_busy"), nullptr);
+    EXPECT_EQ(row(v, "device").state, LayerState::Abnormal);
+}
+
+// The journal holds 75 % of a database's slow time and its commits carry
+// another program's data; no journal rule could be evaluated (jbd2's phase
+// statistics missing): the invariant names the layer at warning level,
+// never "journal not judged".
+TEST(Judgement, ADominantJournalCarryingAnotherProgramsDataIsNamed) {
+    Evidence ev;
+    sufferer(ev, "postgres", {{"journal", 75.5}, {"device", 20}, {"cpu", 4.5}}, 9000);
+    ev.add_fact("io.top_writer", {}, "dd (pid 4242)", kP);
+    ev.add_metric("io.top_writer_pct", {}, 96, "pct", kP);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.layer, "journal");
+    EXPECT_GE(static_cast<int>(f.severity), static_cast<int>(Severity::Warning));
+    ASSERT_TRUE(f.share_pct);
+    EXPECT_NEAR(*f.share_pct, 75.5, 0.01);
+    EXPECT_NE(row(v, "journal").state, LayerState::Unjudged);
+}
+
+// A healthy device saturated by another program: the victim's requests are a
+// tenth of the device's service time, and its slow time is all device wait.
+TEST(Judgement, ADeviceServingMostlyAnotherProgramIsNotTheApplicationsDemand) {
+    Evidence ev;
+    device(ev, "vdb", "virtio", 200, 40000, 12);
+    sufferer(ev, "redis-server", {{"device", 90}, {"cpu", 10}}, 3000);
+    submitter(ev, "redis-server", "vdb", 4e6, 1e6, 0.8e6);
+    submitter(ev, "backup", "vdb", 4e6, 3e6, 7.2e6);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
+    EXPECT_EQ(v.findings.front().layer, "device");
+    EXPECT_NE(v.findings.front().title.find("other programs"), std::string::npos) << v.findings.front().title;
+    EXPECT_NE(status_word(v), "ok");
+}
+
+// One application keeping a fast device busy alone: its own demand on a
+// healthy device. Quiet, and the dominant layer is judged normal with the
+// reason, not "not judged".
+TEST(Judgement, OwnDemandOnAHealthyDeviceStaysQuietAndIsJudged) {
+    Evidence ev;
+    device(ev, "vdb", "virtio", 200, 40000, 12);
+    sufferer(ev, "fio", {{"device", 90}, {"cpu", 10}}, 3000);
+    submitter(ev, "fio", "vdb", 4e6, 3.9e6, 8e6);
+    const Verdict v = analyze(ev, shipped_rules());
+    EXPECT_EQ(status_word(v), "ok") << render_text(v, {});
+    EXPECT_EQ(row(v, "device").state, LayerState::Normal);
+    EXPECT_NE(row(v, "device").figures.find("own demand"), std::string::npos) << row(v, "device").figures;
+}
+
+// A limit "reached" that cost nobody's slow syscalls anything is a note, and
+// whatever has no measured share never ranks above a finding with one.
+TEST(Judgement, AFindingThatExplainsNothingNeverOutranksOneThatDoes) {
+    Evidence ev;
+    stalling_device(ev, "loop3", 256, 4900, 100000, 100);
+    sufferer(ev, "fio", {{"device", 97}, {"cpu", 3}}, 20000);
+    const Labels cg{{"cgroup", "/batch"}};
+    ev.add_metric("cgroup.io_limit_utilisation_pct", cg, 99, "pct", kP);
+    ev.add_metric("syscall.cgroup.slow_time_us", {{"cgroup", "/other"}}, 1e6, "us", kP);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty());
+    EXPECT_NE(v.findings.front().rule_id, "cgroup.io_limit_reached");
+    EXPECT_EQ(find(v.findings, "cgroup.io_limit_reached"), nullptr) << render_text(v, {});
+    EXPECT_NE(find(v.notes, "cgroup.io_limit_reached"), nullptr);
+}
+
+TEST(Judgement, RankingPutsMeasuredSharesFirst) {
+    Evidence ev;
+    stalling_device(ev, "loop3", 256, 4900, 100000, 100);
+    sufferer(ev, "fio", {{"device", 97}, {"cpu", 3}}, 20000);
+    // A critical NVMe warning has no share of anybody's time: ranked below,
+    // although critical.
+    ev.add_fact("device.class", {{"device", "nvme0n1"}}, "nvme", kP);
+    ev.add_metric("nvme.critical_warning", {{"device", "nvme0n1"}}, 4, "bitmask", kP);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_NE(find(v.findings, "nvme.critical_warning"), nullptr) << render_text(v, {});
+    EXPECT_EQ(v.status, Severity::Critical);
+    EXPECT_EQ(v.findings.back().rule_id, "nvme.critical_warning");
+    for (size_t i = 1; i < v.findings.size(); ++i)
+        if (v.findings[i].share_pct && *v.findings[i].share_pct > 0)
+            EXPECT_TRUE(v.findings[i - 1].share_pct && *v.findings[i - 1].share_pct > 0) << v.findings[i].rule_id;
+}
+
+// Without the syscall and block layers nothing found means nothing known:
+// UNKNOWN, in every output, and `check` exits 3.
+TEST(Judgement, WithoutTheLayersThatCarryTheLatencyOkIsUnknown) {
+    Evidence ev;
+    ev.collectors.push_back({"syscall_bpf", false, "not root (BPF needs CAP_BPF)", {"syscall"}});
+    ev.collectors.push_back({"block_bpf", false, "not root (BPF needs CAP_BPF)", {"block_queue"}});
+    ev.collectors.push_back({"vmstat", true, "", {"reclaim"}});
+    ev.add_metric("vm.pgscan_direct", {}, 0, "pages", kP);
+    const Verdict v = analyze(ev, shipped_rules());
+    EXPECT_TRUE(v.findings.empty());
+    EXPECT_EQ(status_word(v), "unknown");
+    EXPECT_NE(render_text(v, {}).find("STATUS: UNKNOWN"), std::string::npos);
+    const nlohmann::json j = render_json(v);
+    EXPECT_EQ(j.at("status").get<std::string>(), "unknown");
+    EXPECT_NE(j.at("blind").get<std::string>().find("not observed"), std::string::npos);
+    EXPECT_EQ(plugin_state(v), PluginState::Unknown);
+}
+
+TEST(Judgement, TheLayerOfARulePerLayerIsItsInstance) {
+    LoadContext ctx;
+    const std::string bad =
+        "rules:\n  - id: x.y\n    layer: \"{layer}\"\n    severity: warning\n    title: t\n    when: "
+        "{metric: judge.share_pct, op: \">\", value: 1}\n    mechanism: m\n";
+    const MetricCatalog catalog = [] {
+        MetricCatalog c;
+        c.add({"judge.share_pct", MetricSpec::Kind::Metric, "pct", "syscall", "layer", ""});
+        return c;
+    }();
+    ctx.catalog = &catalog;
+    const RuleSet r = load_rules_from_string(bad, "bad.yaml", ctx);
+    bool e008 = false;
+    for (const auto& d : r.diagnostics) e008 |= d.code == "E008";
+    EXPECT_TRUE(e008);
+}
