@@ -15,6 +15,7 @@ BUILD_PACKAGES=(
 TEST_PACKAGES=(
   libgtest-dev libgmock-dev                                  # unit and live tests
   fio bpftrace xfsprogs btrfs-progs e2fsprogs util-linux kmod stress-ng   # live tests, scenarios, benchmark
+  linux-perf redis-server redis-tools                        # benchmark only: tests/bench/non_io_tax.py (perf bench; a real server, started on localhost by it)
   postgresql                                                 # the lab's real application (transactions beside a big writer)
   python3-fusepy                                             # the lab's slow devices (tests/lab/slowfs.py: FUSE under a loop device)
   prometheus prometheus-node-exporter prometheus-alertmanager   # fleet integration test (started by the test on localhost)

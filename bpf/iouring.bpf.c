@@ -14,10 +14,13 @@
  *
  * Two program variants per io_uring tracepoint: tp_btf (typed args) and raw_tp
  * (same args untyped); user space enables one set, chosen by real probes.
- * The CQ wait ends at the exit of io_uring_enter, seen on the raw
- * raw_syscalls:sys_exit tracepoint filtered by syscall number first: a
- * perf-event syscall tracepoint (syscalls:sys_exit_io_uring_enter) would cost
- * an RCU synchronisation (60-80 ms here) when detached.
+ * The CQ wait ends at the exit of io_uring_enter: on its own per-syscall
+ * tracepoint (syscalls:sys_exit_io_uring_enter, a perf event: user space
+ * releases it off its exit path, its RCU synchronisation on close costs
+ * ~20 ms here), or, where that is missing, on the raw raw_syscalls:sys_exit
+ * tracepoint filtered by syscall number first (a program run for every
+ * syscall of the machine). When the syscall collector runs, its exit
+ * program tail-calls the one matching its own attach mode instead.
  */
 #include "vmlinux.h"
 
@@ -368,6 +371,18 @@ int BPF_PROG(btf_sys_exit, struct pt_regs *regs, long ret)
 {
     if (regs->orig_ax != io_uring_enter_nr || regs->cs == 0x23)
         return 0;
+    return on_enter_exit();
+}
+
+/* Set by user space when the window ends: tp_sys_exit's perf event is
+ * released after iodiag's exit and must do nothing more. */
+__u32 stopped = 0;
+
+/* The exit of io_uring_enter on its own tracepoint: no other syscall runs it. */
+SEC("tracepoint/syscalls/sys_exit_io_uring_enter")
+int tp_sys_exit(void *ctx)
+{
+    if (stopped) return 0;
     return on_enter_exit();
 }
 

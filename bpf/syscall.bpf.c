@@ -274,6 +274,13 @@ static __always_inline struct file *fd_to_file(__u64 fd)
  * devices. procfs/sysfs/tmpfs/pipes/sockets are not storage latency. btrfs
  * (several devices, an anonymous s_dev) leaves s_bdev NULL: its filesystem
  * type's FS_REQUIRES_DEV says it is block-backed all the same. */
+static __always_inline bool on_block_backed_fs(struct inode *i)
+{
+    struct super_block *sb = i->i_sb;
+    if (sb->s_bdev != NULL) return true;
+    return (sb->s_type->fs_flags & FS_REQUIRES_DEV) != 0;
+}
+
 static __always_inline bool is_storage_file(struct file *f)
 {
     if (!f) return false;
@@ -282,9 +289,7 @@ static __always_inline bool is_storage_file(struct file *f)
     umode_t mode = i->i_mode;
     if ((mode & S_IFMT) == S_IFBLK) return true;
     if ((mode & S_IFMT) != S_IFREG) return false;
-    struct super_block *sb = i->i_sb;
-    if (sb->s_bdev != NULL) return true;
-    return (sb->s_type->fs_flags & FS_REQUIRES_DEV) != 0;
+    return on_block_backed_fs(i);
 }
 
 static __always_inline bool traced_process(__u32 tgid)
@@ -306,26 +311,40 @@ static __always_inline int on_enter(__u32 sys, __u64 fd, __s64 offset, bool offs
 {
     struct task_struct *t = bpf_get_current_task_btf();
     if (!traced_process(t->tgid)) return 0;
-    struct inflight *v = stored_state(t);
+    struct inflight *v;
     struct file *f = NULL;
-    if (sys == SYS_IO_URING_ENTER) {
-        /* the ring's fd: not a storage file, traced for its completion waits */
-    } else if (sys != SYS_OPENAT) {
+    if (sys == SYS_IO_URING_ENTER || sys == SYS_OPENAT) {
+        /* io_uring_enter: the ring's fd, not a storage file, traced for its
+         * completion waits; openat: the file is known at exit */
+        v = stored_state(t);
+    } else {
         f = fd_to_file(fd);
         if (!f) return 0;
-        __u64 inode = (__u64)KCAST(f, struct file)->f_inode;
-        bool storage;
-        if (v && v->seen_file == (__u64)f && v->seen_inode == inode) {
-            storage = v->seen_storage;
-        } else {
-            storage = is_storage_file(f);
-            if (v) {
-                v->seen_file = (__u64)f;
-                v->seen_inode = inode;
-                v->seen_storage = storage;
+        struct inode *i = KCAST(f, struct file)->f_inode;
+        if (!i) return 0;
+        umode_t type = i->i_mode & S_IFMT;
+        /* Sockets, pipes, ttys, eventfds: no storage, and known to be none
+         * from the inode's mode alone, before the thread's state is looked
+         * up (a helper call, ~30 ns here): a server's reads and writes on
+         * its sockets run this program (their events are read's and
+         * write's) and should cost it as little as can be. */
+        if (type != S_IFREG && type != S_IFBLK) return 0;
+        v = stored_state(t);
+        if (type == S_IFREG) {
+            /* the superblock walk, cached for the thread's last file */
+            bool storage;
+            if (v && v->seen_file == (__u64)f && v->seen_inode == (__u64)i) {
+                storage = v->seen_storage;
+            } else {
+                storage = on_block_backed_fs(i);
+                if (v) {
+                    v->seen_file = (__u64)f;
+                    v->seen_inode = (__u64)i;
+                    v->seen_storage = storage;
+                }
             }
+            if (!storage) return 0;
         }
-        if (!storage) return 0;
         if (offset_from_file) offset = KCAST(f, struct file)->f_pos;
     }
     if (!v) {
@@ -523,12 +542,20 @@ static __always_inline int account_fast(__u32 grp, long ret, __u64 total, __u32 
     return 0;
 }
 
-static __always_inline int on_exit(long ret)
+/* The exit of traced syscall `sys` (enum iod_sys). An in-flight syscall of
+ * another number is one whose exit the kernel skipped (a per-syscall
+ * tracepoint program is skipped while another kprobe/tracepoint program is
+ * active on the CPU; counted in the programs' recursion misses): it is
+ * dropped, never timed to this exit. */
+static __always_inline int on_exit(__u32 sys, long ret)
 {
     struct task_struct *t = bpf_get_current_task_btf();
     struct inflight *f = inflight_of(t);
     if (!f) return 0;
-    __u32 sys = f->sys - 1;
+    if (f->sys != sys + 1) {
+        f->sys = 0;
+        return 0;
+    }
     f->sys = 0;
     __u64 now = bpf_ktime_get_ns();
     /* Nothing charged since entry (no switch, reclaim or page-cache fill: each
@@ -557,54 +584,74 @@ static __always_inline int on_exit(long ret)
     return 0;
 }
 
-/* One enter and one exit program on the raw syscall tracepoints
- * (raw_syscalls sys_enter/sys_exit as tp_btf), filtered by syscall number
- * through sys_of_nr (filled from <sys/syscall.h> by user space) before any
- * other work: an untraced syscall costs an array load and a compare.
- * Raw tracepoint links detach without the per-event RCU synchronisation that
- * perf-event tracepoints (syscalls:sys_enter_<name>) pay on close, ~80 ms
- * each here, which made finish() take seconds with 30 of them. The syscall
- * arguments are read from the user registers (x86-64 syscall ABI: di, si,
- * dx, r10); 32-bit compat syscalls use another numbering and are skipped,
- * as the syscalls:* tracepoints skip them. */
+/* Where the syscall programs attach (user space chooses, see
+ * collectors/bpf/syscall_bpf.cpp):
+ *  - per-syscall tracepoints (syscalls:sys_enter_<name>/sys_exit_<name>),
+ *    one enter and one exit program attached to the events of the traced
+ *    syscalls only: every other syscall runs no program of ours. Enabling
+ *    any syscall event still sends every syscall of the machine through the
+ *    kernel's syscall-tracing slow path (TIF_SYSCALL_TRACEPOINT), where the
+ *    perf handler tests the syscall's bit in a bitmap and returns; that test
+ *    is the floor every other syscall pays (tests/bench/hook_floor.bpf.c).
+ *    Their perf events cost an RCU synchronisation each when closed, ~20 ms
+ *    here: user space stops the programs with `stopped` and releases the
+ *    events off its exit path (collectors/bpf/deferred_release.hpp).
+ *  - the raw syscall tracepoints (raw_syscalls sys_enter/sys_exit as
+ *    tp_btf), where the per-syscall ones are missing: filtered by syscall
+ *    number through sys_of_nr (filled from <sys/syscall.h> by user space)
+ *    before any other work, but a program run for every syscall on the
+ *    machine. The syscall arguments are read from the user registers (x86-64
+ *    syscall ABI: di, si, dx, r10); 32-bit compat syscalls use another
+ *    numbering and are skipped, as the syscalls:* tracepoints skip them. */
 #define IOD_USER32_CS 0x23
+
+/* Set by user space when the window ends: the per-syscall event programs,
+ * whose perf events are released after iodiag's exit, do nothing more. */
+__u32 stopped = 0;
+
+/* The syscall number's enum iod_sys, or -1 when it is not traced. */
+static __always_inline int sys_of_nr_checked(long nr)
+{
+    if (nr < 0 || nr >= IOD_MAX_NR) return -1;
+    return (int)sys_of_nr[nr] - 1;
+}
 
 static __always_inline int sys_of_regs(struct pt_regs *regs, long nr)
 {
-    if (nr < 0 || nr >= IOD_MAX_NR) return -1;
-    int sys = (int)sys_of_nr[nr] - 1;
+    int sys = sys_of_nr_checked(nr);
     if (sys < 0) return -1;
     if (regs->cs == IOD_USER32_CS) return -1;
     return sys;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
+/* A traced syscall's entry from its arguments 0, 1 and 3 (the file
+ * descriptor; openat's path or sync_file_range's offset; the positional
+ * syscalls' offset). */
+static __always_inline int enter_with_args(int sys, __u64 a0, __u64 a1, __u64 a3)
 {
-    int sys = sys_of_regs(regs, nr);
-    if (sys < 0) return 0;
-    __u64 fd = regs->di;
     switch (sys) {
     case SYS_PREAD64: case SYS_PWRITE64: case SYS_PREADV: case SYS_PWRITEV:
     case SYS_PREADV2: case SYS_PWRITEV2:
         /* offset in the 4th argument */
-        return on_enter(sys, fd, (__s64)regs->r10, false, 0);
+        return on_enter(sys, a0, (__s64)a3, false, 0);
     case SYS_SYNC_FILE_RANGE:
-        return on_enter(sys, fd, (__s64)regs->si, false, 0);
+        return on_enter(sys, a0, (__s64)a1, false, 0);
     case SYS_OPENAT:
         /* the path (user pointer) in the 2nd argument; the file is known at exit */
-        return on_enter(sys, 0, -1, false, regs->si);
+        return on_enter(sys, 0, -1, false, a1);
     case SYS_READ: case SYS_WRITE: case SYS_READV: case SYS_WRITEV:
-        return on_enter(sys, fd, -1, true, 0);
+        return on_enter(sys, a0, -1, true, 0);
     default:   /* fsync, fdatasync, io_uring_enter */
-        return on_enter(sys, fd, -1, false, 0);
+        return on_enter(sys, a0, -1, false, 0);
     }
 }
 
-/* Slot 0: the io_uring collector's sys_exit program when it runs too
- * (collectors/bpf/tail_call_chain.hpp), tail-called at the exits of io_uring_enter
- * only, so that it does not run a program of its own on every syscall of the
- * machine. Empty: the tail call does nothing. */
+/* Slot 0: the io_uring collector's program for the exit of io_uring_enter
+ * when it runs too (collectors/bpf/tail_call_chain.hpp), tail-called at the
+ * exits of io_uring_enter only, so that the io_uring collector attaches no
+ * program of its own there. Empty: the tail call does nothing. Its programs
+ * must be of the calling program's type: user space loads one attach mode's
+ * programs only, and the io_uring collector puts the matching one here. */
 struct {
     __uint(type, BPF_MAP_TYPE_PROG_ARRAY);
     __uint(max_entries, 1);
@@ -612,14 +659,88 @@ struct {
     __type(value, __u32);
 } io_uring_exit_chain SEC(".maps");
 
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
+{
+    int sys = sys_of_regs(regs, nr);
+    if (sys < 0) return 0;
+    return enter_with_args(sys, regs->di, regs->si, regs->r10);
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
     int sys = sys_of_regs(regs, (long)regs->orig_ax);
     if (sys < 0) return 0;
-    on_exit(ret);
+    on_exit(sys, ret);
     if (sys == SYS_IO_URING_ENTER)
         bpf_tail_call(ctx, &io_uring_exit_chain, 0);
+    return 0;
+}
+
+/* The records of the syscalls:sys_enter_<name> and sys_exit_<name> events
+ * (their tracefs format: the syscall number at offset 8, the arguments or
+ * the return value from offset 16; the first 8 bytes hold the kernel's
+ * pointer to the caller's registers for BPF, not the common fields). A
+ * record holds the syscall's own arguments only, and the kernel refuses to
+ * attach a program that reads past the end of an event's record (EACCES):
+ * hence three enter programs, by the last argument each reads. */
+struct iod_syscall_enter_record {
+    __u64 regs;
+    __s32 nr;
+    __u32 pad;
+    __u64 args[6];
+};
+struct iod_syscall_exit_record {
+    __u64 regs;
+    __s32 nr;
+    __u32 pad;
+    __s64 ret;
+};
+
+/* Attached by user space to sys_enter_<name> of each traced syscall (no
+ * name in the section: one program, several events), the program by the
+ * arguments its syscalls need (collectors/bpf/syscall_bpf.cpp, enter_program):
+ * the file descriptor only (read, write, readv, writev, fsync, fdatasync,
+ * io_uring_enter)... */
+SEC("tracepoint")
+int sys_enter_fd(struct iod_syscall_enter_record *rec)
+{
+    if (stopped) return 0;
+    int sys = sys_of_nr_checked(rec->nr);
+    if (sys < 0) return 0;
+    return enter_with_args(sys, rec->args[0], 0, 0);
+}
+
+/* ...and the 2nd argument (openat's path, sync_file_range's offset)... */
+SEC("tracepoint")
+int sys_enter_fd_arg1(struct iod_syscall_enter_record *rec)
+{
+    if (stopped) return 0;
+    int sys = sys_of_nr_checked(rec->nr);
+    if (sys < 0) return 0;
+    return enter_with_args(sys, rec->args[0], rec->args[1], 0);
+}
+
+/* ...and the 4th (the positional reads' and writes' offset). */
+SEC("tracepoint")
+int sys_enter_fd_arg3(struct iod_syscall_enter_record *rec)
+{
+    if (stopped) return 0;
+    int sys = sys_of_nr_checked(rec->nr);
+    if (sys < 0) return 0;
+    return enter_with_args(sys, rec->args[0], 0, rec->args[3]);
+}
+
+SEC("tracepoint")
+int sys_exit_event(struct iod_syscall_exit_record *rec)
+{
+    if (stopped) return 0;
+    int sys = sys_of_nr_checked(rec->nr);
+    if (sys < 0) return 0;
+    on_exit(sys, rec->ret);
+    if (sys == SYS_IO_URING_ENTER)
+        bpf_tail_call(rec, &io_uring_exit_chain, 0);
     return 0;
 }
 

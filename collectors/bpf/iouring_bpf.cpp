@@ -8,6 +8,8 @@
 
 #include "collectors/bpf/bpf_array_read.hpp"
 #include "collectors/bpf/bpf_program_stats.hpp"
+#include "collectors/bpf/deferred_release.hpp"
+#include "collectors/bpf/perf_tracepoint.hpp"
 #include "collectors/lost_events.hpp"
 #include "engine/evidence/histogram.hpp"
 #include "engine/evidence/layers.hpp"
@@ -186,12 +188,50 @@ struct IouringBpfCollector::Impl {
     std::string mode;
     double t0 = 0;
     uint32_t ring_slots = 0;
-    bool cq_exit = false;
-    // sys_exit loaded but not attached in start(): all_started() chains or attaches it.
+    bool cq_exit = false;         // raw_syscalls:sys_exit (x86-64 registers)
+    bool cq_exit_event = false;   // syscalls:sys_exit_io_uring_enter
+    // the CQ wait's end not attached in start(): all_started() chains or attaches it
     bool cq_exit_deferred = false;
-    std::string cq_wait_end;   // provenance of a CQ wait's end; "" = own sys_exit
+    std::string cq_wait_end;   // provenance of a CQ wait's end; "" = own raw sys_exit
+    // sys_exit_io_uring_enter's perf event when this collector attached it
+    // itself, released off the exit path (collectors/bpf/deferred_release.hpp)
+    std::vector<PerfTracepointLink> exit_event;
+    DeferredRelease holder;   // a child holding a copy of it, spawned once it is attached
     ~Impl() { destroy(); }
+    void release_exit_event() {
+        if (exit_event.empty()) return;
+        if (skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
+        spdlog::debug("iouring_bpf: sys_exit_io_uring_enter released: {}", holder.release());
+        exit_event.clear();
+    }
+    // The CQ wait's end on this collector's own program: io_uring_enter's own
+    // exit event, else the raw sys_exit filter (every syscall of the machine
+    // runs it). "" when attached, else why not.
+    std::string attach_own_exit(bool btf) {
+        std::string refused;
+        if (cq_exit_event) {
+            PerfTracepointLink l;
+            refused = attach_perf_tracepoint(bpf_program__fd(skel->progs.tp_sys_exit), "syscalls",
+                                             "sys_exit_io_uring_enter", l);
+            if (refused.empty()) {
+                exit_event.push_back(l);
+                holder.hand_over(descriptors_of(exit_event));   // the child that closes it after our exit
+                cq_wait_end = "tracepoint:syscalls:sys_exit_io_uring_enter";
+                return "";
+            }
+        }
+        bpf_program* raw = btf ? skel->progs.btf_sys_exit : skel->progs.raw_sys_exit;
+        if (!cq_exit || !bpf_program__autoload(raw))
+            return refused.empty() ? "no exit tracepoint for io_uring_enter" : refused;
+        LibbpfLog log;
+        bpf_link* l = bpf_program__attach(raw);
+        if (!l) return std::string("attach ") + bpf_program__name(raw) + ": " + std::strerror(errno);
+        links.push_back(l);
+        cq_wait_end = "";
+        return "";
+    }
     void destroy() {
+        release_exit_event();
         for (auto* l : links) bpf_link__destroy(l);
         links.clear();
         if (skel) iouring_bpf__destroy(skel);
@@ -277,8 +317,10 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
         st.reason = plan.reason;
         return st;
     }
-    // The CQ wait ends at the exit of io_uring_enter (raw_syscalls:sys_exit,
-    // x86-64 register layout); without it, waits are counted, not timed.
+    // The CQ wait ends at the exit of io_uring_enter: its own per-syscall
+    // tracepoint, or raw_syscalls:sys_exit (x86-64 register layout); without
+    // either, waits are counted, not timed.
+    impl_->cq_exit_event = probe_->tracepoint_exists("syscalls", "sys_exit_io_uring_enter");
 #if defined(__x86_64__)
     impl_->cq_exit = probe_->tracepoint_exists("raw_syscalls", "sys_exit");
 #endif
@@ -305,25 +347,26 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
         for (const auto& p : iouring_programs(s, btf))
             bpf_program__set_autoload(p.prog, std::string(p.tracepoint) != "sys_exit" || impl_->cq_exit);
         for (const auto& p : iouring_programs(s, !btf)) bpf_program__set_autoload(p.prog, false);
+        bpf_program__set_autoload(s->progs.tp_sys_exit, impl_->cq_exit_event);
         {
             LibbpfLog log;
             if (int err = iouring_bpf__load(s); err) return fail("load", err, &log);
         }
         spdlog::debug("iouring_bpf: verified instructions: {}", verified_instructions(s->obj));
-        impl_->cq_exit_deferred = false;
+        // the syscall collector's tail call (all_started()) takes a program
+        // of its own type: tp_btf, or a perf tracepoint program
+        impl_->cq_exit_deferred = chain_ && (btf || impl_->cq_exit_event);
         for (const auto& p : iouring_programs(s, btf)) {
             if (!bpf_program__autoload(p.prog)) continue;
-            // tp_btf only: the syscall collector's tail call needs a program
-            // of its own type and hook
-            if (btf && chain_ && std::string(p.tracepoint) == "sys_exit") {
-                impl_->cq_exit_deferred = true;
-                continue;
-            }
+            if (std::string(p.tracepoint) == "sys_exit") continue;   // below or in all_started()
             LibbpfLog log;
             bpf_link* l = bpf_program__attach(p.prog);
             if (!l) return fail(std::string("attach ") + bpf_program__name(p.prog) + " to " + p.tracepoint, errno, &log);
             impl_->links.push_back(l);
         }
+        if (!impl_->cq_exit_deferred && (impl_->cq_exit_event || impl_->cq_exit))
+            if (auto why = impl_->attach_own_exit(btf); !why.empty())   // the requests are still timed
+                impl_->cq_wait_end = "nothing: " + why + ", CQ waits not timed";
         return "";
     };
     bool btf = plan.mode == AttachMode::TpBtf;
@@ -346,9 +389,10 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
     impl_->t0 = now_s();
     st.available = true;
     st.reason = note;
-    if (!impl_->cq_exit)
+    if (!impl_->cq_exit && !impl_->cq_exit_event)
         st.reason += std::string(st.reason.empty() ? "" : "; ") +
-                     "raw_syscalls:sys_exit not traced here (needs x86-64 and the tracepoint): CQ waits counted, not timed";
+                     "neither syscalls:sys_exit_io_uring_enter nor raw_syscalls:sys_exit (x86-64) traced here: "
+                     "CQ waits counted, not timed";
     // Requests already in flight at start complete without a submit: counted as
     // untracked, never timed from a wrong origin.
     return st;
@@ -357,19 +401,31 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
 void IouringBpfCollector::all_started() {
     if (!impl_->skel || !impl_->cq_exit_deferred) return;
     impl_->cq_exit_deferred = false;
-    const ChainOutcome o = chain_or_attach(*chain_, impl_->skel->progs.btf_sys_exit, impl_->links);
-    if (o.chained)
-        impl_->cq_wait_end = "tp_btf:raw_syscalls:sys_exit (io_uring_enter; this collector's program, tail-called "
-                             "from syscall_bpf's)";
-    else if (!o.error.empty())   // every other program is attached: the requests are still timed
-        impl_->cq_wait_end = "nothing: attaching sys_exit failed (" + o.error + "), CQ waits not timed";
+    // The syscall collector's exit program calls ours when its array takes
+    // our kind of program; otherwise ours is attached on its own.
+    const ChainKind kind = chain_->offered();
+    bpf_program* callee = kind == ChainKind::PerfTracepoint ? impl_->skel->progs.tp_sys_exit
+                          : kind == ChainKind::TpBtf && impl_->mode == "tp_btf" ? impl_->skel->progs.btf_sys_exit
+                                                                                : nullptr;
+    if (callee && bpf_program__autoload(callee) && chain_->take(bpf_program__fd(callee))) {
+        impl_->cq_wait_end = kind == ChainKind::PerfTracepoint
+                                 ? "tracepoint:syscalls:sys_exit_io_uring_enter (this collector's program, "
+                                   "tail-called from syscall_bpf's)"
+                                 : "tp_btf:raw_syscalls:sys_exit (io_uring_enter; this collector's program, "
+                                   "tail-called from syscall_bpf's)";
+        return;
+    }
+    if (auto why = impl_->attach_own_exit(impl_->mode == "tp_btf"); !why.empty())
+        impl_->cq_wait_end = "nothing: " + why + ", CQ waits not timed";   // the requests are still timed
 }
 
 void IouringBpfCollector::finish(Evidence& ev) {
     if (!impl_->skel) return;
     const double window_s = now_s() - impl_->t0;
-    // Detach first so the maps stop moving (raw tracepoints: no RCU wait).
+    // Detach first so the maps stop moving (raw tracepoints: no RCU wait;
+    // its own exit event, if any, stops at once and is closed after exit).
     if (chain_) chain_->release();
+    impl_->release_exit_event();
     for (auto* l : impl_->links) bpf_link__destroy(l);
     impl_->links.clear();
     const int ncpu = std::max(libbpf_num_possible_cpus(), 1);

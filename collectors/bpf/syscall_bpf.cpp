@@ -24,6 +24,8 @@
 #include "collectors/bpf/bpf_array_read.hpp"
 #include "collectors/bpf/bpf_features.hpp"
 #include "collectors/bpf/bpf_program_stats.hpp"
+#include "collectors/bpf/deferred_release.hpp"
+#include "collectors/bpf/perf_tracepoint.hpp"
 #include "collectors/cgroup/cgroup_ids.hpp"
 #include "collectors/bpf/kallsyms.hpp"
 #include "collectors/bpf/kallsyms_cache.hpp"
@@ -88,13 +90,36 @@ struct SyscallBpfCollector::Impl {
     syscall_bpf::FsTrace xfs = syscall_bpf::FsTrace::Failed, btrfs = syscall_bpf::FsTrace::Failed;
     bool journal_waits_split = false;   // journal-class waits classified (sched + a journal function resolved)
     bool bio_queue_deferred = false;    // on_bio_queue loaded, chained or attached in all_started()
+    // The per-syscall tracepoints' perf events and links (empty in raw mode),
+    // released off the exit path in finish() (collectors/bpf/deferred_release.hpp).
+    std::vector<PerfTracepointLink> event_links;
+    DeferredRelease holder;     // a child holding copies of them, spawned while the window runs
+    bool handed_over = false;
+    std::string attach;   // which attach mode ran, for the provenance
 
     ~Impl() {
         stop_drainer();
         if (stop_fd >= 0) close(stop_fd);
         if (rb) ring_buffer__free(rb);
+        release_syscall_events();
         for (auto* l : links) bpf_link__destroy(l);
         if (skel) syscall_bpf__destroy(skel);
+    }
+
+    // The per-syscall event programs stop at once (their `stopped` flag, read
+    // at every run): their maps stop moving as after a detach.
+    void stop_syscall_events() {
+        if (!event_links.empty() && skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
+    }
+    // Stops them and leaves their perf events to the child that closes them
+    // after iodiag's exit (collectors/bpf/deferred_release.hpp). Says how.
+    std::string release_syscall_events() {
+        if (event_links.empty()) return "";
+        stop_syscall_events();
+        if (!handed_over) holder.hand_over(descriptors_of(event_links));
+        event_links.clear();
+        handed_over = false;
+        return holder.release();
     }
 
     void stop_drainer() {
@@ -239,6 +264,27 @@ syscall_bpf::Reading read_aggregates(const ::syscall_bpf* skel) {
     return r;
 }
 
+// The programs of the per-syscall attach (bpf/syscall.bpf.c): three enter
+// programs by the arguments they read, one exit program.
+std::vector<bpf_program*> event_programs(::syscall_bpf* skel) {
+    return {skel->progs.sys_enter_fd, skel->progs.sys_enter_fd_arg1, skel->progs.sys_enter_fd_arg3,
+            skel->progs.sys_exit_event};
+}
+
+// The enter program of a traced syscall (enum iod_sys) on its own event: the
+// one that reads the arguments it needs and none past the end of its event's
+// record (the kernel refuses to attach a program that would).
+bpf_program* enter_program(::syscall_bpf* skel, int sys) {
+    switch (sys) {
+    case SYS_PREAD64: case SYS_PWRITE64: case SYS_PREADV: case SYS_PWRITEV: case SYS_PREADV2: case SYS_PWRITEV2:
+        return skel->progs.sys_enter_fd_arg3;
+    case SYS_SYNC_FILE_RANGE: case SYS_OPENAT:
+        return skel->progs.sys_enter_fd_arg1;
+    default:
+        return skel->progs.sys_enter_fd;
+    }
+}
+
 // Per-CPU process-time slots: what fits in 8 MiB over all CPUs, 64..4096.
 uint32_t proc_slots_for(int ncpu) {
     const size_t budget = 8u << 20;
@@ -263,6 +309,28 @@ SyscallBpfCollector::~SyscallBpfCollector() {
 std::vector<MetricSpec> SyscallBpfCollector::metric_specs() const { return syscall_bpf::metric_specs(); }
 
 CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
+#if IODIAG_HAVE_BPF
+    // The traced syscalls on their own tracepoints when tracefs has every
+    // one's enter and exit event (looked at, never assumed from the kernel's
+    // version; the attach itself has the last word), else on the raw ones.
+    KernelFeatureProbe probe(opts.root);
+    std::string absent;
+    for (const auto& n : syscall_bpf::syscall_names())
+        for (const char* side : {"sys_enter_", "sys_exit_"})
+            if (absent.empty() && !probe.tracepoint_exists("syscalls", side + n))
+                absent = std::string("syscalls:") + side + n + " missing (" + probe.last_failure() + ")";
+    if (!absent.empty()) return start_attached(opts, absent);
+    std::string refused;
+    CollectorStatus st = start_attached(opts, "", &refused);
+    if (refused.empty()) return st;
+    return start_attached(opts, "per-syscall tracepoints refused: " + refused);
+#else
+    return start_attached(opts, "");
+#endif
+}
+
+CollectorStatus SyscallBpfCollector::start_attached(const CollectOptions& opts, const std::string& raw_because,
+                                                    std::string* events_refused) {
     CollectorStatus st;
     st.name = name();
     // Until the programs attach, the layers it measures when it runs: a status
@@ -301,6 +369,14 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
         st.reason = std::string("opening the syscall BPF object failed: ") + std::strerror(errno);
         return st;
     }
+    // One attach mode's syscall programs are loaded: their tail call's
+    // program array takes programs of one type only (see bpf/syscall.bpf.c).
+    const bool per_syscall = raw_because.empty();
+    for (bpf_program* p : event_programs(impl->skel)) bpf_program__set_autoload(p, per_syscall);
+    bpf_program__set_autoload(impl->skel->progs.sys_enter, !per_syscall);
+    bpf_program__set_autoload(impl->skel->progs.sys_exit, !per_syscall);
+    impl->attach = per_syscall ? "syscalls:sys_enter_<name>/sys_exit_<name> of the traced syscalls"
+                               : "raw_syscalls:sys_enter/sys_exit (tp_btf) filtered by syscall number";
     auto* ro = impl->skel->rodata;
     ro->target_tgid = opts.pid > 0 ? static_cast<uint32_t>(opts.pid) : 0;
     ro->self_tgid = static_cast<uint32_t>(getpid());
@@ -356,6 +432,7 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     std::set<std::string> missing;
     bpf_program* prog;
     bpf_object__for_each_program(prog, impl->skel->obj) {
+        if (!bpf_program__autoload(prog)) continue;
         auto [cat, tp] = tracepoint_of(bpf_program__section_name(prog));
         if (!cat.empty() && !probe.tracepoint_exists(cat, tp)) {
             bpf_program__set_autoload(prog, false);
@@ -394,11 +471,40 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     if (ranges.empty())
         notes.push_back("off-CPU waits unclassified (counted as other): no classifier function found in " +
                         kallsyms_path);
-    // The syscall programs are on raw_syscalls sys_enter/sys_exit and filter
-    // by syscall number in the kernel (see bpf/syscall.bpf.c for why).
+    // The syscall programs: on each traced syscall's own enter and exit
+    // events, or on raw_syscalls sys_enter/sys_exit filtering by syscall
+    // number (see bpf/syscall.bpf.c).
     std::set<std::string> attached;
+    if (per_syscall) {
+        const int exit_fd = bpf_program__fd(impl->skel->progs.sys_exit_event);
+        for (int sys = 0; sys < SYS_COUNT; ++sys)
+            for (const auto& [side, fd] : {std::pair{"sys_enter_", bpf_program__fd(enter_program(impl->skel, sys))},
+                                           std::pair{"sys_exit_", exit_fd}}) {
+                PerfTracepointLink l;
+                const std::string event = side + syscall_bpf::syscall_names()[sys];
+                if (auto why = attach_perf_tracepoint(fd, "syscalls", event, l); !why.empty()) {
+                    impl->release_syscall_events();
+                    if (events_refused) *events_refused = why;
+                    st.reason = why;
+                    return st;
+                }
+                impl->event_links.push_back(l);
+            }
+        // the child that will close them, spawned now on a thread of its own
+        // (2-12 ms here), off the start's and the finish's paths
+        impl->holder.hand_over(descriptors_of(impl->event_links));
+        impl->handed_over = true;
+        attached.insert({"sys_enter", "sys_exit"});
+        notes.push_back("syscalls timed on their own tracepoints (" + impl->attach +
+                        "): other syscalls run no iodiag program");
+    } else {
+        notes.push_back("syscalls timed on " + impl->attach + " (" + raw_because +
+                        "): every syscall of the machine runs that filter");
+    }
     bpf_object__for_each_program(prog, impl->skel->obj) {
         if (!bpf_program__autoload(prog)) continue;
+        const auto events = event_programs(impl->skel);
+        if (std::find(events.begin(), events.end(), prog) != events.end()) continue;   // attached above
         const auto tp = tracepoint_of(bpf_program__section_name(prog)).second;
         if (bio_queue_chain_ && tp == "block_bio_queue") {
             impl->bio_queue_deferred = true;   // the block collector's program may call it
@@ -476,7 +582,9 @@ CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
     st.reason = reason;
     st.available = true;
     impl_ = std::move(impl);
-    if (chain_) chain_->offer(bpf_map__fd(impl_->skel->maps.io_uring_exit_chain));
+    if (chain_)
+        chain_->offer(bpf_map__fd(impl_->skel->maps.io_uring_exit_chain),
+                      per_syscall ? ChainKind::PerfTracepoint : ChainKind::TpBtf);
     return st;
 #endif
 }
@@ -508,10 +616,19 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     StepTimer t("syscall_bpf finish");
     if (chain_) chain_->withdraw();   // the array goes with the skeleton
     if (bio_queue_chain_) bio_queue_chain_->release();   // its program stops being called
-    // Detach first so the maps stop moving, then drain what is left.
+    // Detach first so the maps stop moving, then drain what is left. The
+    // per-syscall events' programs stop at once; their perf events are
+    // closed after iodiag's exit (each close waits for RCU grace periods),
+    // by a child let go only after this process's own detaches, so that its
+    // closes do not compete with them.
+    im.stop_syscall_events();
     for (auto* l : im.links) bpf_link__destroy(l);
     im.links.clear();
     t.mark("detach");
+    if (const auto how = im.release_syscall_events(); !how.empty()) {
+        spdlog::debug("syscall_bpf: per-syscall events released: {}", how);
+        t.mark("release of the per-syscall events");
+    }
     im.stop_drainer();
     t.mark("drain join");
 
@@ -523,6 +640,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     s.journal_waits_split = im.journal_waits_split;
     s.user_threshold_us = im.slow_threshold_us;
     s.exemplar_min_us = opts_.exemplar_min_us;
+    s.attach = im.attach;
     // The window's figures: everything since attach. With series, they are
     // the last interval's reading (taken after detach, so the intervals add
     // up to the window exactly).

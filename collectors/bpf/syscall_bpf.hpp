@@ -50,6 +50,13 @@ public:
     struct Impl;
 
 private:
+    // start() with one attach mode for the syscall programs: their own
+    // per-syscall tracepoints when raw_because is empty, else the raw ones
+    // (raw_because says why, in the status). A per-syscall attach the kernel
+    // refuses is reported in *events_refused (start() then tries raw).
+    CollectorStatus start_attached(const CollectOptions& opts, const std::string& raw_because,
+                                   std::string* events_refused = nullptr);
+
     SyscallBpfOptions opts_;
     std::shared_ptr<TailCallChain> chain_;
     std::shared_ptr<TailCallChain> bio_queue_chain_;

@@ -14,10 +14,12 @@ namespace iodiag::syscall_bpf {
 
 namespace {
 
-const Provenance kSyscallTp{"tracepoint",
-                            "raw_tracepoint:sys_enter/sys_exit filtered by syscall number (read, write, pread64, pwrite64, "
-                            "readv, writev, preadv(2), pwritev(2), fsync, fdatasync, sync_file_range, "
-                            "openat, io_uring_enter) on storage files"};
+// Where the syscalls were timed: Snapshot::attach, the attach mode that ran.
+Provenance syscall_tp(const std::string& attach) {
+    return {"tracepoint", (attach.empty() ? std::string("raw_syscalls:sys_enter/sys_exit") : attach) +
+                              " (read, write, pread64, pwrite64, readv, writev, preadv(2), pwritev(2), fsync, "
+                              "fdatasync, sync_file_range, openat, io_uring_enter) on storage files"};
+}
 
 Provenance attribution_provenance(const std::string& set) {
     return {"tracepoint",
@@ -195,7 +197,7 @@ void emit_series(const Snapshot& s, int slow_bucket, const std::string& definiti
         hs.record(std::move(h), std::move(v));
     }
     for (const auto& g : group_names())
-        hs.describe("syscall.latency_us", {{"op", g}}, {"us", {kSyscallTp.kind, kSyscallTp.source + ", per interval"}});
+        hs.describe("syscall.latency_us", {{"op", g}}, {"us", {"tracepoint", syscall_tp(s.attach).source + ", per interval"}});
     hs.describe("dirty.throttle_events", {}, {"count", {"tracepoint", "tracepoint:writeback:balance_dirty_pages, per interval"}});
     hs.describe("reclaim.direct_events", {}, {"count", {"tracepoint", "tp_btf:vmscan:mm_vmscan_direct_reclaim_begin, per interval"}});
     hs.describe("reclaim.memcg_events", {}, {"count", {"tracepoint", "tp_btf:vmscan:mm_vmscan_memcg_reclaim_begin, per interval"}});
@@ -281,6 +283,8 @@ std::vector<MetricSpec> metric_specs() {
         {"attr.slow.top_cgroup", K::Fact, "", layer::kCgroup, "", "cgroup with the most slow-set time"},
         {"attr.slow.top_file", K::Fact, "", layer::kFilesystem, "", "file with the most slow exemplar time"},
         {"attr.slow.definition", K::Fact, "", layer::kSyscall, "", "how the slow set was chosen (p99 or threshold)"},
+        {"syscall.attach", K::Fact, "", layer::kSyscall, "",
+         "where the syscalls were timed: their own per-syscall tracepoints, or the raw ones (every syscall runs a filter)"},
         {"attr.slow.top_layer", K::Fact, "", layer::kSyscall, "", "layer with the largest slow-set share"},
         {"attr.all.top_layer", K::Fact, "", layer::kSyscall, "", "layer with the largest all-ops share"},
         {"attr.app.name", K::Fact, "", layer::kSyscall, "",
@@ -327,13 +331,15 @@ std::vector<MetricSpec> metric_specs() {
 }
 
 void emit(const Snapshot& s, Evidence& ev) {
+    const Provenance timed = syscall_tp(s.attach);
+    if (!s.attach.empty()) ev.add_fact("syscall.attach", {}, s.attach, {"probe", "tracefs and the attach itself"});
     // ---- per-op histograms ----
     for (size_t g = 0; g < s.hist.size() && g < group_names().size(); ++g) {
         Log2Histogram h = to_hist(s.hist[g]);
         if (h.empty()) continue;
         const Labels op{{"op", group_names()[g]}};
-        ev.histograms.push_back({"syscall.latency_us", op, "us", h, kSyscallTp});
-        ev.add_metric("syscall.ops", op, static_cast<double>(h.total()), "count", kSyscallTp);
+        ev.histograms.push_back({"syscall.latency_us", op, "us", h, timed});
+        ev.add_metric("syscall.ops", op, static_cast<double>(h.total()), "count", timed);
         ev.add_metric("syscall.p99_us", op, h.percentile(99).value, "us",
                       {"derived", "derived: p99 of syscall.latency_us{op=" + group_names()[g] + "}"});
     }

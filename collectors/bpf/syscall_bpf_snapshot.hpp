@@ -74,6 +74,7 @@ struct Snapshot {
     // absent where the kernel does not report them.
     std::optional<uint64_t> program_runs_skipped;
     double exemplar_min_us = 0;
+    std::string attach;                        // where the syscalls were timed (the attach mode that ran)
     int hz = 0;                                // kernel HZ for jiffies (0 = unknown)
     std::string hz_source;
     FsTrace xfs = FsTrace::Failed;             // xfs_file_fsync + xfs_log_force

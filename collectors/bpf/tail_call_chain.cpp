@@ -12,14 +12,21 @@
 
 namespace iodiag {
 
-void TailCallChain::offer(int prog_array_fd) {
+void TailCallChain::offer(int prog_array_fd, ChainKind kind) {
     std::lock_guard<std::mutex> lock(mu_);
     array_fd_ = prog_array_fd;
+    kind_ = prog_array_fd >= 0 ? kind : ChainKind::None;
 }
 
 void TailCallChain::withdraw() {
     std::lock_guard<std::mutex> lock(mu_);
     array_fd_ = -1;
+    kind_ = ChainKind::None;
+}
+
+ChainKind TailCallChain::offered() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return kind_;
 }
 
 bool TailCallChain::take(int prog_fd) {

@@ -4,9 +4,11 @@
 // cost), and a tracepoint that two collectors hook pays it twice. Instead, the
 // owner's program tail-calls the other collector's through a one-slot program
 // array, and the other attaches nothing of its own there:
-//   - raw_syscalls:sys_exit: the syscall collector's program calls the io_uring
-//     collector's at the exits of io_uring_enter only (the end of a CQ wait),
-//     which on its own ran a filter on every syscall of every process;
+//   - the exit of io_uring_enter: the syscall collector's exit program (on
+//     syscalls:sys_exit_<name> of its syscalls, or on raw_syscalls:sys_exit)
+//     calls the io_uring collector's at the exits of io_uring_enter (the end of
+//     a CQ wait), which otherwise attaches its own (sys_exit_io_uring_enter,
+//     or a filter on every syscall of every process where that is missing);
 //   - block:block_bio_queue: the block collector's program calls the syscall
 //     collector's (its thread's "bios reached Q inline" mark and blk-throttle
 //     releases) for every bio.
@@ -25,12 +27,23 @@ struct bpf_link;
 
 namespace iodiag {
 
+// The programs an offered array takes: a tail call's callee must be of the
+// caller's program type (the kernel refuses another in the array).
+enum class ChainKind {
+    None,             // nothing offered
+    TpBtf,            // tp_btf (BPF_PROG_TYPE_TRACING) programs
+    PerfTracepoint,   // tracepoint programs on perf events (BPF_PROG_TYPE_TRACEPOINT)
+};
+
 class TailCallChain {
 public:
-    // The owner: the program array its program tail-calls slot 0 of. The fd
-    // stays the owner's; withdraw() before closing it.
-    void offer(int prog_array_fd);
+    // The owner: the program array its program tail-calls slot 0 of, and the
+    // kind of program it takes. The fd stays the owner's; withdraw() before
+    // closing it.
+    void offer(int prog_array_fd, ChainKind kind = ChainKind::TpBtf);
     void withdraw();
+    // The kind of program the offered array takes (None: nothing offered).
+    ChainKind offered();
     // The other collector: puts prog_fd in slot 0 of the offered array.
     // false when nothing was offered or the update failed (errno kept): the
     // caller then attaches its program itself.
@@ -45,6 +58,7 @@ public:
 private:
     std::mutex mu_;
     int array_fd_ = -1;
+    ChainKind kind_ = ChainKind::None;
     bool taken_ = false;
 };
 

@@ -28,17 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_support import hold_machine_lock, require_root_and_builds  # noqa: E402
-
-
-def one_run(build):
-    t0 = time.time()
-    r0 = os.times()
-    subprocess.run([f"{build}/iodiag", "--duration", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=False)
-    wall = time.time() - t0
-    r1 = os.times()
-    return wall, (r1.children_user - r0.children_user) + (r1.children_system - r0.children_system)
+from bench_support import hold_machine_lock, one_run, require_root_and_builds  # noqa: E402
 
 
 def start_phase_ms(build):

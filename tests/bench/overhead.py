@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Overhead of iodiag beside its peers, measured in one run, printed, never asserted.
+"""Overhead of iodiag beside its peers and the floor of its hooks, measured in one
+run, printed with each goal beside its figure (issue 25: ratios to the peer and
+to the floor of exact timing at the same hooks, measured in the same run) and
+written to docs/results/overhead-<UTC time>-<host>.md (results_file.py); never asserted.
 
 Workload A (the per-I/O figures): fio 4 KiB random reads, io_uring, O_DIRECT,
 queue depth 32, on a loop device over a file in /dev/shm (fast, so tracing
@@ -39,31 +42,16 @@ the output also goes to docs/results/overhead-<UTC time>-<host>.md, --results DI
 import argparse
 import json
 import os
-import re
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_support import hold_bpf_stats, hold_machine_lock, prog_stats, sh  # noqa: E402
-
-# The peers live outside the repository, next to it (../shared/anchors from a
-# checkout's root) or where IODIAG_ANCHORS says.
-ANCHORS = [os.environ.get("IODIAG_ANCHORS", ""), os.path.join(HERE, "../../../shared/anchors"),
-           "/work/shared/anchors"]
-
-
-def biolatency_build_script():
-    for d in ANCHORS:
-        script = os.path.join(d, "libbpf-tools-biolatency/build.sh") if d else ""
-        if script and os.access(script, os.X_OK):
-            return script
-    sys.exit("libbpf-tools-biolatency/build.sh not found in " + ", ".join(d for d in ANCHORS if d) +
-             " (set IODIAG_ANCHORS to the anchors folder)")
+from bench_support import Tracer, biolatency_binary, hold_bpf_stats, hold_machine_lock, one_run, sh  # noqa: E402
+from results_file import results_option, tee_stdout  # noqa: E402
 
 
 def exit_on_signal(signum, _frame):
@@ -91,47 +79,6 @@ def collector_of(prog_name):
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
-
-
-class Tracer:
-    """A tracing process started for one round, stopped by pid on every path."""
-
-    def __init__(self, argv, ready_progs=1, wait_s=15):
-        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                  start_new_session=True)
-        deadline = time.time() + wait_s
-        last = -1
-        while time.time() < deadline:   # attached when its programs stop appearing
-            if self.p.poll() is not None:
-                raise RuntimeError(f"{argv[0]} exited early with {self.p.returncode}")
-            n = len(prog_stats(self.p.pid))
-            if n >= ready_progs and n == last:
-                break
-            last = n
-            time.sleep(0.5)
-
-    def stats(self):
-        return {x["id"]: x for x in prog_stats(self.p.pid)}
-
-    def rss_kib(self):
-        try:
-            with open(f"/proc/{self.p.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1])
-        except OSError:
-            pass
-        return None
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.p.poll() is None:
-            os.killpg(self.p.pid, sig)
-        try:
-            out, _ = self.p.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.p.pid, signal.SIGKILL)
-            out, _ = self.p.communicate()
-        return out
 
 
 def delta_progs(before, after):
@@ -195,7 +142,7 @@ def tracers(build, biolatency):
     return {
         "biolatency": lambda: Tracer([biolatency], 2),
         "floor block": lambda: Tracer([floor, "--group", "block"], 6),
-        "floor syscall": lambda: Tracer([floor, "--group", "syscall"], 4),
+        "floor syscall": lambda: Tracer([floor, "--group", "syscall-events", "--group", "sched"], 4),
         "floor all": lambda: Tracer([floor], 14),
         "block": lambda: Tracer([collectors, "--collector", "block_bpf", "--interval", "0"], 5),
         "block+series": lambda: Tracer([collectors, "--collector", "block_bpf", "--interval", "1"], 5),
@@ -330,13 +277,9 @@ def workload_c(a, mnt, biolatency):
 def startup(a, runs=5):
     walls, cpus = [], []
     for _ in range(runs):
-        t0 = time.time()
-        r0 = os.times()
-        subprocess.run([f"{a.build}/iodiag", "--duration", "1"], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=False)
-        walls.append(time.time() - t0)
-        r1 = os.times()
-        cpus.append((r1.children_user - r0.children_user) + (r1.children_system - r0.children_system))
+        wall, cpu = one_run(a.build)
+        walls.append(wall)
+        cpus.append(cpu)
     return walls, cpus
 
 
@@ -360,31 +303,19 @@ def print_mode_table(ratios, ns, per_prog, rate, unit, op="operation"):
         print(f"| {m} | {median(r):.3f} | {min(r):.3f}-{max(r):.3f} | {median(ns[m]):.0f} | {fmt_progs(per_prog[m])} |")
 
 
-class ResultsFile:
-    """Everything printed also goes to docs/results/overhead-<UTC time>-<host>.md
-    (the docs cite the latest such file), except the per-round progress lines."""
+def floor_with_clocks(ns_empty, per_prog_floor, clock_ns):
+    """The floor of exact timing at a set of hooks, per I/O: their empty
+    programs, plus one clock read per run of each hook that timestamps (every
+    one but sched_switch/sched_wakeup, which read the clock only for a thread
+    inside a timed syscall: counted as none, so this floor is a lower bound)."""
+    stamps = sum(median([b for _, b in v]) for name, v in per_prog_floor.items()
+                 if not is_clock_probe(name) and "sched_" not in name)
+    return ns_empty + stamps * clock_ns, stamps
 
-    def __init__(self, results_dir):
-        os.makedirs(results_dir, exist_ok=True)
-        stamp = time.strftime("%Y-%m-%d-%H%M", time.gmtime())
-        self.path = os.path.join(results_dir, f"overhead-{stamp}-{os.uname().nodename}.md")
-        self.file = open(self.path, "w")
-        self.file.write(f"# Overhead run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
-                        f"`{' '.join(['tests/bench/overhead.py'] + sys.argv[1:])}`, written by the benchmark "
-                        f"itself: its output, less the per-round progress lines.\n\n")
-        self.stdout, self.line = sys.stdout, ""
 
-    def write(self, text):
-        self.stdout.write(text)
-        self.line += text
-        *done, self.line = self.line.split("\n")
-        for line in done:
-            if not line.startswith("  round "):
-                self.file.write(line + "\n")
-        self.file.flush()
-
-    def flush(self):
-        self.stdout.flush()
+def goal_row(what, value, op, goal, unit=" x"):
+    met = value <= goal if op == "<=" else value >= goal
+    print(f"| {what} {op} {goal:g}{unit.strip() and ' ' + unit.strip()} | {value:.2f}{unit} | {'met' if met else '**not met**'} |")
 
 
 def main():
@@ -395,8 +326,7 @@ def main():
     ap.add_argument("--runtime", type=int, default=3, help="seconds of fio per mode and round")
     ap.add_argument("--peer-dir", default=None, help="where to build biolatency (default BUILD/anchors)")
     ap.add_argument("--skip", default="", help="comma list of sections to skip: a,b,c,startup")
-    ap.add_argument("--results", default=os.path.normpath(os.path.join(HERE, "../../docs/results")),
-                    help="directory of the results file (overhead-<UTC time>-<host>.md); '' for none")
+    results_option(ap, "overhead")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root (BPF, losetup, mount, sysctl)")
@@ -405,19 +335,12 @@ def main():
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, exit_on_signal)
     _lock = hold_machine_lock()  # noqa: F841 (held until exit)
-    peer_dir = a.peer_dir or os.path.join(a.build, "anchors")
-    biolatency = os.path.join(peer_dir, "biolatency")
-    if not os.access(biolatency, os.X_OK):
-        sh(f"{biolatency_build_script()} {peer_dir}")
+    biolatency = biolatency_binary(a.peer_dir or os.path.join(a.build, "anchors"))
     skip = set(a.skip.split(","))
-    if a.results:
-        sys.stdout = ResultsFile(a.results)
-        print(f"results also written to {sys.stdout.path}", file=sys.stderr)
+    tee_stdout("overhead", a.results)
 
-    cpu = sh("grep -m1 'model name' /proc/cpuinfo").split(":", 1)[-1].strip()
-    print(f"machine: {os.uname().nodename}, kernel {os.uname().release}, {os.cpu_count()} CPUs ({cpu}), "
-          f"{int(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB; "
-          f"load average at start {loadavg()}")
+    print(f"`tests/bench/overhead.py --rounds {a.rounds} --stats-rounds {a.stats_rounds} --runtime {a.runtime}"
+          f"{' --skip ' + a.skip if a.skip else ''}`; load average at the start {loadavg()}.")
     old_stats = sh("sysctl -n kernel.bpf_stats_enabled").strip()
     imgs, devs, mnts = [], [], []
     try:
@@ -457,46 +380,61 @@ def main():
         for i in imgs:
             os.unlink(i)
 
-    print(f"\nload average at end {loadavg()}")
+    print(f"Load average at the end {loadavg()}.")
+    goals = []   # rows of the goals table, filled by the sections below
     if "a" not in skip:
         ratios, base_iops, ns_io, per_prog, per_coll, rss, lost = res_a
         print(f"\nWorkload A (randread io_uring QD32): baseline {median(base_iops):.0f} IOPS "
-              f"(rounds {min(base_iops):.0f}-{max(base_iops):.0f}); IOPS ratio: median of {a.rounds} rounds, stats off; "
-              f"BPF ns per I/O: median of {a.stats_rounds} rounds, stats on")
+             f"(rounds {min(base_iops):.0f}-{max(base_iops):.0f}); IOPS ratio: median of {a.rounds} rounds, stats off; "
+             f"BPF ns per I/O: median of {a.stats_rounds} rounds, stats on\n")
         print_mode_table(ratios, ns_io, per_prog, "IOPS", "BPF ns per I/O", "I/O")
         bio = median(ns_io["biolatency"])
-        print(f"\nblock collector / biolatency: {median(ns_io['block']) / bio:.2f} x (budget <= 0.75 x)")
-        print(f"floor (empty programs, same hooks, statistics included): block collector's "
-              f"{median(ns_io['floor block']):.0f} ns per I/O = {median(ns_io['floor block']) / bio:.2f} x "
-              f"biolatency; all collectors' {median(ns_io['floor all']):.0f}; one clock read "
-              f"{clock_read_ns(per_prog['floor block']):.0f} ns more per program run")
-        print(f"series drain: block+series - block = {median(ns_io['block+series']) - median(ns_io['block']):+.0f} "
-              f"ns per I/O (budget < 50)")
+        clock = clock_read_ns(per_prog["floor block"])
+        floor_block, stamps_block = floor_with_clocks(median(ns_io["floor block"]), per_prog["floor block"], clock)
+        floor_all, stamps_all = floor_with_clocks(median(ns_io["floor all"]), per_prog["floor all"], clock)
+        print(f"\nFloors of exact timing (empty programs on the same hooks, statistics included, plus one clock "
+             f"read of {clock:.0f} ns per timestamp): the block collector's hooks {median(ns_io['floor block']):.0f} + "
+             f"{stamps_block:.2f} x {clock:.0f} = {floor_block:.0f} ns per I/O; all collectors' hooks "
+             f"{median(ns_io['floor all']):.0f} + {stamps_all:.2f} x {clock:.0f} = {floor_all:.0f} ns per I/O.")
+        print(f"Series drain: block+series - block = {median(ns_io['block+series']) - median(ns_io['block']):+.0f} "
+             f"ns per I/O (budget < 50).")
         for c in ("block", "iouring", "syscall"):
             if c in per_coll["all"]:
-                print(f"all, {c} collector's programs: {median(per_coll['all'][c]):.0f} ns per I/O")
+                print(f"All collectors, the {c} collector's programs: {median(per_coll['all'][c]):.0f} ns per I/O.")
+        block, whole = median(ns_io["block"]), median(ns_io["all"])
+        goals += [("block collector / biolatency", block / bio, "<=", 1.0),
+                  ("block collector / its hooks' floor", block / floor_block, "<=", 1.25),
+                  ("all collectors / biolatency", whole / bio, "<=", 1.5),
+                  ("all collectors / the floor of all their hooks", whole / floor_all, "<=", 1.3)]
         rss = [x for x in rss if x]
         if rss:
-            print(f"iodiag resident memory during workload A: {median(rss) / 1024:.1f} MiB "
-                  f"(min-max {min(rss) / 1024:.1f}-{max(rss) / 1024:.1f}; budget 32)")
-        nonzero = [(e["collector"], e["what"], e["count"]) for run in lost for e in run]
-        print(f"lost events in the 'all' rounds: {nonzero if nonzero else 'none'}")
+            print(f"iodiag's resident memory during workload A: {median(rss) / 1024:.1f} MiB "
+                 f"(min-max {min(rss) / 1024:.1f}-{max(rss) / 1024:.1f}).")
+            goals.append(("resident memory under load, MiB", median(rss) / 1024, "<=", 32))
+        nonzero = [(e["collector"], e["what"], e["count"]) for run in lost for e in run if e.get("count")]
+        print(f"Lost events in the 'all' rounds (iodiag's verdict, lost_events): "
+             f"{nonzero if nonzero else 'none counted'} in {len(lost)} verdicts.")
     if "b" not in skip:
         print(f"\nWorkload B (cached 4 KiB pread/pwrite): ops/s ratio median of {a.rounds} rounds (stats off); "
-              f"BPF ns per fio operation (every operation is a traced syscall) median of {a.stats_rounds} (stats on)")
+             f"BPF ns per fio operation (every operation is a traced syscall) median of {a.stats_rounds} (stats on)\n")
         print_mode_table(*res_b, "ops/s", "BPF ns per traced syscall")
-        print("floor syscall: empty programs on the syscall collector's hooks (sys_enter, sys_exit, "
-              "sched_switch, sched_wakeup); a traced syscall also reads the clock at both ends")
+        print("\nfloor syscall: empty programs on the syscall collector's hooks (its syscalls' own enter/exit "
+             "events, sched_switch, sched_wakeup); a traced syscall also reads the clock at both ends.")
     if "c" not in skip:
         print(f"\nWorkload C (4 KiB write + fsync): ops/s ratio median of {a.rounds} rounds (stats off); "
-              f"BPF ns per fio write (with its fsync, journal commit and device writes) median of "
-              f"{a.stats_rounds} (stats on)")
+             f"BPF ns per fio write (with its fsync, journal commit and device writes) median of "
+             f"{a.stats_rounds} (stats on)\n")
         print_mode_table(*res_c, "ops/s", "BPF ns per write+fsync")
         ns_op = res_c[1]
-        print(f"block collector / biolatency: {median(ns_op['block']) / median(ns_op['biolatency']):.2f} x")
+        print(f"\nBlock collector / biolatency on workload C: {median(ns_op['block']) / median(ns_op['biolatency']):.2f} x.")
     if "startup" not in skip:
         print(f"\n`iodiag --duration 1`, idle (no fio), 5 runs: wall median {median(walls):.2f} s "
-              f"(min {min(walls):.2f}, max {max(walls):.2f}; budget 1.15), CPU (user+sys) median {median(cpus):.2f} s")
+             f"(min {min(walls):.2f}, max {max(walls):.2f}), CPU (user+sys) median {median(cpus):.2f} s.")
+        goals.append(("`iodiag --duration 1` wall, s", median(walls), "<=", 1.15))
+    if goals:
+        print("\n| goal | measured | |\n|---|---|---|")
+        for what, value, op, goal in goals:
+            goal_row(what, value, op, goal, " x" if "/" in what else "")
 
 
 if __name__ == "__main__":

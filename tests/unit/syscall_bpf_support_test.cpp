@@ -239,6 +239,26 @@ TEST(SyscallEmit, SkippedRunsAreALostEventOnlyWhereTheKernelReportsThem) {
     EXPECT_TRUE(listed);
 }
 
+// Where the syscalls were timed is stated: a fact, and the histograms'
+// provenance, from the attach mode the collector ran (nothing when unknown,
+// as in bundles recorded before it was kept).
+TEST(SyscallEmit, TheAttachModeThatRanIsAFactAndTheHistogramsProvenance) {
+    Snapshot s = seed000_snapshot();
+    Evidence unknown;
+    emit(s, unknown);
+    EXPECT_EQ(unknown.find_fact("syscall.attach"), nullptr);
+
+    s.attach = "syscalls:sys_enter_<name>/sys_exit_<name> of the traced syscalls";
+    Evidence ev;
+    emit(s, ev);
+    const Fact* f = ev.find_fact("syscall.attach");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->value, s.attach);
+    const HistogramMetric* h = ev.find_histogram("syscall.latency_us", {{"op", "read"}});
+    ASSERT_NE(h, nullptr);
+    EXPECT_EQ(h->provenance.source.rfind(s.attach, 0), 0u) << h->provenance.source;
+}
+
 TEST(SyscallEmit, Seed000ComesOutAsReclaimOnTheReadPathWithWhoSuffered) {
     Evidence ev;
     emit(seed000_snapshot(), ev);

@@ -1,0 +1,59 @@
+// Descriptors whose close waits long, released off the caller's exit path.
+//
+// Closing a per-syscall tracepoint's perf event waits for two RCU grace
+// periods under the kernel's event mutex (~20 ms each here, one event after
+// the other: ~0.6-1.5 s for the syscall collector's 30), and detaching a BPF
+// program from it for another. A process that merely exits still waits for
+// them: the kernel closes its descriptors before the exit completes. So
+// copies of the descriptors are handed to a child process (cat reading a
+// pipe, its other streams on /dev/null) that exits once this process has
+// closed its own copies and then the pipe: the last reference to each is the
+// child's, and the kernel closes them while that child exits, after iodiag
+// has printed its verdict and exited.
+//
+// The caller first makes the programs on them do nothing more (their
+// `stopped` flag): until the child is gone, syscalls still take the kernel's
+// tracing slow path and those programs return at once.
+//
+// The child is not waited for: iodiag usually exits first (init reaps it);
+// a process that lives on reaps it at its next hand-over. Where no child can
+// be started, the descriptors are closed here (slow, never wrong).
+#pragma once
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace iodiag {
+
+class DeferredRelease {
+public:
+    DeferredRelease() = default;
+    DeferredRelease(const DeferredRelease&) = delete;
+    DeferredRelease& operator=(const DeferredRelease&) = delete;
+    ~DeferredRelease() { release(); }
+
+    // Starts the child on a thread of its own (a spawn costs 2-12 ms here:
+    // the syscall collector does it while its window runs, not in its
+    // finish). `fds` stay open here and the caller's until release().
+    void hand_over(std::vector<int> fds);
+    // Waits for the hand-over, closes this process's copies, then lets the
+    // child exit with the last ones. Says how: "handed to pid N", or
+    // "closed in this process: why". "" when nothing was handed over.
+    std::string release();
+
+private:
+    std::vector<int> fds_;
+    std::thread spawner_;
+    pid_t child_ = -1;
+    int gate_ = -1;        // the pipe's write end: closing it lets the child exit
+    std::string failed_;   // why no child holds copies
+};
+
+// Hands `fds` over and releases them at once (each closed in this process on
+// return), for descriptors that were not handed over ahead.
+std::string release_off_exit_path(const std::vector<int>& fds);
+
+}  // namespace iodiag
