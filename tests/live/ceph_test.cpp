@@ -453,17 +453,28 @@ void check_slow_osd_disk(const Cluster& cluster) {
     // differ. The share grows with the kv and aio waits and the block layer's
     // part of the kv sync thread's time, and falls with the write latency:
     // its bounds take each figure at the matching end of its own.
-    const double block_per_s = q2c / r.bundle["window"]["duration_s"].get<double>();
+    // The kv sync thread's time on a CPU or waiting for one (its schedstat,
+    // in the bundle) is not block time either: on a busy machine (CI builds
+    // beside the cluster on two cores) it bounds the block part below the
+    // block layer's own total.
+    const double bundle_s = r.bundle["window"]["duration_s"].get<double>();
+    const double block_per_s = q2c / bundle_s;
+    const double kv_cpu = bundle_metric(r.bundle, "ceph.osd.kv_sync_thread_cpu_ms", {{"osd", "osd." + std::to_string(slow)}});
+    const double kv_cpu_per_s = std::isnan(kv_cpu) ? 0.0 : kv_cpu / bundle_s;
     auto share_of = [&](double aio_ms, double kv_ms, double kv_busy_ms, double w_ms) {
-        const double io = aio_ms + kv_ms * std::min(1.0, block_per_s / (kv_busy_ms / p.window_s));
+        const double kv_busy_per_s = kv_busy_ms / p.window_s;
+        const double f_blk = std::min({1.0, block_per_s / kv_busy_per_s, std::max(0.0, 1.0 - kv_cpu_per_s / kv_busy_per_s)});
+        const double io = aio_ms + kv_ms * f_blk;
         return std::min(100.0, 100.0 * io * (d2c / q2c) / w_ms);
     };
-    const double expected_lo = share_of(aio.lo, kv.lo, kv_busy.hi, w.hi);
-    const double expected_hi = share_of(aio.hi, kv.hi, kv_busy.lo, w.lo);
+    // The block part falls with the kv sync time through the block bound and
+    // rises with it through the CPU bound: both ends of it are tried.
+    const double expected_lo = std::min(share_of(aio.lo, kv.lo, kv_busy.hi, w.hi), share_of(aio.lo, kv.lo, kv_busy.lo, w.hi));
+    const double expected_hi = std::max(share_of(aio.hi, kv.hi, kv_busy.lo, w.lo), share_of(aio.hi, kv.hi, kv_busy.hi, w.lo));
     std::printf("slow OSD disk: finding share %.1f %%, from the perf counters and the block tracer %.1f-%.1f %% "
-                "(write latency %.1f-%.1f ms, kv wait %.1f-%.1f ms, D2C/Q2C %.2f; dumps %.2f s before and %.2f s "
-                "after the window)\n", share, expected_lo, expected_hi, w.lo, w.hi, kv.lo, kv.hi, d2c / q2c,
-                p.before_gap_s, p.after_gap_s);
+                "(write latency %.1f-%.1f ms, kv wait %.1f-%.1f ms, D2C/Q2C %.2f, kv sync thread on or waiting for a "
+                "CPU %.0f ms/s; dumps %.2f s before and %.2f s after the window)\n", share, expected_lo, expected_hi,
+                w.lo, w.hi, kv.lo, kv.hi, d2c / q2c, kv_cpu_per_s, p.before_gap_s, p.after_gap_s);
     {
         // iodiag's own figures for the same window, to tell a counter from a
         // formula when the two disagree.
@@ -544,7 +555,18 @@ void check_healthy(const Cluster& cluster) {
     const Recording r = cluster.record("healthy", "");
     ASSERT_TRUE(r.verdict.is_object());
     SCOPED_TRACE(summary(r.verdict));
-    for (const auto& f : r.verdict["findings"]) EXPECT_EQ(f["severity"], "info") << f["rule_id"];
+    // Nothing is said against the storage. Waiting for a CPU may be: three
+    // OSDs and a monitor share this machine's cores (with CI's builds beside
+    // them), and a run-queue delay that holds much of a thread's slow time is
+    // a warning since issue 22; it is printed, not failed.
+    for (const auto& f : r.verdict["findings"]) {
+        if (f["layer"] == "cpu") {
+            std::printf("healthy cluster, CPU: %s %s %s\n", f["severity"].get<std::string>().c_str(),
+                        f["rule_id"].get<std::string>().c_str(), f["title"].get<std::string>().c_str());
+            continue;
+        }
+        EXPECT_EQ(f["severity"], "info") << f["rule_id"];
+    }
     // The Ceph layers were observed, not skipped.
     for (const auto& row : r.verdict["layers"])
         if (row["layer"] == "bluestore" || row["layer"] == "osd_op" || row["layer"] == "replication") {
