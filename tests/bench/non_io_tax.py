@@ -271,7 +271,7 @@ def main():
         sys.exit("needs root (BPF)")
     for tool in ("perf", "redis-server", "redis-benchmark", "redis-cli"):
         if subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True).returncode != 0:
-            sys.exit(f"{tool} not found (Debian: linux-perf, redis-server, redis-tools; .ci/setup installs them)")
+            sys.exit(f"{tool} not found (Debian: linux-perf, redis-server, redis-tools; the test command, .ci/test, installs them)")
     modes = ["none"] + [m for m in a.modes.split(",") if m in ALL_MODES and m != "none"]
     os.environ.setdefault("IODIAG_DATA_DIR", os.path.normpath(os.path.join(HERE, "../..")))
     for sig in (signal.SIGTERM, signal.SIGHUP):
