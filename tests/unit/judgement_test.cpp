@@ -64,6 +64,15 @@ void stalling_device(Evidence& ev, const std::string& dev, double fast_us, uint6
     ev.add_metric("block.requests", l, static_cast<double>(fast + stalled), "count", kP);
 }
 
+// redis-server waits on vdb (90 % of its slow time) while "backup" gets 90 %
+// of the device's service time.
+void redis_behind_a_backup(Evidence& ev) {
+    device(ev, "vdb", "virtio", 200, 40000, 12);
+    sufferer(ev, "redis-server", {{"device", 90}, {"cpu", 10}}, 3000);
+    submitter(ev, "redis-server", "vdb", 4e6, 1e6, 0.8e6);
+    submitter(ev, "backup", "vdb", 4e6, 3e6, 7.2e6);
+}
+
 const Finding* find(const std::vector<Finding>& v, const std::string& id) {
     for (const auto& f : v)
         if (f.rule_id == id) return &f;
@@ -159,11 +168,8 @@ TEST(Judgement, ADominantJournalCarryingAnotherProgramsDataIsNamed) {
 // it: not slow, so the contention rule names the neighbor.
 TEST(Judgement, ADeviceServingMostlyAnotherProgramIsNotTheApplicationsDemand) {
     Evidence ev;
-    device(ev, "vdb", "virtio", 200, 40000, 12);
+    redis_behind_a_backup(ev);
     ev.add_metric("disk.util_pct", {{"device", "vdb"}}, 100, "pct", kP);
-    sufferer(ev, "redis-server", {{"device", 90}, {"cpu", 10}}, 3000);
-    submitter(ev, "redis-server", "vdb", 4e6, 1e6, 0.8e6);
-    submitter(ev, "backup", "vdb", 4e6, 3e6, 7.2e6);
     const Verdict v = analyze(ev, shipped_rules());
     ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
     const Finding& f = v.findings.front();
@@ -181,10 +187,7 @@ TEST(Judgement, ADeviceServingMostlyAnotherProgramIsNotTheApplicationsDemand) {
 // warning level, with the largest other submitter.
 TEST(Judgement, AContendedDeviceWithoutItsUtilisationIsStillNamed) {
     Evidence ev;
-    device(ev, "vdb", "virtio", 200, 40000, 12);
-    sufferer(ev, "redis-server", {{"device", 90}, {"cpu", 10}}, 3000);
-    submitter(ev, "redis-server", "vdb", 4e6, 1e6, 0.8e6);
-    submitter(ev, "backup", "vdb", 4e6, 3e6, 7.2e6);
+    redis_behind_a_backup(ev);
     const Verdict v = analyze(ev, shipped_rules());
     ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
     const Finding& f = v.findings.front();
