@@ -58,6 +58,11 @@ constexpr double kJudgedSharePct = 5;
 // a sleep and a wake-up cost a few microseconds each way. Its run-queue delay
 // is time slicing of CPU-bound work (rules/syscall.yaml, syscall.runqueue_delay).
 constexpr double kSleepAndWakeUs = 10;
+// A wait for a CPU is a fault when it costs the application a quarter of all
+// its syscall time at least (a third slower than without it; the device
+// rules' bar for "the applications really wait on it"): less is time sharing
+// in its tail (rules/syscall.yaml, syscall.runqueue_delay, same bar).
+constexpr double kCpuWaitMaterialPct = 25;
 // A p99 (and a tail's share of the time) needs a hundred samples to be more
 // than the window's maximum (rules/block.yaml's bar).
 constexpr double kMinRequests = 100;
@@ -256,6 +261,11 @@ std::optional<Judged> judge_layer(const Evidence& ev, const std::string& layer, 
             return Judged{false, "run-queue delay of threads that hardly block (" + us_text(blocked->value) +
                                      " per slow syscall off CPU besides it): CPU-bound work time-sliced inside "
                                      "its syscalls, not a wait that follows its I/O"};
+        const Metric* all = ev.find_metric("attr.sufferer.cpu_all_pct");
+        if (!all) return std::nullopt;
+        if (all->value < kCpuWaitMaterialPct)
+            return Judged{false, "run-queue delay in its slow tail, " + pct_text(all->value) +
+                                     " of all its syscall time: time sharing, less than a quarter of its time"};
         if (per_op->value >= floor->value)
             return Judged{true, "waiting for a CPU, " + us_text(per_op->value) +
                                     " per slow syscall: longer than the storage's own read (" +
