@@ -255,6 +255,12 @@ def judge_special(klass, res, row):
 
 # ---- the contention classes (issue 23) ----
 
+# A contention finding's share is the part of the application's wait that
+# others' use of the resource caused (docs/contention.md): it is compared with
+# the ground truth's split of that wait.
+CONTENTION_PARTS = {"contention.device_neighbor": "neighbor_device", "contention.cpu_neighbor": "neighbor_cpu"}
+
+
 def neighbor_part(cause, finding, mech):
     """The ground truth to compare a finding's share with: for a neighbor, the
     part of the resource the finding is about (a device's or the CPUs'), else
@@ -310,6 +316,9 @@ def judge(klass, res, seed):
         (slowdown is None or slowdown >= MATERIAL_SLOWDOWN)
     slow = gt_lib.view(res["gt"], share_threshold_us(t, res["thresholds"])) or res["gt"]
     row["gt"] = gt_lib.mechanisms(slow, split).get(neighbor_part(cause, t, mech_all)) if cause else None
+    if cause and t and t["rule_id"] in CONTENTION_PARTS:
+        # Its share is the others' part of the wait, in any class (a CPU hog is a neighbor too).
+        row["gt"] = gt_lib.mechanisms(slow, True).get(CONTENTION_PARTS[t["rule_id"]])
     row["top_ok"] = bool(t) and v.get("status") in ("warning", "critical") and \
         rule_key(t) in MECHANISM_RULES.get(cause, set())
     if cause == "neighbor":
