@@ -173,4 +173,6 @@ INSTANTIATE_TEST_SUITE_P(RecordedFaults, Replay,
                                            "busy_healthy", "dirty_throttle_loaded", "hdd_seek_known",
                                            "stacked_slow_busy_disk", "bfq_idling", "two_apps", "two_apps_device",
                                            // issue 12 (real single-host Ceph 16.2 cluster, tests/ceph/cluster.sh)
-                                           "ceph_slow_osd_disk", "ceph_cpu_starved", "ceph_healthy"));
+                                           "ceph_slow_osd_disk", "ceph_cpu_starved", "ceph_healthy",
+                                           // issue 23 (a draw of the accuracy matrix, tests/lab/draws.py)
+                                           "db_commits_postgres"));
