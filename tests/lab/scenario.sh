@@ -488,7 +488,7 @@ case $name in
   # The victim is fio in the victim cgroup; the neighbor runs as "backup" (fio
   # under another name, so the two are two applications) or stress-ng, in a
   # cgroup of its own shaped as a systemd unit, /iodiag-lab-PID.slice/backup.service
-  # (v2, in the unified hierarchy; with BLKIO=1 also the v1 blkio group of that
+  # (v2, in the unified hierarchy, and v1 memory; with BLKIO=1 also the v1 blkio group of that
   # path, where the kernel charges its bios), so iodiag can name it as people
   # do. IODIAG_LAB_FAULT=0: the victim alone (no neighbor). Parameters:
   #   BACKING         directory of the loop device's backing file [/tmp: the machine's disk, direct I/O]
@@ -511,7 +511,13 @@ case $name in
     slice=iodiag-lab-$$.slice; unit=$slice/backup.service; [[ $name == neighbor_cpu ]] && unit=$slice/batch.service
     nb_enter=""
     if ((fault)) && [[ $name != neighbor_control ]]; then
-      hierarchies=(unified); if [[ $(p BLKIO 0) == 1 ]]; then hierarchies+=(blkio); fi
+      # As systemd places a unit on a host with v1 controllers: its group in the
+      # unified hierarchy and in the v1 memory one (MemoryAccounting), so that
+      # its v1 memory group is the unit's and not the group of whatever started
+      # the lab (here every process's memory group is the sandbox's); blkio only
+      # with BLKIO=1 (IOAccounting), the draws without it leave writeback and
+      # the neighbor's bios to the root blkcg.
+      hierarchies=(unified memory); if [[ $(p BLKIO 0) == 1 ]]; then hierarchies+=(blkio); fi
       for h in "${hierarchies[@]}"; do
         mkdir -p "/sys/fs/cgroup/$h/$unit"
         # Last made, first removed: the unit, then its slice (retried: a killed
