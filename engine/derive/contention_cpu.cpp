@@ -87,13 +87,16 @@ void add_cpu_contention(Evidence& ev) {
     const double kthreads = metric_or(ev, "cpu.kthread_oncpu_us", {}, 0);
     const double self = metric_or(ev, "cpu.self_oncpu_us", {}, 0);
     const double unlisted = std::max(0.0, total - kthreads - self - listed);
-    double own = 0, others = unlisted * spread;
+    double own = 0, own_busiest = 0, others = unlisted * spread;
     std::map<std::pair<std::string, std::string>, Group> groups;
     for (const auto& p : procs) {
         const double w = p.m->value * on_where(p.allowed);
         const std::string& comm = p.m->labels.at("comm");
         if (comm == app) {
             own += w;
+            // One thread runs at most the whole window: a process that ran
+            // longer had several, and its others compete with the waiter.
+            own_busiest = std::max(own_busiest, std::min(w, ev.window.duration_s * 1e6));
             continue;
         }
         others += w;
@@ -103,7 +106,12 @@ void add_cpu_contention(Evidence& ev) {
         g.raw_us += p.m->value;
         if (p.m->value > g.top_us && p.m->labels.count("pid")) g.top_us = p.m->value, g.top_pid = p.m->labels.at("pid");
     }
-    const double all = own + others + (kthreads + self) * spread;
+    // A thread never waits behind itself: while one of the application's
+    // processes waits for a CPU, the others and its own other processes hold
+    // them. The one left out is its busiest (a one-process reader waits only
+    // behind others; its idle parent, as fio's, changes nothing), at most one
+    // thread's worth of it.
+    const double all = own - own_busiest + others + (kthreads + self) * spread;
     if (all <= 0) return;
     const std::string cpus = list_of(where);
     const std::string basis = "cpu.proc_oncpu_us (/proc/PID/stat utime + stime over the window) on CPUs " + cpus +
@@ -114,9 +122,10 @@ void add_cpu_contention(Evidence& ev) {
                                                                    "the top ones)"
                                      : "the CPUs " + app + "'s processes may run on (cpu.proc_allowed_cpus)"));
     ev.add_metric("cpu.others_share_pct", {}, 100.0 * others / all, "pct",
-                  derived("on-CPU time of processes other than " + app + " / all on-CPU time, " + basis));
-    ev.add_metric("cpu.sufferer_share_pct", {}, 100.0 * own / all, "pct",
-                  derived("on-CPU time of " + app + "'s processes / all on-CPU time, " + basis));
+                  derived("on-CPU time of processes other than " + app + " / the on-CPU time a waiting process of " +
+                          app + " competed with (all but its busiest process's own), " + basis));
+    ev.add_metric("cpu.sufferer_share_pct", {}, 100.0 * (own - own_busiest) / all, "pct",
+                  derived("on-CPU time of " + app + "'s processes but its busiest / the same, " + basis));
     // The part of its time spent runnable while others held the CPUs: its
     // run-queue delay against all of its syscall time where measured (the
     // CPU rules' basis), else against its slow syscalls.
@@ -139,7 +148,7 @@ void add_cpu_contention(Evidence& ev) {
                 derived("its cgroup against those of " + app + "'s processes (syscall.proc.time_us, "
                         "cpu.proc_oncpu_us)"));
     ev.add_metric("cpu.neighbor_share_pct", {}, 100.0 * top.us / all, "pct",
-                  derived("its on-CPU time / all on-CPU time, " + basis));
+                  derived("its on-CPU time / the on-CPU time a waiting process of " + app + " competed with, " + basis));
     ev.add_metric("cpu.neighbor_oncpu_us", {}, top.raw_us, "us", derived("its on-CPU time in the window, all CPUs"));
     std::string list;
     for (size_t i = 0; i < ranked.size() && i < 3; ++i)
@@ -154,8 +163,9 @@ std::vector<MetricSpec> cpu_contention_specs() {
     return {
         {"cpu.sufferer_cpus", K::Fact, "", c, "", "the CPUs the suffering application may run on"},
         {"cpu.others_share_pct", K::Metric, "pct", c, "",
-         "share of the on-CPU time on the suffering application's CPUs used by other processes"},
-        {"cpu.sufferer_share_pct", K::Metric, "pct", c, "", "the application's own part of that time"},
+         "share of the on-CPU time on the suffering application's CPUs used by other processes, of what a waiting "
+         "process of it competed with (all but its own busiest process's time)"},
+        {"cpu.sufferer_share_pct", K::Metric, "pct", c, "", "the application's own part of that time (its other processes)"},
         {"cpu.contention_share_pct", K::Metric, "pct", c, "",
          "part of the application's time spent on the run queue while others held its CPUs (its run-queue delay "
          "share x cpu.others_share_pct)"},
