@@ -18,7 +18,7 @@ Provenance derived(const std::string& formula) { return {"derived", formula}; }
 // 1-10 us, the block layer at low load 1-5 us) is far below. A slow set whose
 // syscalls wait less than that on average is a fast device's ordinary work;
 // run-queue delay is left out (preemption is not storage; its own rule judges it).
-constexpr double kFloorUs = 120;
+constexpr double kFloorUs = kFastestFlashReadUs;
 // fsync floors, seed 000 §3.1: an SSD fsync takes 50-500 us, an HDD's 5-15 ms.
 constexpr double kFlashFsyncUs = 500;
 constexpr double kDiskFsyncUs = 15000;

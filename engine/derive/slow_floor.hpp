@@ -15,6 +15,11 @@
 
 namespace iodiag {
 
+// One 4K read of the fastest flash class (seed 000 §3.1: NVMe 70-120 us):
+// what a slow set must wait on average besides for a CPU, and what a
+// device's request must take at least to be a stall.
+inline constexpr double kFastestFlashReadUs = 120;
+
 // The syscall collector's classes (attr.slow.<class>_us / _pct).
 const std::vector<std::string>& slow_set_classes();
 
