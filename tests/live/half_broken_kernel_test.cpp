@@ -98,6 +98,25 @@ std::set<std::string> orphan_program_ids() {
     return both;
 }
 
+// The orphans not in `before`, once they are gone or after 15 s: iodiag
+// hands its per-syscall perf events to a child that closes them after it
+// exits (collectors/bpf/deferred_release.hpp), and a program attached only
+// through them is held by no fd meanwhile; each close waits for an RCU grace
+// period, longer on a loaded machine. A leak stays past the wait.
+// Returns the new ones left (`before` may hold a previous run's programs
+// still on their way out).
+std::set<std::string> new_orphans_after_release(const std::set<std::string>& before) {
+    std::set<std::string> added;
+    for (int i = 0; i < 30; ++i) {
+        added.clear();
+        for (const auto& id : orphan_program_ids())
+            if (!before.count(id)) added.insert(id);
+        if (added.empty()) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    return added;
+}
+
 struct Fault {
     std::string spec;        // IODIAG_TEST_BPF_FAULTS
     std::string collector;   // the one that must become unavailable
@@ -120,10 +139,14 @@ TEST(HalfBrokenKernel, EachForcedBpfFailureDisablesOnlyItsCollectorWithTheReason
         {"load:syscall_bpf", "syscall_bpf", "Permission denied"},
         {"load:block_bpf", "block_bpf", "Permission denied"},
         // Attaching fails (a tracepoint gone between the check and the attach).
-        {"attach:sys_enter", "syscall_bpf", "did not attach"},
+        // The syscall collector falls back from the traced syscalls' own
+        // events to raw_syscalls when one of those fails: both must fail.
+        {"attach:sys_enter_read,attach:sys_enter", "syscall_bpf", "did not attach"},
         {"attach:block_rq_complete", "block_bpf", "attach"},
-        // The tracepoint does not exist on this kernel.
-        {"tracepoint:sys_exit", "syscall_bpf", "did not attach"},
+        // The tracepoint does not exist on this kernel (fsync's own event
+        // missing sends the syscall collector to raw_syscalls, where
+        // sys_exit is missing too).
+        {"tracepoint:sys_enter_fsync,tracepoint:sys_exit", "syscall_bpf", "did not attach"},
         {"tracepoint:block_rq_issue", "block_bpf", "block_rq_issue"},
     };
     if (normally.count("iouring_bpf")) {
@@ -159,7 +182,7 @@ TEST(HalfBrokenKernel, EachForcedBpfFailureDisablesOnlyItsCollectorWithTheReason
         }
     }
     // Failed loads and attaches leave nothing behind.
-    EXPECT_EQ(orphan_program_ids(), programs_before);
+    EXPECT_EQ(new_orphans_after_release(programs_before), std::set<std::string>{});
 }
 
 TEST(TwoRuns, AtTheSameTimeBothGiveAVerdictWithEveryCollector) {
@@ -180,5 +203,5 @@ TEST(TwoRuns, AtTheSameTimeBothGiveAVerdictWithEveryCollector) {
     EXPECT_EQ(second["schema"], "iodiag-verdict");
     EXPECT_EQ(available(first), normally);
     EXPECT_EQ(available(second), normally);
-    EXPECT_EQ(orphan_program_ids(), programs_before);
+    EXPECT_EQ(new_orphans_after_release(programs_before), std::set<std::string>{});
 }
