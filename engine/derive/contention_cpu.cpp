@@ -148,7 +148,8 @@ void add_cpu_contention(Evidence& ev) {
                 derived("its cgroup against those of " + app + "'s processes (syscall.proc.time_us, "
                         "cpu.proc_oncpu_us)"));
     ev.add_metric("cpu.neighbor_share_pct", {}, 100.0 * top.us / all, "pct",
-                  derived("its on-CPU time / the on-CPU time a waiting process of " + app + " competed with, " + basis));
+                  derived("its on-CPU time / the on-CPU time a waiting process of " + app + " competed with, " +
+                          basis));
     ev.add_metric("cpu.neighbor_oncpu_us", {}, top.raw_us, "us", derived("its on-CPU time in the window, all CPUs"));
     std::string list;
     for (size_t i = 0; i < ranked.size() && i < 3; ++i)
@@ -165,7 +166,8 @@ std::vector<MetricSpec> cpu_contention_specs() {
         {"cpu.others_share_pct", K::Metric, "pct", c, "",
          "share of the on-CPU time on the suffering application's CPUs used by other processes, of what a waiting "
          "process of it competed with (all but its own busiest process's time)"},
-        {"cpu.sufferer_share_pct", K::Metric, "pct", c, "", "the application's own part of that time (its other processes)"},
+        {"cpu.sufferer_share_pct", K::Metric, "pct", c, "",
+         "the application's own part of that time (its other processes)"},
         {"cpu.contention_share_pct", K::Metric, "pct", c, "",
          "part of the application's time spent on the run queue while others held its CPUs (its run-queue delay "
          "share x cpu.others_share_pct)"},

@@ -76,8 +76,8 @@ std::string pct_text(double v) { return format_value(v, "pct"); }
 std::string us_text(double v) { return format_value(v, "us"); }
 
 // A log2 histogram's time (bucket midpoints) in buckets that start at or
-// above kTailFactor x its median (and one flash read), and its whole time; nullopt with too few
-// values.
+// above kTailFactor x its median (and one flash read), and its whole time;
+// nullopt with too few values.
 struct Tail {
     double tail_us = 0, all_us = 0;
 };
@@ -87,7 +87,8 @@ std::optional<Tail> tail_of(const Log2Histogram& h) {
     if (p50 <= 0) return std::nullopt;
     // A request faster than one read of the fastest flash class is no stall,
     // however far above a memory-fast median (a loop device over tmpfs).
-    const Tail t{at_or_above(h, std::max(kTailFactor * p50, kFastestFlashReadUs)).second, at_or_above(h, 0).second};
+    const double bound = std::max(kTailFactor * p50, kFastestFlashReadUs);
+    const Tail t{at_or_above(h, bound).second, at_or_above(h, 0).second};
     return t.all_us > 0 ? std::optional(t) : std::nullopt;
 }
 
@@ -138,7 +139,8 @@ void add_device_distribution(Evidence& ev) {
         if (const auto stall = stall_of(ev, d)) {
             ev.add_metric("device.d2c_stall_time_pct", l, stall->pct, "pct",
                           derived("share of the device's service time (block.d2c_us{op}, log2 bucket midpoints) of " +
-                                  stall->ops + " in requests of 10x their operation's median D2C or more (and 120 us at least: one flash read)"));
+                                  stall->ops + " in requests of 10x their operation's median D2C or more (and 120 us "
+                                               "at least: one flash read)"));
             ev.add_metric("device.stalls", l, stall->pct >= kMaterialTailPct ? 1 : 0, "bool",
                           derived("1 when device.d2c_stall_time_pct >= 33 %: without its stalls the device would "
                                   "serve its " + stall->ops + " 1.5x faster (" + std::to_string(stall->requests) +
