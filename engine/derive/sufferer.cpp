@@ -58,24 +58,25 @@ void add_sufferer_shares(Evidence& ev) {
     for (const auto& c : slow_set_classes())
         if (c != layer::kCpu && c != layer::kFilesystem)
             if (const Metric* m = ev.find_metric("attr.sufferer." + c + "_pct")) blocked += m->value, any_class = true;
-    // Over its own slow syscalls where measured, else the machine's slow set.
-    const bool own_ops = own && ev.find_metric("attr.app.time_us");
+    // Over its own slow syscalls where measured, else the machine's slow set
+    // (bundles recorded before attr.app.time_us existed: the machine's); the
+    // run-queue delay per slow syscall below is on the same basis.
+    const Metric* app_time = own ? ev.find_metric("attr.app.time_us") : nullptr;
+    const bool own_time = app_time != nullptr;
     double slow_total = 0;
-    if (own_ops) slow_total = ev.find_metric("attr.app.time_us")->value;
+    if (own_time) slow_total = app_time->value;
     else
         for (const auto& c : slow_set_classes()) slow_total += metric_or(ev, "attr.slow." + c + "_us", {}, 0);
-    const double slow_ops = metric_or(ev, own_ops ? "attr.app.ops" : "attr.slow.ops", {}, 0);
+    const double slow_ops = metric_or(ev, own_time ? "attr.app.ops" : "attr.slow.ops", {}, 0);
     if (any_class && slow_ops > 0 && slow_total > 0)
         ev.add_metric("attr.sufferer.blocked_us_per_op", {}, std::min(100.0, blocked) / 100 * slow_total / slow_ops,
                       "us",
                       derived("sum of attr.sufferer.<class>_pct of the off-CPU waits (all classes but cpu and "
                               "filesystem) x the slow syscalls' time / their count (" +
-                              std::string(own_ops ? "attr.app.time_us / attr.app.ops" : "the machine's slow set") +
+                              std::string(own_time ? "attr.app.time_us / attr.app.ops" : "the machine's slow set") +
                               "): the time per slow syscall blocked on something other than a CPU"));
 
     // Run-queue delay per slow syscall (the CPU rule's gate), on the same basis.
-    // (Bundles recorded before attr.app.time_us existed: the machine's.)
-    const bool own_time = own && ev.find_metric("attr.app.time_us");
     const Metric* cpu = ev.find_metric(own_time ? "attr.app.cpu_pct" : "attr.slow.cpu_pct");
     const Metric* time = ev.find_metric(own_time ? "attr.app.time_us" : "attr.slow.cpu_us");
     const Metric* ops = ev.find_metric(own_time ? "attr.app.ops" : "attr.slow.ops");
