@@ -261,10 +261,15 @@ def judge_special(klass, res, row):
 CONTENTION_PARTS = {"contention.device_neighbor": "neighbor_device", "contention.cpu_neighbor": "neighbor_cpu"}
 
 
-def neighbor_part(cause, finding, mech):
-    """The ground truth to compare a finding's share with: for a neighbor, the
-    part of the resource the finding is about (a device's or the CPUs'), else
-    the larger part; any other cause as it is."""
+def truth_part(cause, finding, mech):
+    """The ground truth to compare a finding's share with: a contention
+    finding's, the others' part of its resource whatever the cause (a CPU hog
+    is a neighbor in cpu_contention too); for a neighbor, the part of the
+    resource the finding is about (a device's or the CPUs'), else the larger
+    part; any other cause as it is."""
+    rule = (finding or {}).get("rule_id")
+    if rule in CONTENTION_PARTS:
+        return CONTENTION_PARTS[rule]
     if cause != "neighbor":
         return cause
     layer = (finding or {}).get("layer") or (finding or {}).get("instance")
@@ -315,10 +320,8 @@ def judge(klass, res, seed):
     row["scored"] = bool(cause) and cands[cause] >= MATERIAL_SHARE_PCT and \
         (slowdown is None or slowdown >= MATERIAL_SLOWDOWN)
     slow = gt_lib.view(res["gt"], share_threshold_us(t, res["thresholds"])) or res["gt"]
-    row["gt"] = gt_lib.mechanisms(slow, split).get(neighbor_part(cause, t, mech_all)) if cause else None
-    if cause and t and t["rule_id"] in CONTENTION_PARTS:
-        # Its share is the others' part of the wait, in any class (a CPU hog is a neighbor too).
-        row["gt"] = gt_lib.mechanisms(slow, True).get(CONTENTION_PARTS[t["rule_id"]])
+    part = truth_part(cause, t, mech_all) if cause else None
+    row["gt"] = gt_lib.mechanisms(slow, split or part.startswith("neighbor")).get(part) if cause else None
     row["top_ok"] = bool(t) and v.get("status") in ("warning", "critical") and \
         rule_key(t) in MECHANISM_RULES.get(cause, set())
     if cause == "neighbor":
