@@ -107,7 +107,7 @@ std::set<std::string> orphan_program_ids() {
 // still on their way out).
 std::set<std::string> new_orphans_after_release(const std::set<std::string>& before) {
     std::set<std::string> added;
-    for (int i = 0; i < 30; ++i) {
+    for (int i = 0; i < 15; ++i) {   // about a second a look (orphan_program_ids looks twice)
         added.clear();
         for (const auto& id : orphan_program_ids())
             if (!before.count(id)) added.insert(id);
