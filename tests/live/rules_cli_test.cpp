@@ -44,6 +44,7 @@ TEST(RulesCli, LintReportsEveryProblemWithPositionAndFails) {
               std::string::npos)
         << out;
 
+    out.clear();   // run_capture appends: the JSON must be parsed alone
     const int rc_json = run_capture(kBin + " rules lint --format json " + file + " 2>/dev/null", &out);
     EXPECT_EQ(rc_json, 1);
     const auto j = nlohmann::json::parse(out.substr(out.find('{')));
