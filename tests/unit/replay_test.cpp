@@ -139,10 +139,11 @@ TEST_P(Replay, GivesTheDiagnosisOfTheRecordedFault) {
                 }
             }
     }
-    if (want.contains("notes_fire"))   // info-level causes said beside the finding
+    if (want.contains("notes_fire")) {   // info-level causes said beside the finding
         for (const auto& id : want["notes_fire"].get<std::vector<std::string>>())
             EXPECT_TRUE(std::any_of(v.notes.begin(), v.notes.end(), [&](const Finding& n) { return n.rule_id == id; }))
                 << id;
+    }
     if (want.contains("not_fires")) {  // another mechanism's rule (e.g. jbd2 on an XFS fault) must stay silent
         for (const auto& id : want["not_fires"].get<std::vector<std::string>>())
             for (const auto& f : v.findings) EXPECT_NE(f.rule_id, id);
