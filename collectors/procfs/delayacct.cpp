@@ -246,15 +246,37 @@ std::string parse_stat_comm(const std::string& line) {
     return line.substr(open + 1, close - open - 1);
 }
 
-uint64_t parse_delayacct_blkio_ticks(const std::string& line, const std::string& where) {
+uint64_t parse_stat_field(const std::string& line, int field, const std::string& what, const std::string& where) {
     // The command name may hold spaces and parentheses: fields restart after the last ')'.
     const auto close = line.rfind(')');
     if (close == std::string::npos) throw SourceError(where + ": no ')' after the command name");
     const auto rest = split_ws(line.substr(close + 1));
-    // rest[0] is field 3 (state), so field 42 is rest[39].
-    if (rest.size() < 40)
-        throw SourceError(where + ": " + std::to_string(rest.size() + 2) + " fields, need 42 (delayacct_blkio_ticks)");
-    return parse_u64(rest[39], where + " field 42");
+    // rest[0] is field 3 (state).
+    const size_t index = static_cast<size_t>(field - 3);
+    if (field < 3 || rest.size() <= index)
+        throw SourceError(where + ": " + std::to_string(rest.size() + 2) + " fields, need " + std::to_string(field) +
+                          " (" + what + ")");
+    return parse_u64(rest[index], where + " field " + std::to_string(field));
+}
+
+uint64_t parse_delayacct_blkio_ticks(const std::string& line, const std::string& where) {
+    return parse_stat_field(line, 42, "delayacct_blkio_ticks", where);
+}
+
+std::optional<double> max_plausible_delay_s(const std::string& root, int pid) {
+    const std::string stat_path = under_root(root, "/proc/" + std::to_string(pid) + "/stat");
+    const auto stat = try_read_first_line(stat_path);
+    const auto uptime = try_read_first_line(under_root(root, "/proc/uptime"));
+    const long hz = ::sysconf(_SC_CLK_TCK);
+    if (!stat || !uptime || hz <= 0) return std::nullopt;
+    try {
+        const uint64_t threads = parse_stat_field(*stat, 20, "num_threads", stat_path);
+        const double started_s = double(parse_stat_field(*stat, 22, "starttime", stat_path)) / double(hz);
+        const double age_s = std::stod(*uptime) - started_s;
+        return double(std::max<uint64_t>(threads, 1)) * std::max(age_s, 0.0);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
 }
 
 std::vector<MetricSpec> DelayacctCollector::metric_specs() const {
@@ -277,6 +299,9 @@ std::vector<MetricSpec> DelayacctCollector::metric_specs() const {
         {"delayacct.enabled", K::Fact, "", "", "",
          "kernel.task_delayacct as read at the start (\"1\" or \"0\")"},
         {"delayacct.source", K::Fact, "", "", "", "where the delays were read (taskstats or /proc stat)"},
+        {"delayacct.implausible", K::Fact, "", "", "pid",
+         "a process whose delays grew by more than its threads can have waited since it started: the "
+         "kernel's accounting, not reported as delays"},
     };
 }
 
@@ -363,7 +388,23 @@ void DelayacctCollector::finish(Evidence& ev) {
         d.thrashing_count = grew(b.thrashing_count, a.thrashing_count);
         d.thrashing_ns = grew(b.thrashing_ns, a.thrashing_ns);
         const uint64_t total = d.blkio_ns + d.swapin_ns + d.freepages_ns + d.thrashing_ns;
-        if (total > 0) rows.push_back({pid, d, total});
+        if (total == 0) continue;
+        // Seen on Linux 6.18: a process whose delays grew by ~2x the uptime
+        // in a few seconds, over a handful of counted waits (a wake-up
+        // charged against a start time that was never set). No thread waits
+        // longer than it has existed: such a sum is the kernel's accounting
+        // error, said as such, never a wait.
+        const auto bound_s = max_plausible_delay_s(root_, pid);
+        if (bound_s && total / 1e9 > *bound_s + 1.0) {
+            ev.add_fact("delayacct.implausible", {{"pid", std::to_string(pid)}},
+                        a.comm + ": " + std::to_string(total / 1000000) + " ms of delay in the window, more than its " +
+                            "threads can have waited since it started (" +
+                            std::to_string(static_cast<long long>(*bound_s * 1000)) +
+                            " ms): the kernel's delay accounting is wrong for it; not reported",
+                        src);
+            continue;
+        }
+        rows.push_back({pid, d, total});
     }
     std::sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.total_ns > y.total_ns; });
     if (rows.size() > kTopProcesses) rows.resize(kTopProcesses);

@@ -36,30 +36,41 @@ TEST(DelayacctLive, DirectReaderShowsBlkioDelayViaTaskstats) {
     SysctlOverride on(sysctl, "1");
     live::LoopDevice loop("/tmp", 256);   // on the virtual disk: reads really wait
     if (!loop.ok()) GTEST_SKIP() << loop.error();
-    // Started after the sysctl: only such tasks are counted.
-    live::Background fio("exec fio --name=da --filename=" + loop.path() +
+    // Started after the sysctl: only such tasks are counted. The job is a
+    // thread of the fio process (--thread) and the collector watches that
+    // process alone: system-wide it keeps the 20 tasks with the most delay,
+    // and on a busy machine (CI) other tasks' waits can outweigh these
+    // short loop reads.
+    live::Background fio("exec fio --name=da --thread --filename=" + loop.path() +
                          " --rw=randread --direct=1 --bs=4k --ioengine=psync --rate_iops=500"
                          " --time_based --runtime=20 --output=/dev/null");
     std::this_thread::sleep_for(std::chrono::seconds(1));
     ASSERT_TRUE(fio.running());
     DelayacctCollector c;
     CollectOptions o;
+    o.pid = fio.pid();
     const CollectorStatus st = c.start(o);
     ASSERT_TRUE(st.available) << st.reason;
     std::this_thread::sleep_for(std::chrono::seconds(3));
     Evidence ev;
     c.finish(ev);
     EXPECT_EQ(ev.find_fact("delayacct.source", {})->value.rfind("netlink", 0), 0u) << st.reason;
-    bool found = false;
-    for (const auto& f : ev.facts) {
-        if (f.name != "delayacct.comm" || f.value.rfind("fio", 0) != 0) continue;
-        const Metric* m = ev.find_metric("delayacct.blkio_delay_ms", f.labels);
-        const Metric* n = ev.find_metric("delayacct.blkio_count", f.labels);
-        if (m && n && n->value > 100) {
-            found = true;
-            EXPECT_GT(m->value, 0);
-            std::cerr << "pid " << f.labels.at("pid") << ": " << n->value << " waits, " << m->value << " ms\n";
-        }
+    const Labels l{{"pid", std::to_string(fio.pid())}};
+    const Metric* count = ev.find_metric("delayacct.blkio_count", l);
+    const Metric* delay = ev.find_metric("delayacct.blkio_delay_ms", l);
+    if (const Fact* wrong = ev.find_fact("delayacct.implausible", l)) {
+        // Linux 6.18 here: the reader's delay grows by ~2x the uptime in a few
+        // seconds. The collector must say so and report no delay for it.
+        EXPECT_EQ(wrong->value.rfind("fio: ", 0), 0u) << wrong->value;
+        EXPECT_FALSE(delay) << "a delay the collector called implausible was reported";
+        std::cerr << "this kernel's delay accounting is wrong for the reader: " << wrong->value << "\n";
+        return;
     }
-    EXPECT_TRUE(found) << "no fio process with blkio waits in the evidence";
+    ASSERT_TRUE(count && delay) << "neither delays nor an implausible sum for fio (pid " << fio.pid() << ")";
+    // ~1,500 direct reads in the window; this kernel counts a fraction of
+    // them (about one in six here), so the bar is low and the delay bounded.
+    EXPECT_GE(count->value, 10);
+    EXPECT_GT(delay->value, 0);
+    EXPECT_LE(delay->value, 2 * 5000.0) << "two threads cannot wait more than 5 s each in a 4 s life";
+    std::cerr << "fio: " << count->value << " waits, " << delay->value << " ms\n";
 }

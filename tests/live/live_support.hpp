@@ -66,6 +66,8 @@ public:
     Background(const Background&) = delete;
     Background& operator=(const Background&) = delete;
     bool running() const;
+    // The command's process (its shell, or what the shell exec'd).
+    pid_t pid() const { return pid_; }
 
 private:
     pid_t pid_ = -1;

@@ -11,13 +11,14 @@ const std::string kDir = std::string(IODIAG_FIXTURES) + "/delayacct";
 // Returns scripted delays: the second read of each pid adds to the first.
 class ScriptedSource : public DelaySource {
 public:
+    explicit ScriptedSource(uint64_t blkio_step_ns = 450000000ULL) : blkio_step_ns_(blkio_step_ns) {}
     std::optional<TaskDelays> read(int tgid) override {
         if (tgid != 4242) return std::nullopt;
         TaskDelays d;
         d.comm = "fio";
         d.detailed = true;
         d.blkio_count = 10 + 90 * reads_;
-        d.blkio_ns = 1000000 + 450000000ULL * reads_;   // +450 ms over 90 waits
+        d.blkio_ns = 1000000 + blkio_step_ns_ * reads_;   // by default +450 ms over 90 waits
         d.freepages_ns = 5000000ULL * reads_;
         ++reads_;
         return d;
@@ -25,6 +26,7 @@ public:
     std::string describe() const override { return "scripted"; }
 
 private:
+    uint64_t blkio_step_ns_;
     int reads_ = 0;
 };
 }  // namespace
@@ -67,6 +69,27 @@ TEST(Delayacct, DeltasPerProcessFromTheSource) {
     EXPECT_DOUBLE_EQ(ev.find_metric("delayacct.blkio_avg_us", l)->value, 5000);
     EXPECT_DOUBLE_EQ(ev.find_metric("delayacct.freepages_delay_ms", l)->value, 5);
     EXPECT_EQ(ev.find_fact("delayacct.comm", l)->value, "fio");
+}
+
+// Linux 6.18 was seen to add ~2x the uptime to a reader's blkio delay in a
+// few seconds. The fixture's process has 20 threads and is 1,000 s old
+// (uptime 1000.22 s, starttime 22 ticks): 20,000 s of delay is the most it
+// can have; 30,000 s in the window is the kernel's error, not a wait.
+TEST(Delayacct, ADelayLongerThanTheThreadsHaveLivedIsNotReported) {
+    DelayacctCollector c([](const std::string&) { return std::make_unique<ScriptedSource>(30000ULL * 1000000000ULL); });
+    CollectOptions o;
+    o.root = kDir + "/on";
+    o.pid = 4242;
+    ASSERT_TRUE(c.start(o).available);
+    Evidence ev;
+    c.finish(ev);
+    const Labels l{{"pid", "4242"}};
+    EXPECT_FALSE(ev.find_metric("delayacct.blkio_delay_ms", l));
+    EXPECT_FALSE(ev.find_metric("delayacct.blkio_delay_pct", l));
+    const Fact* why = ev.find_fact("delayacct.implausible", l);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->value.find("fio: 30000005 ms of delay"), std::string::npos) << why->value;
+    EXPECT_NE(why->value.find("(20000000 ms)"), std::string::npos) << why->value;
 }
 
 TEST(Delayacct, ProcStatFallbackReadsBlkioTicks) {
