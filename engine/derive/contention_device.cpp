@@ -151,26 +151,23 @@ void add_device_contention(Evidence& ev) {
         for (const auto& [d, all] : by_device)
             for (const auto& s : all)
                 if (s.comm == app) app_cgroups.insert(s.cgroup);
-        double total_d2c = 0, total_q2c = 0, own_d2c = 0, own_q2c = 0, other_d2c = 0, other_q2c = 0, bytes = 0;
+        double total_d2c = 0, total_q2c = 0, own_q2c = 0, other_d2c = 0, other_q2c = 0, bytes = 0;
         std::vector<Submitter> others;
         for (const auto& s : subs) {
             total_d2c += s.d2c;
             total_q2c += s.q2c;
             bytes += s.bytes;
             if (s.comm == app) {
-                own_d2c += s.d2c;
                 own_q2c += s.q2c;
             } else if (s.kind == "writeback" && s.cgroup != "/" && s.cgroup != "?" && !s.cgroup.empty()) {
                 // Charged by the kernel to the dirtier's cgroup (cgroup v2
                 // writeback): whose data it is, recorded.
                 if (app_cgroups.count(s.cgroup)) {
-                    own_d2c += s.d2c;
                     own_q2c += s.q2c;
                 } else {
                     others.push_back(s);
                 }
             } else if (s.kind == "writeback" && dirtied_by_app >= 0) {
-                own_d2c += s.d2c * dirtied_by_app;
                 own_q2c += s.q2c * dirtied_by_app;
                 Submitter o = s;
                 o.d2c *= 1 - dirtied_by_app;
