@@ -11,14 +11,14 @@ const std::string kDir = std::string(IODIAG_FIXTURES) + "/delayacct";
 // Returns scripted delays: the second read of each pid adds to the first.
 class ScriptedSource : public DelaySource {
 public:
-    explicit ScriptedSource(uint64_t blkio_step_ns = 450000000ULL) : blkio_step_ns_(blkio_step_ns) {}
+    explicit ScriptedSource(uint64_t blkio_step_ns) : blkio_step_ns_(blkio_step_ns) {}
     std::optional<TaskDelays> read(int tgid) override {
         if (tgid != 4242) return std::nullopt;
         TaskDelays d;
         d.comm = "fio";
         d.detailed = true;
         d.blkio_count = 10 + 90 * reads_;
-        d.blkio_ns = 1000000 + blkio_step_ns_ * reads_;   // by default +450 ms over 90 waits
+        d.blkio_ns = 1000000 + blkio_step_ns_ * reads_;   // over 90 waits
         d.freepages_ns = 5000000ULL * reads_;
         ++reads_;
         return d;
@@ -29,6 +29,19 @@ private:
     uint64_t blkio_step_ns_;
     int reads_ = 0;
 };
+
+// One window of the collector on pid 4242 of the "on" fixture, its delays
+// scripted to grow by `blkio_step_ns` of blkio delay.
+Evidence scripted_window(uint64_t blkio_step_ns) {
+    DelayacctCollector c([=](const std::string&) { return std::make_unique<ScriptedSource>(blkio_step_ns); });
+    CollectOptions o;
+    o.root = kDir + "/on";
+    o.pid = 4242;
+    Evidence ev;
+    if (!c.start(o).available) return ev;
+    c.finish(ev);
+    return ev;
+}
 }  // namespace
 
 TEST(Delayacct, Field42EvenWithSpacesAndParensInComm) {
@@ -55,13 +68,7 @@ TEST(Delayacct, OffIsUnavailableWithTheCommandAndNeverTurnedOn) {
 }
 
 TEST(Delayacct, DeltasPerProcessFromTheSource) {
-    DelayacctCollector c([](const std::string&) { return std::make_unique<ScriptedSource>(); });
-    CollectOptions o;
-    o.root = kDir + "/on";
-    o.pid = 4242;
-    ASSERT_TRUE(c.start(o).available);
-    Evidence ev;
-    c.finish(ev);
+    const Evidence ev = scripted_window(450000000ULL);
     const Labels l{{"pid", "4242"}};
     ASSERT_TRUE(ev.find_metric("delayacct.blkio_delay_ms", l));
     EXPECT_DOUBLE_EQ(ev.find_metric("delayacct.blkio_delay_ms", l)->value, 450);
@@ -76,13 +83,7 @@ TEST(Delayacct, DeltasPerProcessFromTheSource) {
 // (uptime 1000.22 s, starttime 22 ticks): 20,000 s of delay is the most it
 // can have; 30,000 s in the window is the kernel's error, not a wait.
 TEST(Delayacct, ADelayLongerThanTheThreadsHaveLivedIsNotReported) {
-    DelayacctCollector c([](const std::string&) { return std::make_unique<ScriptedSource>(30000ULL * 1000000000ULL); });
-    CollectOptions o;
-    o.root = kDir + "/on";
-    o.pid = 4242;
-    ASSERT_TRUE(c.start(o).available);
-    Evidence ev;
-    c.finish(ev);
+    const Evidence ev = scripted_window(30000ULL * 1000000000ULL);
     const Labels l{{"pid", "4242"}};
     EXPECT_FALSE(ev.find_metric("delayacct.blkio_delay_ms", l));
     EXPECT_FALSE(ev.find_metric("delayacct.blkio_delay_pct", l));
