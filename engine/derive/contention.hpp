@@ -12,6 +12,14 @@
 
 namespace iodiag::derive {
 
+// Others hold most of a resource the application waited on: most of the
+// device service time its requests queued behind, or of the data the journal
+// commits it waited for carried, was another program's (below half, its own
+// load is the larger part; one application keeping a fast device busy alone
+// is healthy). The one bar of "contended", for the contention rules, the
+// device rules and the judgement model alike.
+inline constexpr double kOthersMajorityPct = 50;
+
 void add_device_contention(Evidence& ev);         // contention_device.cpp
 void add_cpu_contention(Evidence& ev);            // contention_cpu.cpp
 void add_journal_contention(Evidence& ev);        // contention_journal.cpp

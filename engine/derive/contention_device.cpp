@@ -23,13 +23,6 @@ struct Submitter {
     double d2c = 0, q2c = 0, bytes = 0, requests = 0;
 };
 
-// Others hold most of a device's service time: most of what the
-// application's requests queued behind was theirs (below half, its own load
-// is the larger part; one application keeping a fast device busy alone is
-// healthy). The one bar of "contended", for the contention rules, the device
-// rules and the judgement model alike.
-constexpr double kOthersMajorityPct = 50;
-
 // A bundle recorded before the groups were kept has the same kernel sums per
 // command only (block.submitter_d2c_total_us {device, comm}): each command a
 // process, the flusher known by its work's name, the block layer's own

@@ -32,6 +32,7 @@
 #include <map>
 #include <optional>
 
+#include "engine/derive/contention.hpp"   // kOthersMajorityPct
 #include "engine/derive/slow_floor.hpp"
 #include "engine/evidence/cgroup_labels.hpp"
 #include "engine/evidence/format.hpp"
@@ -48,8 +49,6 @@ constexpr double kTailFactor = 10;
 // The tail's part of a layer's time at which removing it makes the layer 1.5x
 // faster: a material slowdown, not a wobble.
 constexpr double kMaterialTailPct = 100.0 / 3.0;
-// Another program's data is most of what the commits carry.
-constexpr double kOthersMajorityPct = 50;
 // A layer holding less of the slow time than this is not judged: removing all
 // of it would make the slow syscalls faster by less than a twentieth (the
 // engine's bar for a cause anybody felt, engine/triage/analysis.cpp).
