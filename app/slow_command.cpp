@@ -18,8 +18,8 @@ namespace iodiag::cli {
 
 namespace {
 
-std::atomic<bool> g_interrupted{false};
-void on_signal(int) { g_interrupted = true; }
+std::atomic<bool> g_slow_interrupted{false};
+void on_slow_signal(int) { g_slow_interrupted = true; }
 
 // "1ms", "250us", "2s", "500ns"; a bare number is milliseconds.
 std::optional<uint64_t> parse_threshold_ns(const std::string& text) {
@@ -110,8 +110,8 @@ int run_slow(const SlowArgs& a) {
     if (!fixed)
         std::cerr << "iodiag slow: no --threshold: using the p99 of Q2C over the previous second "
                      "(first exemplars after one second)\n";
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    std::signal(SIGINT, on_slow_signal);
+    std::signal(SIGTERM, on_slow_signal);
 
     const bool json = a.format == "json";
     if (!json) print_text_header();
@@ -121,7 +121,7 @@ int run_slow(const SlowArgs& a) {
         const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         json ? print_json(x, t) : print_text(x, t);
     };
-    while (!g_interrupted) {
+    while (!g_slow_interrupted) {
         tracer.poll(100, sink);
         const auto now = std::chrono::steady_clock::now();
         if (a.duration_s > 0 && now - t0 >= std::chrono::duration<double>(a.duration_s)) break;
