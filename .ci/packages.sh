@@ -4,7 +4,7 @@
 
 # Building and running iodiag: what the first run (.ci/setup) installs.
 BUILD_PACKAGES=(
-  build-essential cmake pkg-config git
+  build-essential cmake ninja-build pkg-config git
   clang libbpf-dev bpftool libelf-dev zlib1g-dev             # CO-RE BPF programs and skeletons
   libboost-graph-dev libyaml-cpp-dev libspdlog-dev           # decision graph, rules, logging
   libcli11-dev nlohmann-json3-dev                            # arguments, JSON
@@ -52,8 +52,21 @@ install_packages() {
 iodiag_cmake_options() {
   local opts=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG"
               -DIODIAG_UNITY=ON)
+  ninja_for_new_build "${1:-build}" opts
   ccache_launcher opts
   printf '%s\n' "${opts[@]}"
+}
+
+# ninja_for_new_build DIR ARRAY: appends -G Ninja when DIR is not configured
+# yet and ninja is installed (BUILD_PACKAGES has it). Ninja compiles a
+# library's files while the libraries it links to are still compiling, where
+# make's order by target leaves one of the two cores idle. A directory made
+# before keeps the generator it was made with.
+ninja_for_new_build() {
+  local -n to=$2
+  if command -v ninja >/dev/null && [[ ! -f $1/CMakeCache.txt ]]; then
+    to+=(-G Ninja)
+  fi
 }
 
 # ccache_launcher ARRAY: appends ccache as the compiler launcher when it is
