@@ -269,6 +269,16 @@ TEST(Contention, CpuHogInAnotherCgroupIsNamedWithItsShare) {
     ASSERT_NE(rq, nullptr);
     EXPECT_NEAR(*f.share_pct, rq->value * others->value / 100, 0.01);
 
+    // The same neighbor while the application's CPU waits are a tail of its
+    // time (its other process's syscalls take six times as long as the slow
+    // ones): time sharing, as syscall.runqueue_delay and the judgement model
+    // say (a quarter of all its syscall time is their bar), so no warning.
+    Evidence tail = ev;
+    tail.add_metric("syscall.proc.time_us", {{"comm", "fio"}, {"pid", "101"}, {"cgroup", "/system.slice/db.service"}},
+                    6e6, "us", kP);
+    const Verdict t = analyze(tail, shipped_rules());
+    EXPECT_EQ(find(t.findings, "contention.cpu_neighbor"), nullptr) << render_text(t);
+
     // Its own threads queueing behind each other (one process that ran
     // 7.5 s in a 4 s window: two threads at least): no neighbor to name.
     Evidence own;
