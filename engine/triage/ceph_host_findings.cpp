@@ -2,6 +2,10 @@
 #include "engine/triage/finding_fold.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "engine/evidence/format.hpp"
 
 namespace iodiag {
 
@@ -86,6 +90,39 @@ void fold_into_slow_osd_disks(std::vector<Finding>& fired, const Evidence& ev) {
     drop_gone(fired, gone);
 }
 
+// A primary's wait for its slow peer (ceph.replica_wait_dominated) is the
+// peer's slowness felt through replication: what the peer's own finding names
+// (its disk, its commit, its queue) explains the primary's time too. That
+// finding ranks at least as high as the waits it causes and says whom it holds
+// up; each primary's finding stays, with its own share, below it. (The shares
+// are of different OSDs' client op time: the peer's own can be the smaller,
+// e.g. when its loop worker also waits for a CPU, and a consequence would then
+// outrank its cause.)
+void rank_slow_peers_above_their_primaries(std::vector<Finding>& fired, const Evidence& ev) {
+    for (size_t i = 0; i < fired.size(); ++i) {
+        const Finding& wait = fired[i];
+        if (wait.rule_id != "ceph.replica_wait_dominated" || wait.severity == Severity::Info) continue;
+        const Fact* peer = ev.find_fact("ceph.osd.slowest_peer", {{"osd", wait.instance}});
+        if (!peer) continue;
+        std::optional<size_t> cause;
+        for (size_t j = 0; j < fired.size(); ++j) {
+            const Finding& c = fired[j];
+            if (c.instance_key != "osd" || c.instance != peer->value || c.severity == Severity::Info ||
+                c.rule_id == wait.rule_id)
+                continue;
+            if (!cause || c.score > fired[*cause].score) cause = j;
+        }
+        if (!cause) continue;
+        Finding& c = fired[*cause];
+        c.score = std::max(c.score, std::nextafter(wait.score, 2.0));
+        trim_end(c.mechanism);
+        c.mechanism += " " + peer->value + " also holds up " + wait.instance + ", which replicates to it" +
+                       (wait.share_pct ? ": " + format_value(*wait.share_pct, "pct") + " of " + wait.instance +
+                                             "'s client op time" : "") +
+                       " (" + wait.rule_id + " on " + wait.instance + ", ranked below this cause).";
+    }
+}
+
 }  // namespace
 
 std::optional<std::string> slow_set_osd(const Evidence& ev) {
@@ -107,6 +144,7 @@ std::optional<std::string> slow_set_osd(const Evidence& ev) {
 
 void yield_osd_findings_to_ceph(std::vector<Finding>& fired, const Evidence& ev) {
     fold_into_slow_osd_disks(fired, ev);
+    rank_slow_peers_above_their_primaries(fired, ev);
     const std::optional<std::string> osd = slow_set_osd(ev);
     if (!osd) return;
     // An OSD whose admin socket gave nothing was not judged by the Ceph rules:

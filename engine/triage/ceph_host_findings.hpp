@@ -37,8 +37,9 @@ std::optional<std::string> slow_set_osd(const Evidence& ev);
 // with the mechanism under the device (e.g. a blk-throttle cap under its loop
 // device) and its evidence and fixes; so does the same OSD's
 // ceph.kv_sync_on_shared_slow_device (how that disk reaches every write, its
-// DB/WAL fix after the disk's own). Runs after fold_same_causes, before the
-// layers' states.
+// DB/WAL fix after the disk's own). A slow peer's own finding then ranks
+// above the primaries' waits for it (ceph.replica_wait_dominated), which it
+// causes. Runs after fold_same_causes, before the layers' states.
 void yield_osd_findings_to_ceph(std::vector<Finding>& fired, const Evidence& ev);
 
 }  // namespace iodiag

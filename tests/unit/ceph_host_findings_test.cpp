@@ -193,3 +193,33 @@ TEST(CephHostFindings, TheKvSyncOnTheSameSlowDiskFoldsIntoItAfterItsFixes) {
     EXPECT_EQ(f.fixes[1].playbook, "ceph-separate-db-wal");
     EXPECT_EQ(fired[1].instance, "osd.0");
 }
+
+// osd.0 waits for its slow peer osd.1 most of its client op time (96.7 %,
+// scored 0.58), while osd.1's slow disk holds 58 % of osd.1's own (0.52):
+// the cause ranks above the wait it causes and says whom it holds up. The
+// wait stays, with its share. Without the peer named, nothing moves.
+TEST(CephHostFindings, ASlowPeersOwnFindingRanksAboveThePrimariesWaitingForIt) {
+    auto findings = [] {
+        Finding wait = ceph("ceph.replica_wait_dominated", "osd.0", Severity::Warning, 0.58);
+        wait.share_pct = 96.7;
+        Finding disk = ceph("ceph.osd_disk_slow", "osd.1", Severity::Warning, 0.52);
+        disk.share_pct = 58.2;
+        disk.mechanism = "osd.1's disk is slow.";
+        return std::vector<Finding>{wait, disk};
+    };
+    Evidence ev = osd_host("555", "postgres");
+    ev.add_fact("ceph.osd.slowest_peer", {{"osd", "osd.0"}}, "osd.1", {"derived", "test"});
+    std::vector<Finding> fired = findings();
+    yield_osd_findings_to_ceph(fired, ev);
+    ASSERT_EQ(fired.size(), 2u);
+    EXPECT_GT(fired[1].score, fired[0].score);
+    EXPECT_DOUBLE_EQ(*fired[0].share_pct, 96.7);
+    EXPECT_NE(fired[1].mechanism.find("osd.1 also holds up osd.0, which replicates to it: 96.7 % of osd.0's client op time"),
+              std::string::npos)
+        << fired[1].mechanism;
+
+    std::vector<Finding> unnamed = findings();
+    yield_osd_findings_to_ceph(unnamed, osd_host("555", "postgres"));
+    EXPECT_DOUBLE_EQ(unnamed[1].score, 0.52);
+    EXPECT_EQ(unnamed[1].mechanism, "osd.1's disk is slow.");
+}
