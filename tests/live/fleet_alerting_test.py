@@ -7,8 +7,12 @@ the shipped contrib/prometheus/iodiag-alerts.yml) -> Alertmanager (the shipped
 contrib/alertmanager/iodiag-route.yml, its receiver pointed at a webhook inside
 this test, its waits shortened) -> webhook.
 
-1. A healthy machine: the check exits 0, Prometheus scrapes its textfile and
-   evaluates the rules, and no alert fires or reaches the webhook.
+1. A healthy target: the check exits 0, Prometheus scrapes its textfile and
+   evaluates the rules, and no alert fires or reaches the webhook. The check
+   watches this test's own idle process (--pid): the test command runs the
+   sanitized tests (chromium among them) beside the live tests, and a whole
+   machine that busy is not healthy: iodiag once rightly named a chromium
+   process run beside this test waiting for CPUs behind clang.
 2. A real fault (the lab's dirty_throttle: a buffered writer on a loop device
    under a tiny vm.dirty_bytes, every change undone by the lab script): the
    check exits 1 or 2, and the alert of its top finding reaches the webhook
@@ -274,12 +278,13 @@ def main():
                 raise
         log(f"daemons ready after {time.monotonic() - t0:.1f} s")
 
-        # 1. Healthy machine: OK, scraped, evaluated, and no alert anywhere.
-        # --no-history: a test neither reads nor leaves runs in /var/lib/iodiag.
-        r = subprocess.run([iodiag, "check", "--duration", "2", "--no-history", "--prometheus", textfile],
-                           capture_output=True, text=True)
+        # 1. A healthy target (this idle process): OK, scraped, evaluated, and
+        # no alert anywhere. --no-history: a test neither reads nor leaves runs
+        # in /var/lib/iodiag.
+        r = subprocess.run([iodiag, "check", "--duration", "2", "--no-history", "--pid", str(os.getpid()),
+                            "--prometheus", textfile], capture_output=True, text=True)
         log(f"healthy check: exit {r.returncode}: {r.stdout.splitlines()[0] if r.stdout else ''}")
-        assert r.returncode == 0, f"the idle machine's check is not OK:\n{r.stdout}\n{r.stderr}"
+        assert r.returncode == 0, f"the idle target's check is not OK:\n{r.stdout}\n{r.stderr}"
         promtool_check_metrics(textfile)
         wait_scraped_and_evaluated(prom_port, textfile)
         time.sleep(2)   # Alertmanager's group_wait (1 s) and the notification
