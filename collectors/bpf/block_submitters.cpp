@@ -8,21 +8,16 @@
 #include "collectors/bpf/block_bpf.hpp"
 #include "collectors/cgroup/cgroup_ids.hpp"
 #include "collectors/cgroup/cgroup_label.hpp"
+#include "collectors/procfs/proc_pid_stat.hpp"
 #include "collectors/text_file.hpp"
 
 namespace iodiag {
 
 namespace {
 
-constexpr unsigned long long kPfKthread = 0x00200000;
-
 bool is_kthread(uint32_t tgid) {
     const auto stat = try_read_first_line("/proc/" + std::to_string(tgid) + "/stat");
-    if (!stat) return false;
-    const size_t close = stat->rfind(')');
-    if (close == std::string::npos) return false;
-    const auto f = split_ws(stat->substr(close + 1));   // f[0] = state (field 3), f[6] = flags
-    return f.size() > 6 && (std::strtoull(f[6].c_str(), nullptr, 10) & kPfKthread);
+    return stat && stat_says_kernel_thread(*stat);
 }
 
 // A kernel worker's command is "kworker/u4:2+flush-7:0" while it runs a work

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "collectors/procfs/proc_pid_stat.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/layers.hpp"
 
@@ -246,19 +247,6 @@ std::string parse_stat_comm(const std::string& line) {
     return line.substr(open + 1, close - open - 1);
 }
 
-uint64_t parse_stat_field(const std::string& line, int field, const std::string& what, const std::string& where) {
-    // The command name may hold spaces and parentheses: fields restart after the last ')'.
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) throw SourceError(where + ": no ')' after the command name");
-    const auto rest = split_ws(line.substr(close + 1));
-    // rest[0] is field 3 (state).
-    const size_t index = static_cast<size_t>(field - 3);
-    if (field < 3 || rest.size() <= index)
-        throw SourceError(where + ": " + std::to_string(rest.size() + 2) + " fields, need " + std::to_string(field) +
-                          " (" + what + ")");
-    return parse_u64(rest[index], where + " field " + std::to_string(field));
-}
-
 uint64_t parse_delayacct_blkio_ticks(const std::string& line, const std::string& where) {
     return parse_stat_field(line, 42, "delayacct_blkio_ticks", where);
 }
@@ -395,6 +383,8 @@ void DelayacctCollector::finish(Evidence& ev) {
         // longer than it has existed: such a sum is the kernel's accounting
         // error, said as such, never a wait.
         const auto bound_s = max_plausible_delay_s(root_, pid);
+        // One second of slack: starttime counts in ticks and /proc/uptime in
+        // hundredths, so a process a few ticks old has a bound of about zero.
         if (bound_s && total / 1e9 > *bound_s + 1.0) {
             ev.add_fact("delayacct.implausible", {{"pid", std::to_string(pid)}},
                         a.comm + ": " + std::to_string(total / 1000000) + " ms of delay in the window, more than its " +

@@ -56,10 +56,6 @@ std::unique_ptr<DelaySource> make_proc_stat_source(const std::string& root);
 std::optional<TaskDelays> decode_taskstats_reply(const char* buf, size_t size);
 // Field 42 of a /proc/<pid>/stat line, in clock ticks; throws SourceError.
 uint64_t parse_delayacct_blkio_ticks(const std::string& stat_line, const std::string& where);
-// Field `field` (1-based, as proc(5) numbers them; 3 or more) of a
-// /proc/<pid>/stat line; `what` names it in the error. Throws SourceError.
-uint64_t parse_stat_field(const std::string& stat_line, int field, const std::string& what, const std::string& where);
-
 // The most delay a process can have accrued: its threads (num_threads) times
 // its age (/proc/uptime less its starttime), in seconds; nullopt when either
 // file cannot be read under `root`.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "collectors/procfs/proc_pid_stat.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/format.hpp"
 #include "engine/evidence/layers.hpp"
@@ -32,16 +33,8 @@ std::map<int, ProcIo> read_proc_io(const std::string& root) {
         // others: a loop device's worker writes the upper filesystem's data
         // into the backing file. Counting them would name the worker, not the
         // writer, and count the data twice.
-        if (const auto stat = try_read_first_line(entry.path().string() + "/stat")) {
-            const size_t close = stat->rfind(')');
-            if (close != std::string::npos) {
-                // After ')', not 2 past it: a stat line that ends at the name
-                // (fuzzing found it) made substr throw out_of_range.
-                const auto fields = split_ws(stat->substr(close + 1));   // fields[0] = state (field 3)
-                constexpr unsigned long long kPfKthread = 0x00200000;
-                if (fields.size() > 6 && (std::strtoull(fields[6].c_str(), nullptr, 10) & kPfKthread)) continue;
-            }
-        }
+        const auto stat = try_read_first_line(entry.path().string() + "/stat");
+        if (stat && stat_says_kernel_thread(*stat)) continue;
         const auto io = try_read_text_file(entry.path().string() + "/io");
         if (!io) continue;   // gone, or not readable
         ProcIo p;
