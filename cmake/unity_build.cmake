@@ -7,8 +7,9 @@
 #
 #   -DIODIAG_UNITY=ON
 option(IODIAG_UNITY "Compile the iodiag libraries in unity batches (faster from scratch)" OFF)
-# 32: the first run's build from scratch on 2 idle cores, with Ninja, took
-# 151 s at 8 per batch and 138 s at 32 (docs/development.md).
+# 32: the first run's build from scratch on 2 idle cores took 171 s with make
+# at 8 per batch, 151 s with make at 32, 142 s (median of 3) with Ninja at 32
+# (docs/development.md).
 set(IODIAG_UNITY_BATCH_SIZE 32 CACHE STRING "Source files per unity batch")
 
 # Files whose file-local helpers share a name with another file's (a unity
