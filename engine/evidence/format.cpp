@@ -48,7 +48,9 @@ std::string format_value(double v, const std::string& unit) {
         return format_number(v) + " " + units[i];
     }
     if (unit == "pct") return format_number(v) + " %";
-    if (unit.empty() || unit == "count") return format_number(v);
+    // A ratio reads as a bare number: the text around it says what of what
+    // ("3.4 times a write"), and "3.4 ratio times" did not read.
+    if (unit.empty() || unit == "count" || unit == "ratio") return format_number(v);
     return format_number(v) + " " + unit;
 }
 
