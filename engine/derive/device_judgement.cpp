@@ -20,6 +20,29 @@ constexpr double kFlashMedianUs = 300;
 // channels / dies; an assumption, not a measurement: SSDs have 8 or more).
 constexpr double kFlashParallelism = 8;
 
+// Per device: what one cache flush costs against one of its writes (mean D2C
+// of each, from the exact per-op sums). A flush that writes a volatile cache
+// out to the media costs a media write per flush, an order of magnitude over
+// a write the cache absorbed; a device with power-loss protection (or a
+// hypervisor that absorbs flushes) completes one in about a write's time.
+void add_flush_cost(Evidence& ev) {
+    for (const auto& d : ev.instances("device")) {
+        const Labels flush{{"device", d}, {"op", "flush"}}, write{{"device", d}, {"op", "write"}};
+        const double flushes = metric_or(ev, "block.requests", flush, 0);
+        const double writes = metric_or(ev, "block.requests", write, 0);
+        const double flush_us = metric_or(ev, "block.d2c_total_us", flush, 0);
+        const double write_us = metric_or(ev, "block.d2c_total_us", write, 0);
+        if (flushes <= 0 || writes <= 0 || write_us <= 0) continue;
+        const Labels l{{"device", d}};
+        const double flush_mean = flush_us / flushes, write_mean = write_us / writes;
+        ev.add_metric("device.flush_d2c_mean_us", l, flush_mean, "us",
+                      derived("block.d2c_total_us{op=flush} / block.requests{op=flush}"));
+        ev.add_metric("device.flush_cost_x_write", l, flush_mean / write_mean, "ratio",
+                      derived("mean D2C of a flush / mean D2C of a write (block.d2c_total_us / block.requests "
+                              "per op)"));
+    }
+}
+
 }  // namespace
 
 // Per device: its own D2C distribution (median, tail ratio), whether it serves
@@ -95,6 +118,7 @@ void add_device_judgement(Evidence& ev) {
                                   "000 §3.1 SATA SSD 0.3 ms; §9.4's 3x alert level) x max(1, aqu-sz / 8)"));
         }
     }
+    add_flush_cost(ev);
     add_io_scheduler_parts(ev, q2c_total, lower, top_total);
     if (!has_device_pct || weight_total <= 0) return;
     // Shares of the devices the applications submit to, then passed down each
@@ -186,6 +210,10 @@ std::vector<MetricSpec> device_judgement_specs() {
         {"device.tag_wait_share_pct", K::Metric, "pct", layer::kBlockQueue, "device",
          "share of the slow syscalls' time spent waiting to get a request/tag for this device (their block_queue "
          "class, split over the devices they submit to)"},
+        {"device.flush_d2c_mean_us", K::Metric, "us", layer::kDevice, "device",
+         "mean service time (D2C) of one cache flush request"},
+        {"device.flush_cost_x_write", K::Metric, "ratio", layer::kDevice, "device",
+         "mean D2C of a flush / mean D2C of a write: how much more a flush costs the device than a write"},
         {"device.upper_devices", K::Fact, "", layer::kDevice, "device",
          "devices stacked on this one whose time it serves"},
     };

@@ -479,3 +479,33 @@ TEST(AccuracyRules, TwoApplicationsSlowedByTwoCausesAreBothRanked) {
     const Verdict w = analyze(one, shipped_rules());
     EXPECT_EQ(find(w.findings, "syscall.dirty_throttling_dominant"), nullptr);
 }
+
+// A device whose flushes hold most of its service time: a warning only where
+// each flush costs an order of magnitude over a write (the cache written out
+// per flush); flushes in about a write's time are the workload's own
+// durability, cheaply served (a commit loop alone on a healthy disk).
+TEST(AccuracyRules, FlushHeavyNeedsFlushesThatCostFarMoreThanAWrite) {
+    auto flush_bound = [](double flush_us) {
+        Evidence ev;
+        device(ev, "vdb", "virtio", 80, 4000, 0.5);   // 4,000 writes of 80 us, no reference for virtio
+        const Labels l{{"device", "vdb"}};
+        const double flushes = 2000, writes = 4000;
+        ev.add_metric("block.requests", {{"device", "vdb"}, {"op", "write"}}, writes, "count", kP);
+        ev.add_metric("block.d2c_total_us", {{"device", "vdb"}, {"op", "write"}}, writes * 80, "us", kP);
+        ev.add_metric("block.requests", {{"device", "vdb"}, {"op", "flush"}}, flushes, "count", kP);
+        ev.add_metric("block.d2c_total_us", {{"device", "vdb"}, {"op", "flush"}}, flushes * flush_us, "us", kP);
+        ev.add_metric("block.flushes", l, flushes, "count", kP);
+        ev.add_metric("block.flush_d2c_share_pct", l, 100 * flushes * flush_us / (flushes * flush_us + writes * 80),
+                      "pct", kP);
+        ev.add_metric("block.q2c_p99_us", l, 2 * flush_us, "us", kP);
+        slow_set(ev, {{"device", 90}, {"cpu", 10}});
+        return analyze(ev, shipped_rules());
+    };
+    const Verdict cheap = flush_bound(260);   // 3.25x a write: 62 % of the service time
+    EXPECT_EQ(find(cheap.findings, "block.flush_heavy"), nullptr);
+    const Verdict costly = flush_bound(3000);   // 37.5x a write: a cache write-out per flush
+    const Finding* f = find(costly.findings, "block.flush_heavy");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->instance, "vdb");
+    EXPECT_NE(f->mechanism.find("(37.5 times"), std::string::npos) << f->mechanism;
+}
