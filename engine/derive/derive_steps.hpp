@@ -45,6 +45,9 @@ double comm_syscall_time_us(const Evidence& ev, const std::string& comm);
 // The count and time (bucket midpoints) of a log2 histogram's values in
 // buckets that start at or above bound_us.
 std::pair<double, double> at_or_above(const Log2Histogram& h, double bound_us);
+// The window's fsync-family calls (syscall.latency_us of op fsync, which
+// counts fdatasync too, and sync_file_range) in one histogram.
+Log2Histogram fsync_family_latency(const Evidence& ev);
 
 // ---- the steps, in the order add_derived_metrics runs them ----
 void add_effective_classes(Evidence& ev);        // device_reference.cpp

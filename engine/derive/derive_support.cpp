@@ -62,4 +62,14 @@ std::pair<double, double> at_or_above(const Log2Histogram& h, double bound_us) {
     return {n, t};
 }
 
+Log2Histogram fsync_family_latency(const Evidence& ev) {
+    Log2Histogram all;
+    for (const auto& h : ev.histograms) {
+        if (h.name != "syscall.latency_us") continue;
+        const auto op = h.labels.find("op");
+        if (op != h.labels.end() && (op->second == "fsync" || op->second == "sync_file_range")) all.merge(h.hist);
+    }
+    return all;
+}
+
 }  // namespace iodiag::derive

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/derive/derive_steps.hpp"
 #include "engine/evidence/histogram.hpp"
 #include "engine/evidence/layers.hpp"
 
@@ -73,7 +74,6 @@ void add_mean_and_floor(Evidence& ev, const std::string& device) {
 }
 
 void add_fsync_floor(Evidence& ev, const std::string& device) {
-    double n = 0, over = 0;
     double floor = kDiskFsyncUs;
     std::string why = "15 ms: an HDD's fsync takes 5-15 ms (seed 000 §3.1), the slowest healthy device class";
     const std::string cls = device.empty() ? "" : class_of(ev, device);
@@ -91,20 +91,10 @@ void add_fsync_floor(Evidence& ev, const std::string& device) {
                                                   : "; " + device + "'s class (" + cls + ") has no fsync figure");
         why += ", so nothing faster can be expected";
     }
-    Log2Histogram all;
-    for (const auto& h : ev.histograms) {
-        if (h.name != "syscall.latency_us") continue;
-        const auto op = h.labels.find("op");
-        if (op == h.labels.end() || (op->second != "fsync" && op->second != "sync_file_range")) continue;
-        all.merge(h.hist);
-        const auto& b = h.hist.buckets();
-        for (size_t i = 0; i < b.size(); ++i) {
-            n += static_cast<double>(b[i]);
-            // Whole buckets at or above the floor only: the count is a lower bound.
-            if (static_cast<double>(Log2Histogram::bucket_lo(static_cast<int>(i))) >= floor)
-                over += static_cast<double>(b[i]);
-        }
-    }
+    const Log2Histogram all = derive::fsync_family_latency(ev);
+    const double n = static_cast<double>(all.total());
+    // Whole buckets at or above the floor only: the count is a lower bound.
+    const double over = derive::at_or_above(all, floor).first;
     ev.add_metric("attr.slow.fsync_floor_us", {}, floor, "us", derived(why));
     if (n > 0)
         ev.add_metric("attr.slow.fsync_over_floor_pct", {}, 100.0 * over / n, "pct",

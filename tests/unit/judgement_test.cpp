@@ -279,3 +279,28 @@ TEST(Judgement, TheLayerOfARulePerLayerIsItsInstance) {
     for (const auto& d : r.diagnostics) e008 |= d.code == "E008";
     EXPECT_TRUE(e008);
 }
+
+// A lone writer fsyncing every 4 KiB write (seed 48's app_alone control): the
+// journal holds most of its slow time, and its fsyncs' p99 is 10x their
+// median, but the calls of 10x the median or more hold a twentieth of the
+// fsync time: the application's own commits on a healthy journal. The same
+// writer whose slow commits hold most of that time is a journal to act on.
+TEST(Judgement, AFsyncTailIsAbnormalOnlyWhenItHoldsAMaterialPartOfTheFsyncTime) {
+    const auto commit_loop = [](uint64_t slow_commits) {
+        Evidence ev;
+        sufferer(ev, "fio", {{"journal", 62}, {"device", 35}, {"cpu", 3}}, 3000);
+        op_hist(ev, "fsync",
+                {{200, 60}, {400, 3800}, {800, 900}, {1500, 530}, {3000, 215}, {6000, 60}, {12000, slow_commits}});
+        return analyze(ev, shipped_rules());
+    };
+    const Verdict healthy = commit_loop(10);
+    EXPECT_EQ(row(healthy, "journal").state, LayerState::Normal) << render_text(healthy, {});
+    EXPECT_EQ(status_word(healthy), "ok") << render_text(healthy, {});
+
+    const Verdict stalled = commit_loop(400);   // 400 commits of ~12 ms: over half the fsync time
+    EXPECT_EQ(row(stalled, "journal").state, LayerState::Abnormal) << render_text(stalled, {});
+    ASSERT_FALSE(stalled.findings.empty());
+    EXPECT_EQ(stalled.findings.front().layer, "journal");
+    EXPECT_NE(stalled.findings.front().title.find("fsyncs of 10x their median or more hold"), std::string::npos)
+        << stalled.findings.front().title;
+}
