@@ -509,3 +509,24 @@ TEST(AccuracyRules, FlushHeavyNeedsFlushesThatCostFarMoreThanAWrite) {
     EXPECT_EQ(f->instance, "vdb");
     EXPECT_NE(f->mechanism.find("(37.5 times"), std::string::npos) << f->mechanism;
 }
+
+// The second application's time against the window as well as against the
+// first's: times are thread-seconds, so one thread blocked all the window is
+// under a quarter of four throttled writers' time (seed 51's two_apps_device:
+// 0.24997). Waiting a quarter of the window or more is no bystander's few
+// slow calls; under both bars it is one.
+TEST(AccuracyRules, ASingleThreadedApplicationWaitingAllTheWindowIsJudgedBesideAManyThreadedOne) {
+    Evidence ev;
+    ev.window.duration_s = 4;
+    slow_set(ev, {{"locks", 78}, {"dirty", 20}, {"cpu", 2}});
+    app_breakdown(ev, "db", 1, 16e6, {{"locks", 95}, {"cpu", 5}});            // four threads, all the window
+    app_breakdown(ev, "ingest", 2, 3.9e6, {{"dirty", 85}, {"cpu", 15}});      // one thread, 0.24x db's time
+    app_breakdown(ev, "cc", 3, 0.5e6, {{"reclaim", 90}, {"cpu", 10}});        // an eighth of the window
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_GE(v.findings.size(), 2u) << render_text(v, {});
+    EXPECT_EQ(v.findings[0].rule_id, "syscall.lock_contention");
+    EXPECT_EQ(v.findings[1].rule_id, "syscall.dirty_throttling_dominant");
+    EXPECT_EQ(v.findings[1].sufferer, "ingest");
+    EXPECT_EQ(find(v.findings, "syscall.reclaim_on_io_path"), nullptr);
+    EXPECT_EQ(find(v.notes, "syscall.reclaim_on_io_path"), nullptr);
+}
