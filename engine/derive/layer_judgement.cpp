@@ -151,7 +151,7 @@ void add_device_distribution(Evidence& ev) {
 // The fsyncs' stall tail, judged as a device's is: the time of the window's
 // fsync-family calls of 10x their median or more. A count-based p99 / p50
 // called a healthy commit loop's tail abnormal (a lone fio writer fsyncing
-// each 4 KiB write on ext4: p99 10.3x its median, those calls 12 % of its
+// each 4 KiB write on ext4: p99 10.3x its median, those calls 4.8 % of its
 // fsync time).
 void add_fsync_distribution(Evidence& ev) {
     if (const auto t = tail_of(fsync_family_latency(ev)))
