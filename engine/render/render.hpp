@@ -23,6 +23,13 @@ std::string render_text(const Verdict& v, const TextOptions& options = {});
 inline std::string whose_share(const Finding& f) {
     return f.sufferer.empty() ? "" : " of " + f.sufferer + "'s slow syscall time";
 }
+// The tag of a note (Verdict::notes): "note", or, for a rule above info
+// that was kept out of the findings (unfelt by the slow syscalls, or off the
+// triage path), "note; its rule is critical". A bare "[CRITICAL]" under NOTES
+// read like a diagnosis the status then did not carry.
+inline std::string note_tag(const Finding& f) {
+    return f.severity == Severity::Info ? "note" : "note; its rule is " + to_string(f.severity);
+}
 nlohmann::json render_json(const Verdict& v);
 std::string render_markdown(const Verdict& v);
 

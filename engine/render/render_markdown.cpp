@@ -203,7 +203,7 @@ void notes(std::ostringstream& out, const Verdict& v) {
     if (v.notes.empty()) return;
     out << "## Notes\n\n";
     for (const auto& f : v.notes)
-        out << "- [" << upper(to_string(f.severity)) << "] " << text(f.title) << " (" << code(f.rule_id) << ")\n";
+        out << "- [" << note_tag(f) << "] " << text(f.title) << " (" << code(f.rule_id) << ")\n";
     out << "\n";
 }
 

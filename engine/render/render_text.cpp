@@ -163,8 +163,9 @@ void render_glance(std::ostringstream& out, const Verdict& v, SourceLegend* lege
             << "\n";
 }
 
-void render_finding(std::ostringstream& out, const Verdict& v, size_t n, const Finding& f, SourceLegend* legend) {
-    out << " " << n << ". [" << upper(to_string(f.severity)) << "] " << f.title << "\n";
+void render_finding(std::ostringstream& out, const Verdict& v, size_t n, const Finding& f, SourceLegend* legend,
+                    bool note = false) {
+    out << " " << n << ". [" << (note ? note_tag(f) : upper(to_string(f.severity))) << "] " << f.title << "\n";
     out << "    layer " << f.layer << " · rule " << f.rule_id << " (" << f.source << ")"
         << " · share "
         << (f.share_pct ? format_number(*f.share_pct) + " %" + whose_share(f) + " (measured: " + f.share_metric + ")"
@@ -261,7 +262,7 @@ std::string render_text(const Verdict& v, const TextOptions& options) {
     }
     if (!v.notes.empty()) {
         out << "NOTES\n";
-        for (size_t i = 0; i < v.notes.size(); ++i) render_finding(out, v, i + 1, v.notes[i], legend);
+        for (size_t i = 0; i < v.notes.size(); ++i) render_finding(out, v, i + 1, v.notes[i], legend, true);
         out << "\n";
     }
     if (legend && !legend->sources.empty()) {

@@ -417,9 +417,14 @@ std::string layers_section(const Verdict& v, const std::string& id_prefix) {
 
 namespace {
 
-void finding_article(std::ostringstream& o, const Verdict& v, size_t n, const Finding& f, const std::string& id_prefix) {
-    o << "<article class=\"finding " << e(to_string(f.severity)) << "\" id=\"" << id_prefix << n << "\">\n";
-    o << "<h3>" << n << ". " << status_badge(to_string(f.severity)) << " " << e(f.title) << "</h3>\n";
+void finding_article(std::ostringstream& o, const Verdict& v, size_t n, const Finding& f, const std::string& id_prefix,
+                     bool note = false) {
+    // A note is drawn as info whatever its rule's severity (note_tag says which).
+    const std::string shown = note ? "info" : to_string(f.severity);
+    o << "<article class=\"finding " << e(shown) << "\" id=\"" << id_prefix << n << "\">\n";
+    o << "<h3>" << n << ". "
+      << (note ? "<span class=\"badge info\">" + e(upper(note_tag(f))) + "</span>" : status_badge(shown)) << " "
+      << e(f.title) << "</h3>\n";
     o << "<p class=\"meta\">layer " << e(f.layer);
     if (!f.instance.empty()) o << " · " << e(f.instance_key) << " " << e(named(v, f.instance));
     o << " · rule <code>" << e(f.rule_id) << "</code> (" << e(f.source) << ") · share "
@@ -479,7 +484,7 @@ std::string notes_section(const Verdict& v) {
     if (v.notes.empty()) return "";
     std::ostringstream o;
     o << section_start("notes", "Notes (info, or off the triage path)");
-    for (size_t i = 0; i < v.notes.size(); ++i) finding_article(o, v, i + 1, v.notes[i], "note-");
+    for (size_t i = 0; i < v.notes.size(); ++i) finding_article(o, v, i + 1, v.notes[i], "note-", true);
     o << "</section>\n";
     return o.str();
 }

@@ -3,6 +3,7 @@
 // evidence, every fix with its playbook.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "engine/evidence/bundle.hpp"
@@ -110,4 +111,22 @@ TEST(MarkdownText, EvidenceCannotBreakATableOrInjectMarkup) {
     EXPECT_NE(md.find("a \\| b &lt;script&gt;"), std::string::npos);
     EXPECT_NE(md.find("| `m` | 1 ms | &gt; 2 \\| 3 | file: /x\\|y |"), std::string::npos) << md;
     EXPECT_NE(md.find("line one line two"), std::string::npos);
+}
+
+// A rule above info kept out of the findings (unfelt by the slow syscalls)
+// is listed under the notes as a note with its rule's severity, not as
+// "[CRITICAL]", which read like a diagnosis the status did not carry.
+// two_apps_device_one_thread: loop0's D2C tail (critical) on the writers'
+// device, which no slow syscall waited on.
+TEST(Notes, AreTaggedAsNotesWithTheirRulesSeverityInTextAndMarkdown) {
+    const Verdict v = analyze(load_bundle(kBundles + "two_apps_device_one_thread.json"), shipped_rules());
+    const auto critical_note = std::find_if(v.notes.begin(), v.notes.end(),
+                                            [](const Finding& f) { return f.severity == Severity::Critical; });
+    ASSERT_NE(critical_note, v.notes.end()) << "the fixture no longer has a critical rule among its notes";
+    EXPECT_NE(v.status, Severity::Critical);
+    const std::string text = render_text(v), md = render_markdown(v);
+    const std::string notes = text.substr(text.find("\nNOTES\n"));
+    EXPECT_EQ(notes.find("[CRITICAL]"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("[note; its rule is critical] " + critical_note->title), std::string::npos) << notes;
+    EXPECT_NE(md.find("- [note; its rule is critical] "), std::string::npos) << md;
 }
