@@ -149,8 +149,8 @@ std::string page_end(const std::string& footer) { return "<footer>" + e(footer) 
 
 std::string status_of(const Verdict& v) { return status_word(v); }
 
-std::string status_badge(const std::string& status) {
-    return "<span class=\"badge " + e(status) + "\">" + e(upper(status)) + "</span>";
+std::string status_badge(const std::string& status, const std::string& label) {
+    return "<span class=\"badge " + e(status) + "\">" + e(upper(label.empty() ? status : label)) + "</span>";
 }
 
 std::string header_facts(const Evidence& ev, const std::string& source) {
@@ -422,9 +422,7 @@ void finding_article(std::ostringstream& o, const Verdict& v, size_t n, const Fi
     // A note is drawn as info whatever its rule's severity (note_tag says which).
     const std::string shown = note ? "info" : to_string(f.severity);
     o << "<article class=\"finding " << e(shown) << "\" id=\"" << id_prefix << n << "\">\n";
-    o << "<h3>" << n << ". "
-      << (note ? "<span class=\"badge info\">" + e(upper(note_tag(f))) + "</span>" : status_badge(shown)) << " "
-      << e(f.title) << "</h3>\n";
+    o << "<h3>" << n << ". " << status_badge(shown, note ? note_tag(f) : "") << " " << e(f.title) << "</h3>\n";
     o << "<p class=\"meta\">layer " << e(f.layer);
     if (!f.instance.empty()) o << " · " << e(f.instance_key) << " " << e(named(v, f.instance));
     o << " · rule <code>" << e(f.rule_id) << "</code> (" << e(f.source) << ") · share "

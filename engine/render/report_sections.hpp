@@ -18,7 +18,8 @@ std::string page_end(const std::string& footer);
 
 // "ok" when nothing was found, else the worst severity ("warning", ...).
 std::string status_of(const Verdict& v);
-std::string status_badge(const std::string& status);
+// label: the text shown, when not the status itself (a note's tag).
+std::string status_badge(const std::string& status, const std::string& label = "");
 
 // host, kernel, window, series, bundle schema.
 std::string header_facts(const Evidence& ev, const std::string& source);
