@@ -110,13 +110,25 @@ struct {
 } procs SEC(".maps");
 
 /* Per-process time, per CPU, in a slot indexed by a hash of the tgid (user
- * space sizes it); processes whose slot is taken go to proc_time_overflow. */
+ * space sizes it), IOD_PROC_SLOTS_PER_GROUP slots to an element (slot i is
+ * element i / IOD_PROC_SLOTS_PER_GROUP); processes whose slot is taken go to
+ * proc_time_overflow. */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, 1024);
+    __uint(max_entries, 1024 / IOD_PROC_SLOTS_PER_GROUP);
     __type(key, __u32);
-    __type(value, struct iod_proc_time);
+    __type(value, struct iod_proc_time_group);
 } proc_time SEC(".maps");
+
+/* Slot `idx` (already masked with proc_slot_mask) on this CPU. */
+static __always_inline struct iod_proc_time *proc_slot(__u32 idx)
+{
+    __u32 group = idx / IOD_PROC_SLOTS_PER_GROUP;
+    struct iod_proc_time_group *g = bpf_map_lookup_elem(&proc_time, &group);
+    if (!g)
+        return 0;
+    return &g->slot[idx & (IOD_PROC_SLOTS_PER_GROUP - 1)];
+}
 
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -439,7 +451,7 @@ __noinline int claim_proc(__u32 tgid, __u32 idx)
         if (bpf_map_update_elem(&procs, &tgid, &nv, BPF_NOEXIST) && !bpf_map_lookup_elem(&procs, &tgid))
             count(CNT_PROCS_FULL, 1);
     }
-    struct iod_proc_time *slot = bpf_map_lookup_elem(&proc_time, &idx);
+    struct iod_proc_time *slot = proc_slot(idx);
     if (slot && !slot->tgid) {
         slot->tgid = tgid;
         return 0;
@@ -459,10 +471,10 @@ __noinline int claim_proc(__u32 tgid, __u32 idx)
 static __always_inline struct iod_proc_time *proc_time_of(__u32 tgid)
 {
     __u32 idx = (tgid * 2654435761u) & proc_slot_mask;
-    struct iod_proc_time *p = bpf_map_lookup_elem(&proc_time, &idx);
+    struct iod_proc_time *p = proc_slot(idx);
     if (p && p->tgid == tgid) return p;
     claim_proc(tgid, idx);
-    p = bpf_map_lookup_elem(&proc_time, &idx);
+    p = proc_slot(idx);
     if (p && p->tgid == tgid) return p;
     return bpf_map_lookup_elem(&proc_time_overflow, &tgid);
 }

@@ -5,6 +5,7 @@
 // that take what does not fit in them, entry by entry.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -33,9 +34,11 @@ size_t read_array_map(int fd, uint32_t entries, size_t elem_bytes, unsigned char
 template <class T, class Fn>
 size_t for_each_percpu_array_copy(int fd, uint32_t entries, int ncpu, Fn&& fn) {
     static_assert(sizeof(T) % 8 == 0, "per-CPU copies are 8-byte aligned: pad the value type");
-    constexpr uint32_t kChunk = 64;
-    std::vector<T> buf(size_t(kChunk) * size_t(ncpu));
-    return read_array_map(fd, entries, sizeof(T) * size_t(ncpu), reinterpret_cast<unsigned char*>(buf.data()), kChunk,
+    // No bigger than the table: an element may be a group of slots (kilobytes,
+    // times the CPUs).
+    const uint32_t chunk = std::max<uint32_t>(1, std::min<uint32_t>(64, entries));
+    std::vector<T> buf(size_t(chunk) * size_t(ncpu));
+    return read_array_map(fd, entries, sizeof(T) * size_t(ncpu), reinterpret_cast<unsigned char*>(buf.data()), chunk,
                           [&](uint32_t first, uint32_t n) {
                               for (uint32_t i = 0; i < n; ++i)
                                   for (int c = 0; c < ncpu; ++c) fn(first + i, c, buf[size_t(i) * size_t(ncpu) + size_t(c)]);

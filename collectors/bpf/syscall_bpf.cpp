@@ -285,8 +285,10 @@ bpf_program* enter_program(::syscall_bpf* skel, int sys) {
     }
 }
 
-// Per-CPU process-time slots: what fits in 8 MiB over all CPUs, 64..4096.
+// Per-CPU process-time slots: what fits in 8 MiB over all CPUs, 64..4096
+// (whole groups of IOD_PROC_SLOTS_PER_GROUP: the map's elements).
 uint32_t proc_slots_for(int ncpu) {
+    static_assert(64 % IOD_PROC_SLOTS_PER_GROUP == 0, "the fewest slots make whole groups");
     const size_t budget = 8u << 20;
     uint32_t slots = 4096;
     while (slots > 64 && size_t(slots) * sizeof(iod_proc_time) * size_t(std::max(ncpu, 1)) > budget) slots /= 2;
@@ -417,7 +419,8 @@ CollectorStatus SyscallBpfCollector::start_attached(const CollectOptions& opts, 
     } join_reader{kallsyms_reader};
     impl->proc_slots = proc_slots_for(libbpf_num_possible_cpus());
     ro->proc_slot_mask = impl->proc_slots - 1;
-    if (int err = bpf_map__set_max_entries(impl->skel->maps.proc_time, impl->proc_slots); err) {
+    if (int err = bpf_map__set_max_entries(impl->skel->maps.proc_time, impl->proc_slots / IOD_PROC_SLOTS_PER_GROUP);
+        err) {
         st.reason = std::string("syscall.bpf.o: sizing proc_time: ") + std::strerror(-err);
         return st;
     }
@@ -687,8 +690,11 @@ void SyscallBpfCollector::finish(Evidence& ev) {
             p.ops += v.ops;
             for (int b = 0; b < IOD_HIST_BUCKETS; ++b) p.ns_by_bucket[b] += v.ns_by_bucket[b];
         };
-        for_each_percpu_array_copy<iod_proc_time>(bpf_map__fd(im.skel->maps.proc_time), im.proc_slots, ncpu,
-                                                  [&](uint32_t, int, const iod_proc_time& v) { add(v); });
+        for_each_percpu_array_copy<iod_proc_time_group>(
+            bpf_map__fd(im.skel->maps.proc_time), im.proc_slots / IOD_PROC_SLOTS_PER_GROUP, ncpu,
+            [&](uint32_t, int, const iod_proc_time_group& g) {
+                for (const auto& v : g.slot) add(v);
+            });
         for_each_percpu_hash_entry<uint32_t, iod_proc_time>(
             bpf_map__fd(im.skel->maps.proc_time_overflow), ncpu,
             [&](uint32_t tgid, const std::vector<iod_proc_time>& copies) {
