@@ -25,6 +25,23 @@ namespace {
 volatile std::sig_atomic_t g_interrupted = 0;
 void on_sigint(int) { g_interrupted = 1; }
 
+template <class T>
+void append_all(std::vector<T>& to, std::vector<T>&& from) {
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+// What collectors finished into `part` (they append, never look up or change
+// an earlier entry), after what `ev` holds.
+void append_evidence(Evidence& ev, Evidence&& part) {
+    append_all(ev.collectors, std::move(part.collectors));
+    append_all(ev.metrics, std::move(part.metrics));
+    append_all(ev.facts, std::move(part.facts));
+    append_all(ev.histograms, std::move(part.histograms));
+    append_all(ev.exemplars, std::move(part.exemplars));
+    append_all(ev.series.histograms, std::move(part.series.histograms));
+    append_all(ev.series.values, std::move(part.series.values));
+}
+
 }  // namespace
 
 Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const std::function<void()>& during_window) {
@@ -138,14 +155,36 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
     if (g_interrupted) spdlog::warn("interrupted: the window was cut short");
 
     const auto end = std::chrono::steady_clock::now();
-    for (size_t i = collectors.size(); i-- > 0;) {   // reverse start order: snapshot collectors first
-        if (running[i]) {
-            const auto t0 = std::chrono::steady_clock::now();
-            collectors[i]->finish(ev);
-            spdlog::debug("{}: finish took {:.1f} ms", collectors[i]->name(),
-                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    // Reverse start order: the snapshot collectors here, the slow starters (BPF
+    // map reads and detaches, the longer part) on a thread of their own at the
+    // same time, into evidence of their own appended after: the same evidence,
+    // in the same order, as one after the other, ~10-15 ms sooner on two cores.
+    auto finish_one = [&](size_t i, Evidence& into) {
+        const auto t0 = std::chrono::steady_clock::now();
+        collectors[i]->finish(into);
+        spdlog::debug("{}: finish took {:.1f} ms", collectors[i]->name(),
+                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    };
+    Evidence slow_part;
+    std::exception_ptr slow_error;
+    std::thread slow_finisher([&] {
+        try {
+            for (size_t i = collectors.size(); i-- > 0;)
+                if (running[i] && collectors[i]->slow_to_start()) finish_one(i, slow_part);
+        } catch (...) {
+            slow_error = std::current_exception();
         }
+    });
+    try {
+        for (size_t i = collectors.size(); i-- > 0;)
+            if (running[i] && !collectors[i]->slow_to_start()) finish_one(i, ev);
+    } catch (...) {
+        slow_finisher.join();
+        throw;
     }
+    slow_finisher.join();
+    if (slow_error) std::rethrow_exception(slow_error);
+    append_evidence(ev, std::move(slow_part));
     if (side.valid()) side.get();   // still going when the window ended: waited for here, its exception thrown
     // Every collector has written its cgroup labels: each gets the name people
     // use for it, read from the host now so that a replay shows the same.

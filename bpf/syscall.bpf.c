@@ -101,10 +101,12 @@ struct {
     __type(value, struct iod_aggregates);
 } aggregates SEC(".maps");
 
-/* Who each process is (written once per process). */
+/* Who each process is (written once per process, so allocated on first
+ * use: preallocating 8,192 entries took ~3 ms of the collector's start). */
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, 8192);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, __u32);
     __type(value, struct iod_proc_info);
 } procs SEC(".maps");

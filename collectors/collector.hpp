@@ -53,9 +53,11 @@ public:
     // start() said available.
     virtual void finish(Evidence& ev) = 0;
     // True for collectors whose start() loads and attaches programs (BPF):
-    // they are started first and finished last, so that the snapshot
-    // collectors' before/after interval is the window itself, not the time
-    // the BPF verifier took.
+    // they are started first, so that the snapshot collectors' before/after
+    // interval is the window itself, not the time the BPF verifier took. They
+    // finish on a thread of their own, beside the snapshot collectors, into
+    // evidence of their own appended after theirs: their finish() only
+    // appends, it never reads what other collectors wrote.
     virtual bool slow_to_start() const { return false; }
     // False (after start()) when what this collector observes does not exist
     // on this host at all, e.g. no Ceph OSD: its status is then left out of the
