@@ -619,8 +619,11 @@ static __always_inline int on_exit(__u32 sys, long ret)
  *    numbering and are skipped, as the syscalls:* tracepoints skip them. */
 #define IOD_USER32_CS 0x23
 
-/* Set by user space when the window ends: the per-syscall event programs,
- * whose perf events are released after iodiag's exit, do nothing more. */
+/* Set by user space when the window ends: every program does nothing more
+ * (its maps stop moving, as after a detach), and the perf events and links
+ * are released after iodiag's exit (collectors/bpf/deferred_release.hpp):
+ * detaching costs an RCU wait per perf event and a kernel text patch per raw
+ * tracepoint. */
 __u32 stopped = 0;
 
 /* The syscall number's enum iod_sys, or -1 when it is not traced. */
@@ -676,6 +679,7 @@ struct {
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 {
+    if (stopped) return 0;
     int sys = sys_of_regs(regs, nr);
     if (sys < 0) return 0;
     return enter_with_args(sys, regs->di, regs->si, regs->r10);
@@ -684,6 +688,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
+    if (stopped) return 0;
     int sys = sys_of_regs(regs, (long)regs->orig_ax);
     if (sys < 0) return 0;
     on_exit(sys, ret);
@@ -863,6 +868,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
              unsigned int prev_state)
 {
+    if (stopped) return 0;
     __u64 now = 0;
     struct inflight *f = inflight_of(prev);
     if (f) {
@@ -893,6 +899,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(on_wakeup, struct task_struct *p)
 {
+    if (stopped) return 0;
     struct inflight *f = inflight_of(p);
     if (f && f->state != CLS_NONE && f->state != CLS_CPU) {
         __u64 now = bpf_ktime_get_ns();
@@ -940,19 +947,42 @@ static __always_inline void reclaim_end(void)
 }
 
 SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
-int BPF_PROG(direct_reclaim_begin) { count(CNT_DIRECT_RECLAIM, 1); reclaim_begin(); return 0; }
+int BPF_PROG(direct_reclaim_begin)
+{
+    if (stopped) return 0;
+    count(CNT_DIRECT_RECLAIM, 1);
+    reclaim_begin();
+    return 0;
+}
 SEC("tp_btf/mm_vmscan_direct_reclaim_end")
-int BPF_PROG(direct_reclaim_end) { reclaim_end(); return 0; }
+int BPF_PROG(direct_reclaim_end)
+{
+    if (stopped) return 0;
+    reclaim_end();
+    return 0;
+}
 SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
-int BPF_PROG(memcg_reclaim_begin) { count(CNT_MEMCG_RECLAIM, 1); reclaim_begin(); return 0; }
+int BPF_PROG(memcg_reclaim_begin)
+{
+    if (stopped) return 0;
+    count(CNT_MEMCG_RECLAIM, 1);
+    reclaim_begin();
+    return 0;
+}
 SEC("tp_btf/mm_vmscan_memcg_reclaim_end")
-int BPF_PROG(memcg_reclaim_end) { reclaim_end(); return 0; }
+int BPF_PROG(memcg_reclaim_end)
+{
+    if (stopped) return 0;
+    reclaim_end();
+    return 0;
+}
 
 /* Inline Q marks the thread's bios as not held; a released held bio marks
  * its cgroup's release time (blk-throttle dispatches from a worker). */
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(on_bio_queue, struct bio *bio)
 {
+    if (stopped) return 0;
     struct inflight *f = current_inflight();
     if (f) {
         if (!(f->flags & IOD_F_Q_INLINE)) f->flags |= IOD_F_Q_INLINE;
@@ -975,6 +1005,7 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 SEC("tp_btf/mm_vmscan_throttled")
 int BPF_PROG(on_vmscan_throttled, int nid, int usec_timeout, int usec_delayed, int reason)
 {
+    if (stopped) return 0;
     count(CNT_RECLAIM_THROTTLED, 1);
     if (usec_delayed > 0) count(CNT_RECLAIM_THROTTLED_US, usec_delayed);
     return 0;
@@ -990,6 +1021,7 @@ int BPF_PROG(on_balance_dirty_pages, struct bdi_writeback *wb, struct dirty_thro
              unsigned long dirty_ratelimit, unsigned long task_ratelimit, unsigned long dirtied,
              unsigned long period, long pause, unsigned long start_time)
 {
+    if (stopped) return 0;
     count(CNT_DIRTY_EVENTS, 1);
     if (pause > 0) count(CNT_DIRTY_PAUSE_JIFFIES, pause);
     count(CNT_DIRTY_PERIOD_JIFFIES, period);
@@ -1008,6 +1040,7 @@ int BPF_PROG(on_balance_dirty_pages, struct bdi_writeback *wb, struct dirty_thro
 SEC("tp_btf/jbd2_run_stats")
 int BPF_PROG(on_jbd2_run_stats, dev_t dev, tid_t tid, struct transaction_run_stats_s *stats)
 {
+    if (stopped) return 0;
     __u64 running = stats->rs_running, locked = stats->rs_locked;
     __u64 flushing = stats->rs_flushing, logging = stats->rs_logging;
     count(CNT_JBD2_COMMITS, 1);
@@ -1022,18 +1055,38 @@ int BPF_PROG(on_jbd2_run_stats, dev_t dev, tid_t tid, struct transaction_run_sta
 }
 
 SEC("tp_btf/ext4_sync_file_enter")
-int BPF_PROG(on_ext4_sync_enter) { count(CNT_EXT4_FSYNC, 1); return 0; }
+int BPF_PROG(on_ext4_sync_enter)
+{
+    if (stopped) return 0;
+    count(CNT_EXT4_FSYNC, 1);
+    return 0;
+}
 
 /* XFS has no jbd2: fsync forces its log (CIL push, iclog writes) through
  * xfs_log_force_seq, which fires xfs_log_force (as does xfs_log_force). */
 SEC("tp_btf/xfs_file_fsync")
-int BPF_PROG(on_xfs_fsync) { count(CNT_XFS_FSYNC, 1); return 0; }
+int BPF_PROG(on_xfs_fsync)
+{
+    if (stopped) return 0;
+    count(CNT_XFS_FSYNC, 1);
+    return 0;
+}
 
 SEC("tp_btf/xfs_log_force")
-int BPF_PROG(on_xfs_log_force) { count(CNT_XFS_LOG_FORCES, 1); return 0; }
+int BPF_PROG(on_xfs_log_force)
+{
+    if (stopped) return 0;
+    count(CNT_XFS_LOG_FORCES, 1);
+    return 0;
+}
 
 SEC("tp_btf/btrfs_sync_file")
-int BPF_PROG(on_btrfs_fsync) { count(CNT_BTRFS_FSYNC, 1); return 0; }
+int BPF_PROG(on_btrfs_fsync)
+{
+    if (stopped) return 0;
+    count(CNT_BTRFS_FSYNC, 1);
+    return 0;
+}
 
 /* io_uring_enter fires this once it has submitted and is about to wait for
  * completions: every later switch of this syscall is that wait (or a
@@ -1042,6 +1095,7 @@ int BPF_PROG(on_btrfs_fsync) { count(CNT_BTRFS_FSYNC, 1); return 0; }
 SEC("tp_btf/io_uring_cqring_wait")
 int BPF_PROG(on_cqring_wait)
 {
+    if (stopped) return 0;
     struct inflight *f = current_inflight();
     if (f && f->sys == SYS_IO_URING_ENTER + 1) f->flags |= IOD_F_CQ_WAIT;
     return 0;
@@ -1054,6 +1108,7 @@ int BPF_PROG(on_cqring_wait)
 SEC("tp_btf/page_cache_sync_ra")
 int BPF_PROG(on_sync_ra)
 {
+    if (stopped) return 0;
     count(CNT_RA_SYNC, 1);
     struct inflight *f = current_inflight();
     if (f) {
@@ -1066,6 +1121,7 @@ int BPF_PROG(on_sync_ra)
 SEC("tp_btf/page_cache_async_ra")
 int BPF_PROG(on_async_ra)
 {
+    if (stopped) return 0;
     count(CNT_RA_ASYNC, 1);
     struct inflight *f = current_inflight();
     if (f) f->flags |= IOD_F_READAHEAD;
@@ -1078,6 +1134,7 @@ int BPF_PROG(on_async_ra)
 SEC("tp_btf/page_cache_ra_unbounded")
 int BPF_PROG(on_ra_unbounded, struct inode *inode, unsigned long index, unsigned long nr_to_read)
 {
+    if (stopped) return 0;
     count(CNT_RA_PAGES, nr_to_read);
     return 0;
 }

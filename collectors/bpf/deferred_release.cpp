@@ -10,6 +10,10 @@
 #include <cstring>
 #include <mutex>
 
+#if IODIAG_HAVE_BPF
+#include <bpf/libbpf.h>
+#endif
+
 extern char** environ;
 
 namespace iodiag {
@@ -18,6 +22,7 @@ namespace {
 
 std::mutex spawned_lock;
 std::vector<pid_t> spawned;   // children not reaped yet
+std::vector<int> exit_gates;  // gates of children released AtExit (O_CLOEXEC: closed at exit)
 
 // Reaps the children that have exited; remembers `child` for a later call.
 void reap_and_remember(pid_t child) {
@@ -78,7 +83,13 @@ void DeferredRelease::hand_over(std::vector<int> fds) {
     });
 }
 
-std::string DeferredRelease::release() {
+void let_deferred_children_go() {
+    std::lock_guard<std::mutex> g(spawned_lock);
+    for (int fd : exit_gates) close(fd);
+    exit_gates.clear();
+}
+
+std::string DeferredRelease::release(When when) {
     if (spawner_.joinable()) spawner_.join();
     if (fds_.empty()) return "";
     // The child has its copies (posix_spawn returned after its exec): closing
@@ -86,7 +97,14 @@ std::string DeferredRelease::release() {
     for (int fd : fds_) close(fd);
     fds_.clear();
     std::string how = failed_.empty() ? "handed to pid " + std::to_string(child_) : "closed in this process: " + failed_;
-    if (gate_ >= 0) close(gate_);
+    if (gate_ >= 0) {
+        if (when == When::AtExit) {
+            std::lock_guard<std::mutex> g(spawned_lock);
+            exit_gates.push_back(gate_);
+        } else {
+            close(gate_);
+        }
+    }
     gate_ = -1;
     reap_and_remember(failed_.empty() ? child_ : -1);
     child_ = -1;
@@ -100,5 +118,22 @@ std::string release_off_exit_path(const std::vector<int>& fds) {
     d.hand_over(fds);
     return d.release();
 }
+
+#if IODIAG_HAVE_BPF
+std::vector<int> descriptors_of(const std::vector<bpf_link*>& links) {
+    std::vector<int> fds;
+    for (auto* l : links)
+        if (l) fds.push_back(bpf_link__fd(l));
+    return fds;
+}
+
+void free_handed_over(std::vector<bpf_link*>& links) {
+    for (auto* l : links) {
+        bpf_link__disconnect(l);   // destroy() then frees it without closing the descriptor
+        bpf_link__destroy(l);
+    }
+    links.clear();
+}
+#endif
 
 }  // namespace iodiag

@@ -9,7 +9,8 @@
 // pipe, its other streams on /dev/null) that exits once this process has
 // closed its own copies and then the pipe: the last reference to each is the
 // child's, and the kernel closes them while that child exits, after iodiag
-// has printed its verdict and exited.
+// has printed its verdict and exited. Raw tracepoint links go the same way
+// (their detach patches kernel text; see descriptors_of below).
 //
 // The caller first makes the programs on them do nothing more (their
 // `stopped` flag): until the child is gone, syscalls still take the kernel's
@@ -26,6 +27,8 @@
 
 #include <sys/types.h>
 
+struct bpf_link;
+
 namespace iodiag {
 
 class DeferredRelease {
@@ -40,9 +43,14 @@ public:
     // finish). `fds` stay open here and the caller's until release().
     void hand_over(std::vector<int> fds);
     // Waits for the hand-over, closes this process's copies, then lets the
-    // child exit with the last ones. Says how: "handed to pid N", or
-    // "closed in this process: why". "" when nothing was handed over.
-    std::string release();
+    // child exit with the last ones: at once, or (AtExit) when this process
+    // exits or calls let_deferred_children_go(), so that the child's closes
+    // (RCU waits; kernel text patches, whose cross-CPU synchronisation
+    // interrupts every CPU) do not compete with the rest of this process's
+    // finish. Says how: "handed to pid N", or "closed in this process: why".
+    // "" when nothing was handed over.
+    enum class When { Now, AtExit };
+    std::string release(When when = When::Now);
 
 private:
     std::vector<int> fds_;
@@ -52,8 +60,21 @@ private:
     std::string failed_;   // why no child holds copies
 };
 
+// Lets the children released AtExit go now (a process that starts another
+// window first lets the previous one's go).
+void let_deferred_children_go();
+
 // Hands `fds` over and releases them at once (each closed in this process on
 // return), for descriptors that were not handed over ahead.
 std::string release_off_exit_path(const std::vector<int>& fds);
+
+// libbpf links go the same way: detaching a raw tracepoint's program patches
+// kernel text (the tracepoint's static call and key, each patch a cross-CPU
+// synchronisation: ~0.5-1 ms a link on a 2-CPU VM, 7-12 ms for the syscall
+// collector's links at the end of a run). Their descriptors, for hand_over():
+std::vector<int> descriptors_of(const std::vector<bpf_link*>& links);
+// Frees handed-over links without closing their descriptors (release()
+// closes this process's copies), and clears the vector.
+void free_handed_over(std::vector<bpf_link*>& links);
 
 }  // namespace iodiag

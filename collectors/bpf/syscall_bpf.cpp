@@ -91,9 +91,12 @@ struct SyscallBpfCollector::Impl {
     bool journal_waits_split = false;   // journal-class waits classified (sched + a journal function resolved)
     bool bio_queue_deferred = false;    // on_bio_queue loaded, chained or attached in all_started()
     // The per-syscall tracepoints' perf events and links (empty in raw mode),
-    // released off the exit path in finish() (collectors/bpf/deferred_release.hpp).
+    // and with them the other programs' links: handed to a child once start()
+    // has attached them, released off the exit path in finish()
+    // (collectors/bpf/deferred_release.hpp).
     std::vector<PerfTracepointLink> event_links;
     DeferredRelease holder;     // a child holding copies of them, spawned while the window runs
+    size_t links_handed = 0;    // links[0, links_handed) went to it (a link attached later did not)
     bool handed_over = false;
     std::string attach;   // which attach mode ran, for the provenance
 
@@ -101,25 +104,39 @@ struct SyscallBpfCollector::Impl {
         stop_drainer();
         if (stop_fd >= 0) close(stop_fd);
         if (rb) ring_buffer__free(rb);
-        release_syscall_events();
-        for (auto* l : links) bpf_link__destroy(l);
+        release_attachments();
         if (skel) syscall_bpf__destroy(skel);
     }
 
-    // The per-syscall event programs stop at once (their `stopped` flag, read
-    // at every run): their maps stop moving as after a detach.
-    void stop_syscall_events() {
-        if (!event_links.empty() && skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
+    // The programs stop at once (the `stopped` flag each reads first): their
+    // maps stop moving as after a detach.
+    void stop_programs() {
+        if (skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
     }
-    // Stops them and leaves their perf events to the child that closes them
-    // after iodiag's exit (collectors/bpf/deferred_release.hpp). Says how.
-    std::string release_syscall_events() {
-        if (event_links.empty()) return "";
-        stop_syscall_events();
-        if (!handed_over) holder.hand_over(descriptors_of(event_links));
+    // The events and links attached so far, to the child that will close them
+    // (spawned on a thread of its own: 2-12 ms here).
+    void hand_over_attachments() {
+        std::vector<int> fds = descriptors_of(event_links);
+        for (int fd : descriptors_of(links)) fds.push_back(fd);
+        holder.hand_over(std::move(fds));
+        links_handed = links.size();
+        handed_over = true;
+    }
+    // Stops the programs and leaves what was handed over to the child that
+    // closes it after iodiag's exit; a link attached later, or everything
+    // where nothing was handed over, is detached here. Says how.
+    std::string release_attachments(DeferredRelease::When when = DeferredRelease::When::Now) {
+        if (event_links.empty() && links.empty()) return "";
+        stop_programs();
+        std::vector<bpf_link*> later(links.begin() + static_cast<std::ptrdiff_t>(links_handed), links.end());
+        links.resize(links_handed);
+        free_handed_over(links);
+        for (auto* l : later) bpf_link__destroy(l);
+        if (!handed_over && !event_links.empty()) holder.hand_over(descriptors_of(event_links));
         event_links.clear();
         handed_over = false;
-        return holder.release();
+        links_handed = 0;
+        return holder.release(when);
     }
 
     void stop_drainer() {
@@ -486,17 +503,13 @@ CollectorStatus SyscallBpfCollector::start_attached(const CollectOptions& opts, 
                 PerfTracepointLink l;
                 const std::string event = side + syscall_bpf::syscall_names()[sys];
                 if (auto why = attach_perf_tracepoint(fd, "syscalls", event, l); !why.empty()) {
-                    impl->release_syscall_events();
+                    impl->release_attachments();
                     if (events_refused) *events_refused = why;
                     st.reason = why;
                     return st;
                 }
                 impl->event_links.push_back(l);
             }
-        // the child that will close them, spawned now on a thread of its own
-        // (2-12 ms here), off the start's and the finish's paths
-        impl->holder.hand_over(descriptors_of(impl->event_links));
-        impl->handed_over = true;
         attached.insert({"sys_enter", "sys_exit"});
         notes.push_back("syscalls timed on their own tracepoints (" + impl->attach +
                         "): other syscalls run no iodiag program");
@@ -522,6 +535,7 @@ CollectorStatus SyscallBpfCollector::start_attached(const CollectOptions& opts, 
         impl->links.push_back(l);
         attached.insert(tp);
     }
+    impl->hand_over_attachments();   // off the start's and the finish's paths
     auto has = [&](const std::string& tp) { return attached.count(tp) > 0; };
     t.mark("attach");
     if (!has("sys_enter") || !has("sys_exit")) {
@@ -619,19 +633,13 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     StepTimer t("syscall_bpf finish");
     if (chain_) chain_->withdraw();   // the array goes with the skeleton
     if (bio_queue_chain_) bio_queue_chain_->release();   // its program stops being called
-    // Detach first so the maps stop moving, then drain what is left. The
-    // per-syscall events' programs stop at once; their perf events are
-    // closed after iodiag's exit (each close waits for RCU grace periods),
-    // by a child let go only after this process's own detaches, so that its
-    // closes do not compete with them.
-    im.stop_syscall_events();
-    for (auto* l : im.links) bpf_link__destroy(l);
-    im.links.clear();
-    t.mark("detach");
-    if (const auto how = im.release_syscall_events(); !how.empty()) {
-        spdlog::debug("syscall_bpf: per-syscall events released: {}", how);
-        t.mark("release of the per-syscall events");
-    }
+    // Stop the programs first so the maps stop moving, then drain what is
+    // left. Their perf events and links are closed after iodiag's exit (each
+    // event's close waits for RCU grace periods, each link's patches kernel
+    // text) by the child they were handed to, let go when iodiag exits.
+    if (const auto how = im.release_attachments(DeferredRelease::When::AtExit); !how.empty())
+        spdlog::debug("syscall_bpf: programs stopped, perf events and links released: {}", how);
+    t.mark("stop and release");
     im.stop_drainer();
     t.mark("drain join");
 

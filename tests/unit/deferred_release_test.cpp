@@ -39,3 +39,25 @@ TEST(DeferredRelease, ClosesOurCopiesAndAChildHoldsThemUntilItExits) {
 TEST(DeferredRelease, NothingToReleaseSpawnsNothing) {
     EXPECT_EQ(release_off_exit_path({}), "nothing to release");
 }
+
+// Released AtExit, the child holds its copies (and the kernel's closes wait)
+// until this process exits or lets the children go: the pipe's reader sees no
+// end-of-file before that, and sees it after.
+TEST(DeferredRelease, AtExitTheChildHoldsItsCopiesUntilLetGo) {
+    int a[2];
+    ASSERT_EQ(pipe(a), 0);
+    DeferredRelease d;
+    d.hand_over({a[1]});
+    const std::string how = d.release(DeferredRelease::When::AtExit);
+    EXPECT_EQ(how.rfind("handed to pid ", 0), 0u) << how;
+    errno = 0;
+    EXPECT_EQ(fcntl(a[1], F_GETFD), -1);   // our copy is closed at once
+    EXPECT_EQ(errno, EBADF);
+    pollfd p{a[0], POLLIN, 0};
+    EXPECT_EQ(poll(&p, 1, 300), 0) << "the child let go before it was told to";
+    let_deferred_children_go();
+    ASSERT_EQ(poll(&p, 1, 10000), 1) << "no end-of-file within 10 s of letting the child go";
+    char c;
+    EXPECT_EQ(read(a[0], &c, 1), 0);
+    close(a[0]);
+}
