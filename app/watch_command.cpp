@@ -28,6 +28,7 @@
 #include "app/watch_sampler.hpp"
 #include "app/watch_store.hpp"
 #include "app/watch_triggers.hpp"
+#include "collectors/bpf/deferred_release.hpp"
 #include "collectors/sysfs/block_queue_config.hpp"
 #include "engine/evidence/json_text.hpp"
 #include "engine/evidence/bundle.hpp"
@@ -242,6 +243,10 @@ private:
 
         const std::string stamp = store_.new_stamp(t);
         Evidence live = collect_evidence(o_.capture);
+        // The collectors' children hold their tracepoints until let go (at
+        // exit, for a one-shot run): a watcher lives on, and until then every
+        // syscall of the machine would still take the kernel's tracing path.
+        let_deferred_children_go();
         apply_site_devices(site_, live);   // as a diagnosis does: the bundle holds the references used
         const Evidence ev = as_recorded(live);
         const Verdict v = analyze(ev, rules_);
