@@ -44,3 +44,33 @@ stages_table() {
   rm -f "$STAGE_TIMES"
   return $STAGE_FAILED
 }
+
+# beside_start FUNCTION: runs FUNCTION (which runs stages) in the background,
+# its output in a log of its own; beside_wait WAIT_NAME then waits for it,
+# prints its log, adds its stages' rows and records the wait as a stage.
+beside_start() {
+  BESIDE_LOG=$(mktemp /tmp/iodiag-ci-beside-XXXXXX.log)
+  BESIDE_ROWS=$(mktemp /tmp/iodiag-ci-rows-XXXXXX)
+  (
+    STAGE_ROWS=()
+    STAGE_FAILED=0
+    STAGE_TIMES=$(mktemp /tmp/iodiag-stage-times-XXXXXX)   # not the parent's: both write theirs
+    "$@"
+    printf '%s\n' "${STAGE_ROWS[@]}" > "$BESIDE_ROWS"
+    rm -f "$STAGE_TIMES"
+    exit $STAGE_FAILED
+  ) > "$BESIDE_LOG" 2>&1 &
+  BESIDE_PID=$!
+}
+
+beside_wait() {   # WAIT_NAME; returns the background stages' status
+  local start=$SECONDS status=0 rows=()
+  wait "$BESIDE_PID" || status=$?
+  echo "=== the stages that ran beside (log $BESIDE_LOG):" >&2
+  cat "$BESIDE_LOG" >&2
+  mapfile -t rows < "$BESIDE_ROWS"
+  STAGE_ROWS+=("${rows[@]}")
+  stage_record "$1" $((SECONDS - start)) - "$( ((status == 0)) && echo ok || echo "FAILED ($status)")"
+  rm -f "$BESIDE_LOG" "$BESIDE_ROWS"
+  return $status
+}
