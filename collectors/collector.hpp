@@ -59,6 +59,13 @@ public:
     // evidence of their own appended after theirs: their finish() only
     // appends, it never reads what other collectors wrote.
     virtual bool slow_to_start() const { return false; }
+    // For a slow starter whose start() is CPU-bound (BPF: libbpf's BTF parse
+    // and CO-RE relocation, the kernel's verifier): its share of that CPU,
+    // relative to the others' (0: its start mostly waits, e.g. on sysfs
+    // reads). The CPU-bound starts run heaviest first, as many at once as
+    // the process has CPUs: on two cores, three at once made the heaviest
+    // share its core and finish last.
+    virtual unsigned start_cpu_weight() const { return 0; }
     // False (after start()) when what this collector observes does not exist
     // on this host at all, e.g. no Ceph OSD: its status is then left out of the
     // evidence, so such a host pays nothing for it in the verdict either.

@@ -177,6 +177,7 @@ struct SubmitterIdentity {
 class BlockBpfCollector : public Collector {
 public:
     bool slow_to_start() const override { return true; }
+    unsigned start_cpu_weight() const override { return 2; }
     explicit BlockBpfCollector(std::optional<uint64_t> threshold_ns = std::nullopt,
                                FeatureProbe* probe = nullptr);
     ~BlockBpfCollector() override;

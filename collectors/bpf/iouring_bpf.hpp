@@ -45,6 +45,7 @@ std::vector<MetricSpec> iouring_metric_specs();
 class IouringBpfCollector : public Collector {
 public:
     bool slow_to_start() const override { return true; }
+    unsigned start_cpu_weight() const override { return 1; }
     explicit IouringBpfCollector(FeatureProbe* probe = nullptr);
     ~IouringBpfCollector() override;
     std::string name() const override { return "iouring_bpf"; }

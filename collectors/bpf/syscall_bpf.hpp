@@ -30,6 +30,7 @@ struct SyscallBpfOptions {
 class SyscallBpfCollector : public Collector {
 public:
     bool slow_to_start() const override { return true; }
+    unsigned start_cpu_weight() const override { return 3; }
     explicit SyscallBpfCollector(SyscallBpfOptions opts = {});
     ~SyscallBpfCollector() override;
     std::string name() const override { return "syscall_bpf"; }
