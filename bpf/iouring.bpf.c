@@ -37,6 +37,10 @@ const volatile long io_uring_enter_nr = 426; /* __NR_io_uring_enter, from user s
 
 /* Lost events by cause (enum iouring_lost); rare, so atomics are fine. */
 __u64 lost[IOURING_LOST_COUNT] = {};
+/* Set by user space when the window ends: the links and tp_sys_exit's perf
+ * event are released after iodiag's exit, and until then every program
+ * returns at once (the maps stop moving as after a detach). */
+__u32 stopped = 0;
 
 /* The in-flight table is two-way: a request lives in its hashed slot or, when
  * a live request held that one at submit, in the slot's neighbour (slot ^ 1),
@@ -227,6 +231,8 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 static __always_inline int on_submit(struct io_kiocb *req, __u64 req_key, bool btf)
 {
+    if (stopped)
+        return 0;
     __u32 tgid = bpf_get_current_pid_tgid() >> 32;
     if (filter_tgid && tgid != filter_tgid)
         return 0;
@@ -251,6 +257,8 @@ static __always_inline int on_submit(struct io_kiocb *req, __u64 req_key, bool b
 
 static __always_inline int on_punt(struct io_kiocb *req, __u64 req_key, bool btf)
 {
+    if (stopped)
+        return 0;
     struct inflight *f = inflight_find(req_key);
     bool timed = f != 0;
     __u32 tgid = timed ? f->tgid : (__u32)(bpf_get_current_pid_tgid() >> 32);
@@ -272,6 +280,8 @@ static __always_inline int on_punt(struct io_kiocb *req, __u64 req_key, bool btf
 
 static __always_inline int on_complete(__u64 ring, __u64 req_key)
 {
+    if (stopped)
+        return 0;
     struct inflight *f = inflight_find(req_key);
     if (!f) {
         __u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -302,6 +312,8 @@ static __always_inline int on_complete(__u64 ring, __u64 req_key)
 
 static __always_inline int on_cqring_wait(__u64 ring)
 {
+    if (stopped)
+        return 0;
     __u64 id = bpf_get_current_pid_tgid();
     if (filter_tgid && (id >> 32) != filter_tgid)
         return 0;
@@ -318,6 +330,8 @@ static __always_inline int on_cqring_wait(__u64 ring)
 
 static __always_inline int on_enter_exit(void)
 {
+    if (stopped)
+        return 0;
     __u64 id = bpf_get_current_pid_tgid();
     __u32 tid = (__u32)id;
     __u32 slot = slot_of(tid, CQWAIT_BITS);
@@ -374,15 +388,10 @@ int BPF_PROG(btf_sys_exit, struct pt_regs *regs, long ret)
     return on_enter_exit();
 }
 
-/* Set by user space when the window ends: tp_sys_exit's perf event is
- * released after iodiag's exit and must do nothing more. */
-__u32 stopped = 0;
-
 /* The exit of io_uring_enter on its own tracepoint: no other syscall runs it. */
 SEC("tracepoint/syscalls/sys_exit_io_uring_enter")
 int tp_sys_exit(void *ctx)
 {
-    if (stopped) return 0;
     return on_enter_exit();
 }
 

@@ -16,6 +16,7 @@
 
 #include "collectors/bpf/bpf_array_read.hpp"
 #include "collectors/bpf/bpf_program_stats.hpp"
+#include "collectors/bpf/deferred_release.hpp"
 #include "collectors/lost_events.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/layers.hpp"
@@ -128,11 +129,17 @@ struct BlockTracer::Impl {
     // bio->bi_blkg exists (blk-cgroup: struct blkcg_gq in kernel BTF), so the
     // submitters' cgroups are the bios' blkcg (bpf/block.bpf.c request_blkg).
     bool blkcg = false;
+    DeferredRelease holder;      // detach_at_exit(): a child holding copies of the links
+    bool links_handed = false;
 
     ~Impl() {
         if (epoll_fd >= 0) close(epoll_fd);
         if (wake_fd >= 0) close(wake_fd);
         if (rb) ring_buffer__free(rb);
+        if (links_handed) {
+            free_handed_over(links);
+            spdlog::debug("block_bpf: links released: {}", holder.release(DeferredRelease::When::AtExit));
+        }
         for (auto* l : links) bpf_link__destroy(l);
         if (skel) block_bpf__destroy(skel);
     }
@@ -242,6 +249,12 @@ std::string load_block_bpf(BlockTracer::Impl& im, AttachMode mode, uint32_t dev,
 }
 
 }  // namespace
+
+void BlockTracer::detach_at_exit() {
+    if (impl_->links.empty() || impl_->links_handed) return;
+    impl_->holder.hand_over(descriptors_of(impl_->links));
+    impl_->links_handed = true;
+}
 
 std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& probe, std::string& note) {
     if (const uint32_t n = opts.submitter_slots; n && ((n & (n - 1)) || n > IODIAG_SUBMITTER_SLOTS))
@@ -481,6 +494,7 @@ std::string BlockTracer::start(const BlockTracerOptions&, FeatureProbe&, std::st
            "at build time)";
 }
 int BlockTracer::bio_queue_chain_fd() const { return -1; }
+void BlockTracer::detach_at_exit() {}
 void BlockTracer::set_threshold_ns(uint64_t) {}
 void BlockTracer::poll(int, const std::function<void(const BlockIoExemplar&)>&) {}
 void BlockTracer::wake() {}
@@ -619,6 +633,10 @@ CollectorStatus BlockBpfCollector::start(const CollectOptions& opts) {
     stop_ = false;
     thread_ = std::thread([this] { loop(); });
     return st;
+}
+
+void BlockBpfCollector::all_started() {
+    if (tracer_) tracer_->detach_at_exit();
 }
 
 std::map<std::string, BlockDeviceStats> BlockBpfCollector::read_wanted(bool update_threshold) {

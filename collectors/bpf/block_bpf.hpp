@@ -126,6 +126,14 @@ public:
     // Loads and attaches. Returns "" on success, else why not (then nothing is
     // attached). `note` receives a degradation note (e.g. raw_tp fallback).
     std::string start(const BlockTracerOptions& opts, FeatureProbe& probe, std::string& note);
+    // Hands copies of the programs' links to a child process, spawned now on
+    // a thread of its own (collectors/bpf/deferred_release.hpp): when this
+    // tracer is destroyed, its programs are then detached after the process
+    // exits (or at let_deferred_children_go()), not on the caller's path
+    // (~8 ms of kernel text patching at the end of a window here); until then
+    // they keep running, their results unread. Without it they are detached
+    // on destruction.
+    void detach_at_exit();
     AttachMode mode() const { return mode_; }
     // The program array block_bio_queue's program tail-calls (tp_btf only,
     // else -1): for collectors/bpf/tail_call_chain.hpp.
@@ -186,6 +194,9 @@ public:
     CollectorStatus start(const CollectOptions& opts) override;
     void sample(size_t interval) override;
     void finish(Evidence& ev) override;
+    // Its links go to a child that detaches them after iodiag's exit
+    // (BlockTracer::detach_at_exit), spawned while the window runs.
+    void all_started() override;
     // Offers its block_bio_queue program to the syscall collector's
     // (collectors/bpf/tail_call_chain.hpp); set before start().
     void share_bio_queue(std::shared_ptr<TailCallChain> chain) { bio_queue_chain_ = std::move(chain); }

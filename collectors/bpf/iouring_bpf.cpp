@@ -197,7 +197,29 @@ struct IouringBpfCollector::Impl {
     // itself, released off the exit path (collectors/bpf/deferred_release.hpp)
     std::vector<PerfTracepointLink> exit_event;
     DeferredRelease holder;   // a child holding a copy of it, spawned once it is attached
+    // The links' copies go to a child of their own once everything is
+    // attached (all_started()): their detach (kernel text patching) then runs
+    // after iodiag's exit, not in finish().
+    DeferredRelease links_holder;
+    bool links_handed = false;
     ~Impl() { destroy(); }
+    void hand_over_links() {
+        if (links.empty() || links_handed) return;
+        links_holder.hand_over(descriptors_of(links));
+        links_handed = true;
+    }
+    // Stops the programs (their `stopped` flag: the maps stop moving) and
+    // detaches them, or leaves that to the child they were handed to.
+    void release_links() {
+        if (skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
+        if (links_handed) {
+            free_handed_over(links);
+            spdlog::debug("iouring_bpf: links released: {}", links_holder.release(DeferredRelease::When::AtExit));
+            links_handed = false;
+        }
+        for (auto* l : links) bpf_link__destroy(l);
+        links.clear();
+    }
     void release_exit_event() {
         if (exit_event.empty()) return;
         if (skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
@@ -232,8 +254,7 @@ struct IouringBpfCollector::Impl {
     }
     void destroy() {
         release_exit_event();
-        for (auto* l : links) bpf_link__destroy(l);
-        links.clear();
+        release_links();
         if (skel) iouring_bpf__destroy(skel);
         skel = nullptr;
     }
@@ -399,7 +420,12 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
 }
 
 void IouringBpfCollector::all_started() {
-    if (!impl_->skel || !impl_->cq_exit_deferred) return;
+    if (!impl_->skel) return;
+    if (impl_->cq_exit_deferred) attach_cq_wait_end();
+    impl_->hand_over_links();
+}
+
+void IouringBpfCollector::attach_cq_wait_end() {
     impl_->cq_exit_deferred = false;
     // The syscall collector's exit program calls ours when its array takes
     // our kind of program; otherwise ours is attached on its own.
@@ -422,12 +448,11 @@ void IouringBpfCollector::all_started() {
 void IouringBpfCollector::finish(Evidence& ev) {
     if (!impl_->skel) return;
     const double window_s = now_s() - impl_->t0;
-    // Detach first so the maps stop moving (raw tracepoints: no RCU wait;
-    // its own exit event, if any, stops at once and is closed after exit).
+    // Stop the programs first so the maps stop moving; their links and own
+    // exit event, if any, are closed after iodiag's exit.
     if (chain_) chain_->release();
     impl_->release_exit_event();
-    for (auto* l : impl_->links) bpf_link__destroy(l);
-    impl_->links.clear();
+    impl_->release_links();
     const int ncpu = std::max(libbpf_num_possible_cpus(), 1);
     std::map<std::pair<uint32_t, uint64_t>, IouringRingStats> by_ring;
     for_each_percpu_array_copy<iouring_stats>(bpf_map__fd(impl_->skel->maps.ring_stats), impl_->ring_slots, ncpu,

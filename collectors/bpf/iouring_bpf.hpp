@@ -52,7 +52,9 @@ public:
     std::vector<MetricSpec> metric_specs() const override { return iouring_metric_specs(); }
     CollectorStatus start(const CollectOptions& opts) override;
     // Its sys_exit program goes into the syscall collector's chain when that
-    // one offers it, else it is attached here (collectors/bpf/tail_call_chain.hpp).
+    // one offers it, else it is attached here (collectors/bpf/tail_call_chain.hpp);
+    // then its links go to a child that detaches them after iodiag's exit
+    // (collectors/bpf/deferred_release.hpp).
     void all_started() override;
     void finish(Evidence& ev) override;
     // Ends CQ waits through the syscall collector's sys_exit when both run;
@@ -64,6 +66,7 @@ public:
     void use_inflight_slots(uint32_t slots) { inflight_slots_ = slots; }
 
 private:
+    void attach_cq_wait_end();
     struct Impl;
     std::unique_ptr<Impl> impl_;
     std::shared_ptr<TailCallChain> chain_;
