@@ -1,21 +1,19 @@
 #include "app/collect.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <exception>
-#include <functional>
 #include <future>
 #include <optional>
 #include <thread>
 
-#include <sched.h>
 #include <spdlog/spdlog.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "app/progress.hpp"
+#include "app/start_lanes.hpp"
 #include "app/startup_heap.hpp"
 #include "collectors/bpf/bpf_features.hpp"
 #include "collectors/bpf/deferred_release.hpp"
@@ -44,41 +42,6 @@ void append_evidence(Evidence& ev, Evidence&& part) {
     append_all(ev.exemplars, std::move(part.exemplars));
     append_all(ev.series.histograms, std::move(part.series.histograms));
     append_all(ev.series.values, std::move(part.series.values));
-}
-
-// CPUs this process may run on (1 if unknown).
-size_t usable_cpus() {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-    return static_cast<size_t>(std::max(1, CPU_COUNT(&set)));
-}
-
-// The slow starters load independent BPF objects: the kernel verifies them in
-// parallel, so the start costs the slowest lane, not their sum. Those that
-// mostly wait get a thread each; the CPU-bound ones share as many threads as
-// there are CPUs, heaviest first (Collector::start_cpu_weight): on two cores
-// the heaviest then has a core to itself, and a lane's second load reuses
-// the heap its first one freed (fewer page faults).
-void start_slow_starters(const std::vector<std::unique_ptr<Collector>>& collectors,
-                         const std::function<void(size_t)>& start_one) {
-    std::vector<size_t> cpu_bound;
-    std::vector<std::thread> threads;
-    for (size_t i = 0; i < collectors.size(); ++i) {
-        if (!collectors[i]->slow_to_start()) continue;
-        if (collectors[i]->start_cpu_weight() > 0)
-            cpu_bound.push_back(i);
-        else
-            threads.emplace_back(start_one, i);
-    }
-    std::stable_sort(cpu_bound.begin(), cpu_bound.end(), [&](size_t a, size_t b) {
-        return collectors[a]->start_cpu_weight() > collectors[b]->start_cpu_weight();
-    });
-    std::atomic<size_t> next{0};
-    for (size_t lane = 0; lane < std::min(cpu_bound.size(), usable_cpus()); ++lane)
-        threads.emplace_back([&] {
-            for (size_t k; (k = next.fetch_add(1)) < cpu_bound.size();) start_one(cpu_bound[k]);
-        });
-    for (auto& t : threads) t.join();
 }
 
 }  // namespace
@@ -113,7 +76,7 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
     // (app/startup_heap.hpp), trimmed once the window is open: the trim
     // (~3 ms) then delays nothing.
     std::optional<StartupHeap> heap{std::in_place};
-    start_slow_starters(collectors, start_one);
+    start_slow_starters(collectors, start_one, usable_cpus());
     // Every BPF program is loaded: the probes' parsed kernel BTF can go.
     release_vmlinux_btf();
     for (size_t i = 0; i < collectors.size(); ++i) {

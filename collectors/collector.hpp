@@ -40,7 +40,9 @@ public:
     virtual CollectorStatus start(const CollectOptions& opts) = 0;
     // Once every collector's start() has returned, before the window (called
     // only if start() said available): for collectors that share kernel hooks
-    // with another one (collectors/bpf/tail_call_chain.hpp).
+    // with another one (collectors/bpf/tail_call_chain.hpp), or that hand
+    // their links to a process of their own while the window runs
+    // (collectors/bpf/deferred_release.hpp).
     virtual void all_started() {}
     // At the end of each interval of the window (interval 0, 1, ...; the last
     // one, possibly shorter, is sampled right before finish()). A collector

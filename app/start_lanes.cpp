@@ -1,0 +1,39 @@
+#include "app/start_lanes.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include <sched.h>
+
+namespace iodiag::cli {
+
+size_t usable_cpus() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+    return static_cast<size_t>(std::max(1, CPU_COUNT(&set)));
+}
+
+void start_slow_starters(const std::vector<std::unique_ptr<Collector>>& collectors,
+                         const std::function<void(size_t)>& start_one, size_t lanes) {
+    std::vector<size_t> cpu_bound;
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < collectors.size(); ++i) {
+        if (!collectors[i]->slow_to_start()) continue;
+        if (collectors[i]->start_cpu_weight() > 0)
+            cpu_bound.push_back(i);
+        else
+            threads.emplace_back(start_one, i);
+    }
+    std::stable_sort(cpu_bound.begin(), cpu_bound.end(), [&](size_t a, size_t b) {
+        return collectors[a]->start_cpu_weight() > collectors[b]->start_cpu_weight();
+    });
+    std::atomic<size_t> next{0};
+    for (size_t lane = 0; lane < std::min(cpu_bound.size(), std::max<size_t>(lanes, 1)); ++lane)
+        threads.emplace_back([&] {
+            for (size_t k; (k = next.fetch_add(1)) < cpu_bound.size();) start_one(cpu_bound[k]);
+        });
+    for (auto& t : threads) t.join();
+}
+
+}  // namespace iodiag::cli
