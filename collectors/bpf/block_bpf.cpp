@@ -130,17 +130,13 @@ struct BlockTracer::Impl {
     // submitters' cgroups are the bios' blkcg (bpf/block.bpf.c request_blkg).
     bool blkcg = false;
     DeferredRelease holder;      // detach_at_exit(): a child holding copies of the links
-    bool links_handed = false;
 
     ~Impl() {
         if (epoll_fd >= 0) close(epoll_fd);
         if (wake_fd >= 0) close(wake_fd);
         if (rb) ring_buffer__free(rb);
-        if (links_handed) {
-            free_handed_over(links);
-            spdlog::debug("block_bpf: links released: {}", holder.release(DeferredRelease::When::AtExit));
-        }
-        for (auto* l : links) bpf_link__destroy(l);
+        if (const auto how = release_links(links, holder, DeferredRelease::When::AtExit); !how.empty())
+            spdlog::debug("block_bpf: links released: {}", how);
         if (skel) block_bpf__destroy(skel);
     }
 
@@ -250,11 +246,7 @@ std::string load_block_bpf(BlockTracer::Impl& im, AttachMode mode, uint32_t dev,
 
 }  // namespace
 
-void BlockTracer::detach_at_exit() {
-    if (impl_->links.empty() || impl_->links_handed) return;
-    impl_->holder.hand_over(descriptors_of(impl_->links));
-    impl_->links_handed = true;
-}
+void BlockTracer::detach_at_exit() { hand_over_links(impl_->links, impl_->holder); }
 
 std::string BlockTracer::start(const BlockTracerOptions& opts, FeatureProbe& probe, std::string& note) {
     if (const uint32_t n = opts.submitter_slots; n && ((n & (n - 1)) || n > IODIAG_SUBMITTER_SLOTS))

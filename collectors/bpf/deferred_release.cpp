@@ -134,6 +134,20 @@ void free_handed_over(std::vector<bpf_link*>& links) {
     }
     links.clear();
 }
+
+void hand_over_links(const std::vector<bpf_link*>& links, DeferredRelease& holder) {
+    if (!links.empty() && !holder.holding()) holder.hand_over(descriptors_of(links));
+}
+
+std::string release_links(std::vector<bpf_link*>& links, DeferredRelease& holder, DeferredRelease::When when) {
+    if (!holder.holding()) {
+        for (auto* l : links) bpf_link__destroy(l);
+        links.clear();
+        return "";
+    }
+    free_handed_over(links);
+    return holder.release(when);
+}
 #endif
 
 }  // namespace iodiag

@@ -51,6 +51,8 @@ public:
     // "" when nothing was handed over.
     enum class When { Now, AtExit };
     std::string release(When when = When::Now);
+    // Descriptors handed over and not released yet.
+    bool holding() const { return !fds_.empty(); }
 
 private:
     std::vector<int> fds_;
@@ -76,5 +78,12 @@ std::vector<int> descriptors_of(const std::vector<bpf_link*>& links);
 // Frees handed-over links without closing their descriptors (release()
 // closes this process's copies), and clears the vector.
 void free_handed_over(std::vector<bpf_link*>& links);
+// A collector's links all in one hand-over, and their release: `holder` then
+// holds these links alone. hand_over_links() does nothing when there are none
+// or they were handed over already; release_links() leaves handed-over links
+// to the child (let go `when`), detaches them here otherwise, and clears
+// `links`. Says how ("" when detached here).
+void hand_over_links(const std::vector<bpf_link*>& links, DeferredRelease& holder);
+std::string release_links(std::vector<bpf_link*>& links, DeferredRelease& holder, DeferredRelease::When when);
 
 }  // namespace iodiag

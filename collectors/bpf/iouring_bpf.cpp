@@ -201,28 +201,22 @@ struct IouringBpfCollector::Impl {
     // attached (all_started()): their detach (kernel text patching) then runs
     // after iodiag's exit, not in finish().
     DeferredRelease links_holder;
-    bool links_handed = false;
     ~Impl() { destroy(); }
-    void hand_over_links() {
-        if (links.empty() || links_handed) return;
-        links_holder.hand_over(descriptors_of(links));
-        links_handed = true;
-    }
-    // Stops the programs (their `stopped` flag: the maps stop moving) and
-    // detaches them, or leaves that to the child they were handed to.
-    void release_links() {
+    // Every program returns at once from now on (the `stopped` flag each
+    // reads first): the maps stop moving as after a detach.
+    void stop_programs() {
         if (skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
-        if (links_handed) {
-            free_handed_over(links);
-            spdlog::debug("iouring_bpf: links released: {}", links_holder.release(DeferredRelease::When::AtExit));
-            links_handed = false;
-        }
-        for (auto* l : links) bpf_link__destroy(l);
-        links.clear();
+    }
+    // Stops the programs and detaches them, or leaves that to the child they
+    // were handed to.
+    void release_links() {
+        stop_programs();
+        if (const auto how = iodiag::release_links(links, links_holder, DeferredRelease::When::AtExit); !how.empty())
+            spdlog::debug("iouring_bpf: links released: {}", how);
     }
     void release_exit_event() {
         if (exit_event.empty()) return;
-        if (skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
+        stop_programs();
         spdlog::debug("iouring_bpf: sys_exit_io_uring_enter released: {}", holder.release());
         exit_event.clear();
     }
@@ -422,7 +416,7 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
 void IouringBpfCollector::all_started() {
     if (!impl_->skel) return;
     if (impl_->cq_exit_deferred) attach_cq_wait_end();
-    impl_->hand_over_links();
+    hand_over_links(impl_->links, impl_->links_holder);
 }
 
 void IouringBpfCollector::attach_cq_wait_end() {

@@ -97,7 +97,6 @@ struct SyscallBpfCollector::Impl {
     std::vector<PerfTracepointLink> event_links;
     DeferredRelease holder;     // a child holding copies of them, spawned while the window runs
     size_t links_handed = 0;    // links[0, links_handed) went to it (a link attached later did not)
-    bool handed_over = false;
     std::string attach;   // which attach mode ran, for the provenance
 
     ~Impl() {
@@ -120,7 +119,6 @@ struct SyscallBpfCollector::Impl {
         for (int fd : descriptors_of(links)) fds.push_back(fd);
         holder.hand_over(std::move(fds));
         links_handed = links.size();
-        handed_over = true;
     }
     // Stops the programs and leaves what was handed over to the child that
     // closes it after iodiag's exit; a link attached later, or everything
@@ -132,9 +130,8 @@ struct SyscallBpfCollector::Impl {
         links.resize(links_handed);
         free_handed_over(links);
         for (auto* l : later) bpf_link__destroy(l);
-        if (!handed_over && !event_links.empty()) holder.hand_over(descriptors_of(event_links));
+        if (!holder.holding() && !event_links.empty()) holder.hand_over(descriptors_of(event_links));
         event_links.clear();
-        handed_over = false;
         links_handed = 0;
         return holder.release(when);
     }

@@ -61,3 +61,18 @@ TEST(DeferredRelease, AtExitTheChildHoldsItsCopiesUntilLetGo) {
     EXPECT_EQ(read(a[0], &c, 1), 0);
     close(a[0]);
 }
+
+// What the collectors' link hand-overs read instead of a flag of their own.
+TEST(DeferredRelease, HoldsWhatWasHandedOverUntilReleased) {
+    DeferredRelease d;
+    EXPECT_FALSE(d.holding());
+    d.hand_over({});
+    EXPECT_FALSE(d.holding()) << "nothing handed over";
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    d.hand_over({p[1]});
+    EXPECT_TRUE(d.holding());
+    EXPECT_EQ(d.release().rfind("handed to pid ", 0), 0u);
+    EXPECT_FALSE(d.holding());
+    close(p[0]);
+}
