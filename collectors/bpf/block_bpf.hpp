@@ -150,6 +150,11 @@ public:
     std::map<std::string, BlockDeviceStats> read();
     // What completed since the previous drain() (or since attach), by disk name.
     std::map<std::string, BlockDeviceStats> drain();
+    // Per disk: requests seen issued whose completion has not been seen (the
+    // in-kernel depth counter, now): in flight, or completed without the
+    // kernel running block_rq_complete and not yet found out (a bio queued
+    // again finds one: lost().completion_unseen).
+    std::map<std::string, uint64_t> in_flight();
     // The reference path's sums (empty unless reference_accounting).
     std::map<std::string, BlockReferenceSums> reference_sums();
     BlockLostCounts lost() const;

@@ -151,7 +151,13 @@ TEST(SubmitterAccountingLive, EachJobsRequestsAndBytesMatchFioInItsOwnCgroup) {
         ev.find_metric("collector.lost_events", {{"collector", "block_bpf"}, {"what", "completion_unseen"}});
     const Metric* lost_skipped =
         ev.find_metric("collector.lost_events", {{"collector", "block_bpf"}, {"what", "program_runs_skipped"}});
-    const double missing = (lost_unseen ? lost_unseen->value : 0) + (lost_skipped ? lost_skipped->value : 0);
+    // fio has ended: a request of the device still "in flight" is one the
+    // kernel completed without running block_rq_complete, not yet found out
+    // (seen here on loop devices for about 1 in 3,000 requests).
+    const Metric* unfinished = ev.find_metric("block.in_flight_at_end", {{"device", loop.name()}});
+    ASSERT_NE(unfinished, nullptr);
+    const double missing = (lost_unseen ? lost_unseen->value : 0) + (lost_skipped ? lost_skipped->value : 0) +
+                           unfinished->value;
     // By (command, cgroup): the two jobs are both "fio", told apart by the
     // cgroup each one's bios were charged to.
     auto figure = [&](const std::string& name, const IoGroup& g) {
@@ -180,6 +186,12 @@ TEST(SubmitterAccountingLive, EachJobsRequestsAndBytesMatchFioInItsOwnCgroup) {
         EXPECT_LE(figure("block.submitter.requests", a), double(fa.ios)) << listing;
         EXPECT_GE(figure("block.submitter.requests", b) + missing, double(fb.ios)) << listing;
         EXPECT_LE(figure("block.submitter.requests", b), double(fb.ios)) << listing;
+        // Without skipped runs, every issued request is accounted once: seen
+        // completing, found unseen, or still counted in flight.
+        if (!lost_skipped)
+            EXPECT_EQ(figure("block.submitter.requests", a) + figure("block.submitter.requests", b) + missing,
+                      double(fa.ios + fb.ios))
+                << listing;
     }
     // Their busiest thread group is the fio process the shell started.
     const Fact* top_a = ev.find_fact("block.submitter.top_pid", {{"device", loop.name()}, {"comm", "fio"},
@@ -224,6 +236,7 @@ TEST(SubmitterAccountingLive, TracerKeysEachRequestByItsThreadGroupAndBlkcg) {
               0);
     const uint32_t pid = static_cast<uint32_t>(std::stoul(out));
     const BlockLostCounts lost = tracer.lost();
+    const uint64_t unfinished = tracer.in_flight()[loop.name()];   // completions never reported, not yet found
     uint64_t count = 0, bytes = 0;
     for (const auto& s : tracer.submitters())
         if (s.device == loop.name() && s.tgid == pid) {
@@ -231,11 +244,13 @@ TEST(SubmitterAccountingLive, TracerKeysEachRequestByItsThreadGroupAndBlkcg) {
             count += s.count;
             bytes += s.bytes;
         }
-    if (lost.completion_unseen == 0 && lost.program_runs_skipped.value_or(0) == 0) {
+    const uint64_t missing = lost.completion_unseen + lost.program_runs_skipped.value_or(0) + unfinished;
+    if (missing == 0) {
         EXPECT_EQ(count, 256u);
         EXPECT_EQ(bytes, 256u * 4096);
     } else {
         EXPECT_LE(count, 256u);
+        EXPECT_GE(count + missing, 256u);
     }
 }
 
