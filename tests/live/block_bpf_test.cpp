@@ -160,8 +160,11 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     // A completion the kernel did not run the program for (a reported lost
     // event: a skipped run, or an unseen completion found when its bio came
     // back) leaves the depth one too high until found: the one allowed cause.
+    // A completion not yet found stays in the in-flight counter: the reader
+    // has ended, so anything still counted there is one.
     const BlockLostCounts lost_reads = tracer.lost();
-    if (lost_reads.program_runs_skipped.value_or(0) == 0 && lost_reads.completion_unseen == 0) {
+    if (lost_reads.program_runs_skipped.value_or(0) == 0 && lost_reads.completion_unseen == 0 &&
+        tracer.in_flight()[loop.name()] == 0) {
         EXPECT_EQ(r.depth.buckets().size(), 1u) << "a depth above 1 with one synchronous reader: "
                                                << describe_reads(r, tracer.lost(), seen_so_far());
     }
@@ -179,11 +182,13 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     // Each fio I/O is one bio: it completes as a request or was merged into
     // one. The only request allowed missing is one whose completion the kernel
     // did not run the program for, and each of those must be reported: a
-    // recursion miss (of all disks: an upper bound for this one), or an unseen
-    // completion found when its bio was queued again (seen here once in 10^5
-    // to 10^6 completions, with no recursion miss counted).
+    // recursion miss (of all disks: an upper bound for this one), an unseen
+    // completion found when its bio was queued again (seen here for about 1
+    // in 3,000 requests, with no recursion miss counted), or one not found
+    // yet, still in the disk's in-flight counter after fio ended.
     const BlockLostCounts lost = tracer.lost();
-    const uint64_t reported_missing = lost.program_runs_skipped.value_or(0) + lost.completion_unseen;
+    const uint64_t reported_missing =
+        lost.program_runs_skipped.value_or(0) + lost.completion_unseen + tracer.in_flight()[loop.name()];
     const uint64_t accounted = s.count[0] + s.count[1] + s.merges;
     EXPECT_LE(accounted, reads.reads + writes.writes);
     EXPECT_GE(accounted + reported_missing, reads.reads + writes.writes)
@@ -220,10 +225,12 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     EXPECT_EQ(bytes, (reads.reads + writes.writes - missing) * 4096);
 }
 
-// A completion the kernel does not run the program for (seen here once in
-// 10^5 to 10^6) is found when the request's bio is queued again, and counted. All
-// of them go unseen with the completion program left detached: each read
-// whose bio address comes back is counted, none twice, none that completed.
+// A completion the kernel does not run the program for (seen here for about
+// 1 in 3,000 loop-device requests) is found when the request's bio is queued
+// again, and counted; until then it stays in the disk's in-flight counter.
+// All of them go unseen with the completion program left detached: each read
+// whose bio address comes back is counted, none twice, none that completed,
+// and every other one is still counted in flight.
 TEST(BlockBpfLive, CompletionsNeverSeenAreCountedWhenTheirBioReturns) {
     REQUIRE(skip_reason());
     if (auto why = KernelFeatureProbe().btf_available(); !why.empty()) GTEST_SKIP() << why;
@@ -247,6 +254,7 @@ TEST(BlockBpfLive, CompletionsNeverSeenAreCountedWhenTheirBioReturns) {
     // read but the last; with the slab reusing freed bios, most come back.
     EXPECT_GT(lost.completion_unseen, 0u);
     EXPECT_LT(lost.completion_unseen, reads.reads);
+    EXPECT_EQ(lost.completion_unseen + tracer.in_flight()[loop.name()], reads.reads);
     const auto stats = tracer.read();
     EXPECT_EQ(stats.count(loop.name()) ? stats.at(loop.name()).requests() : 0u, 0u);
 }
