@@ -313,6 +313,19 @@ def floor_with_clocks(ns_empty, per_prog_floor, clock_ns):
     return ns_empty + stamps * clock_ns, stamps
 
 
+def floor_of_hooks(per_prog_floor, hooks, clock_ns):
+    """The floor of exact timing at some of the floor tracer's hooks (each
+    timestamping once per run), per I/O: for a peer that uses only those."""
+    total = 0.0
+    for hook in hooks:
+        runs = per_prog_floor.get("floor_" + hook)
+        if not runs:
+            return float("nan")
+        per_io = median([b for _, b in runs])
+        total += median([x for x, _ in runs]) * per_io + per_io * clock_ns
+    return total
+
+
 def goal_row(what, value, op, goal, unit=" x"):
     met = value <= goal if op == "<=" else value >= goal
     print(f"| {what} {op} {goal:g}{unit.strip() and ' ' + unit.strip()} | {value:.2f}{unit} | {'met' if met else '**not met**'} |")
@@ -396,6 +409,10 @@ def main():
              f"read of {clock:.0f} ns per timestamp): the block collector's hooks {median(ns_io['floor block']):.0f} + "
              f"{stamps_block:.2f} x {clock:.0f} = {floor_block:.0f} ns per I/O; all collectors' hooks "
              f"{median(ns_io['floor all']):.0f} + {stamps_all:.2f} x {clock:.0f} = {floor_all:.0f} ns per I/O.")
+        peer_floor = floor_of_hooks(per_prog["floor block"], ("block_rq_issue", "block_rq_complete"), clock)
+        print(f"For scale, the peer over the floor of its own two hooks (block_rq_issue and block_rq_complete, "
+             f"one timestamp each: {peer_floor:.0f} ns per I/O): biolatency {bio / peer_floor:.2f} x; keeping a "
+             f"request's state from one hook to the next costs a map's lookups and stores that no empty program has.")
         print(f"Series drain: block+series - block = {median(ns_io['block+series']) - median(ns_io['block']):+.0f} "
              f"ns per I/O (budget < 50).")
         for c in ("block", "iouring", "syscall"):
