@@ -398,14 +398,17 @@ std::map<std::string, uint64_t> BlockTracer::in_flight() {
     // A counter below zero (a completion of a request issued before the
     // attach is not counted down, so it cannot be one; read as a guard) is 0.
     auto add = [&](uint32_t dev, int64_t n) { out[device_name(dev)] += n > 0 ? uint64_t(n) : 0; };
-    const int slot_fd = bpf_map__fd(impl_->skel->maps.slot_dev);
-    const int issued_fd = bpf_map__fd(impl_->skel->maps.issued);
-    for (uint32_t slot = 0; slot < impl_->slots; ++slot) {
-        uint32_t dev = 0;
-        int64_t n = 0;
-        if (bpf_map_lookup_elem(slot_fd, &slot, &dev) != 0 || dev == 0) continue;
-        if (bpf_map_lookup_elem(issued_fd, &slot, &n) == 0) add(dev, n);
-    }
+    // Two batched reads (on the way to the verdict), not two lookups per slot.
+    const uint32_t slots = impl_->slots;
+    std::vector<uint32_t> devs(slots);
+    std::vector<int64_t> counts(slots);
+    const auto whole = [](uint32_t, uint32_t) {};
+    read_array_map(bpf_map__fd(impl_->skel->maps.slot_dev), slots, sizeof(uint32_t),
+                   reinterpret_cast<unsigned char*>(devs.data()), slots, whole);
+    read_array_map(bpf_map__fd(impl_->skel->maps.issued), slots, sizeof(int64_t),
+                   reinterpret_cast<unsigned char*>(counts.data()), slots, whole);
+    for (uint32_t slot = 0; slot < slots; ++slot)
+        if (devs[slot]) add(devs[slot], counts[slot]);
     const int overflow_fd = bpf_map__fd(impl_->skel->maps.overflow_issued);
     uint32_t key = 0, next = 0;
     const uint32_t* prev = nullptr;
