@@ -188,10 +188,11 @@ TEST(SubmitterAccountingLive, EachJobsRequestsAndBytesMatchFioInItsOwnCgroup) {
         EXPECT_LE(figure("block.submitter.requests", b), double(fb.ios)) << listing;
         // Without skipped runs, every issued request is accounted once: seen
         // completing, found unseen, or still counted in flight.
-        if (!lost_skipped)
+        if (!lost_skipped) {
             EXPECT_EQ(figure("block.submitter.requests", a) + figure("block.submitter.requests", b) + missing,
                       double(fa.ios + fb.ios))
                 << listing;
+        }
     }
     // Their busiest thread group is the fio process the shell started.
     const Fact* top_a = ev.find_fact("block.submitter.top_pid", {{"device", loop.name()}, {"comm", "fio"},
