@@ -76,11 +76,14 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
     // (app/startup_heap.hpp), trimmed once the window is open: the trim
     // (~3 ms) then delays nothing.
     std::optional<StartupHeap> heap{std::in_place};
-    start_slow_starters(collectors, start_one, usable_cpus());
+    const size_t lanes = usable_cpus();
+    start_slow_starters(collectors, start_one, lanes);
     // Every BPF program is loaded: the probes' parsed kernel BTF can go.
     release_vmlinux_btf();
+    // The snapshots (/proc walks: the longest with many processes) on the
+    // cores the loads have freed, right before the window.
+    start_fast_starters(collectors, start_one, lanes);
     for (size_t i = 0; i < collectors.size(); ++i) {
-        if (!collectors[i]->slow_to_start()) start_one(i);
         CollectorStatus& st = status[i];
         if (st.name.empty()) st.name = collectors[i]->name();
         running[i] = st.available;

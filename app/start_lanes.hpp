@@ -24,4 +24,13 @@ size_t usable_cpus();
 void start_slow_starters(const std::vector<std::unique_ptr<Collector>>& collectors,
                          const std::function<void(size_t)>& start_one, size_t lanes);
 
+// Calls start_one(i) for every other collector (the snapshots: /proc walks,
+// sysfs and procfs reads), on up to `lanes` threads, the caller's one of
+// them, each taking the next one not yet started: called once the slow
+// starters are done, right before the window, when the cores are free again.
+// A start that throws does not stop the others; the first such exception, in
+// the collectors' order, is rethrown once all have returned.
+void start_fast_starters(const std::vector<std::unique_ptr<Collector>>& collectors,
+                         const std::function<void(size_t)>& start_one, size_t lanes);
+
 }  // namespace iodiag::cli

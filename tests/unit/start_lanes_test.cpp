@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -95,6 +96,66 @@ TEST(StartLanes, MoreLanesThanStartersRunThemAllAtOnceAndZeroLanesStillStartsThe
 }
 
 TEST(StartLanes, UsableCpusIsAtLeastOne) { EXPECT_GE(usable_cpus(), 1u); }
+
+// The snapshots' starts (start_fast_starters): each once, never a slow
+// starter, on as many threads at once as the lanes allow.
+struct FastRun {
+    std::vector<std::string> started;
+    size_t most_at_once = 0;
+};
+
+// Fills `r` as the starts go, so that it holds what started when one throws.
+void run_fast(const std::vector<std::unique_ptr<Collector>>& collectors, size_t lanes, FastRun& r,
+              const std::string& throws = "") {
+    std::mutex mu;
+    size_t running = 0;
+    start_fast_starters(
+        collectors,
+        [&](size_t i) {
+            {
+                std::lock_guard<std::mutex> g(mu);
+                r.started.push_back(collectors[i]->name());
+                r.most_at_once = std::max(r.most_at_once, ++running);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            std::lock_guard<std::mutex> g(mu);
+            --running;
+            if (collectors[i]->name() == throws) throw std::runtime_error(throws + " failed");
+        },
+        lanes);
+}
+
+std::vector<std::unique_ptr<Collector>> snapshots() {
+    std::vector<std::unique_ptr<Collector>> c;
+    c.push_back(std::make_unique<FakeStarter>("bpf", true, 3));   // a slow starter: never called here
+    for (const char* n : {"diskstats", "vmstat", "proc_io", "proc_cpu", "cgroup"})
+        c.push_back(std::make_unique<FakeStarter>(n, false, 0));
+    return c;
+}
+
+TEST(StartLanes, TheSnapshotsStartEachOnceOnAsManyThreadsAsLanes) {
+    const std::vector<std::string> all{"cgroup", "diskstats", "proc_cpu", "proc_io", "vmstat"};
+    for (size_t lanes : {size_t(0), size_t(1), size_t(2), size_t(16)}) {
+        FastRun r;
+        run_fast(snapshots(), lanes, r);
+        std::sort(r.started.begin(), r.started.end());
+        EXPECT_EQ(r.started, all) << lanes << " lanes";
+        EXPECT_EQ(r.most_at_once, std::clamp<size_t>(lanes, 1, all.size())) << lanes << " lanes";
+    }
+}
+
+TEST(StartLanes, ASnapshotStartThatThrowsLetsTheOthersStartAndIsRethrown) {
+    for (size_t lanes : {size_t(1), size_t(2)}) {
+        FastRun r;
+        try {
+            run_fast(snapshots(), lanes, r, "diskstats");   // the first one taken
+            ADD_FAILURE() << "the exception was swallowed (" << lanes << " lanes)";
+        } catch (const std::runtime_error& e) {
+            EXPECT_STREQ(e.what(), "diskstats failed");
+        }
+        EXPECT_EQ(r.started.size(), 5u) << lanes << " lanes";
+    }
+}
 
 }  // namespace
 }  // namespace iodiag::cli
