@@ -170,25 +170,41 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
     };
     std::vector<Evidence> parts(collectors.size());
     std::vector<std::exception_ptr> errors(collectors.size());
+    auto finish_apart = [&](size_t i) {
+        try {
+            finish_one(i, parts[i]);
+        } catch (...) {
+            errors[i] = std::current_exception();
+        }
+    };
     std::vector<std::thread> finishers;
     for (size_t i = 0; i < collectors.size(); ++i)
-        if (running[i] && collectors[i]->slow_to_start())
-            finishers.emplace_back([&, i] {
-                try {
-                    finish_one(i, parts[i]);
-                } catch (...) {
-                    errors[i] = std::current_exception();
-                }
-            });
+        if (running[i] && collectors[i]->slow_to_start()) finishers.emplace_back(finish_apart, i);
+    // The snapshots whose finish only appends (the /proc walkers) on the
+    // lanes, into evidence of their own; then the others here, each in its
+    // place in the same reverse order, with those parts appended in theirs.
+    std::vector<size_t> snapshots_apart;
+    for (size_t i = collectors.size(); i-- > 0;)
+        if (running[i] && !collectors[i]->slow_to_start() && collectors[i]->finish_only_appends())
+            snapshots_apart.push_back(i);
+    run_on_lanes(snapshots_apart, finish_apart, lanes);
     std::exception_ptr error;
-    try {
-        for (size_t i = collectors.size(); i-- > 0;)
-            if (running[i] && !collectors[i]->slow_to_start()) finish_one(i, ev);
-    } catch (...) {
-        error = std::current_exception();
+    for (size_t i = collectors.size(); i-- > 0 && !error;) {
+        if (!running[i] || collectors[i]->slow_to_start()) continue;
+        if (collectors[i]->finish_only_appends()) {
+            error = errors[i];
+            append_evidence(ev, std::move(parts[i]));
+            continue;
+        }
+        try {
+            finish_one(i, ev);
+        } catch (...) {
+            error = std::current_exception();
+        }
     }
     for (auto& t : finishers) t.join();
     for (size_t i = collectors.size(); i-- > 0;) {
+        if (!collectors[i]->slow_to_start()) continue;   // the snapshots' parts are in already
         if (!error) error = errors[i];
         append_evidence(ev, std::move(parts[i]));
     }

@@ -37,28 +37,32 @@ void start_slow_starters(const std::vector<std::unique_ptr<Collector>>& collecto
     for (auto& t : threads) t.join();
 }
 
-void start_fast_starters(const std::vector<std::unique_ptr<Collector>>& collectors,
-                         const std::function<void(size_t)>& start_one, size_t lanes) {
-    std::vector<size_t> fast;
-    for (size_t i = 0; i < collectors.size(); ++i)
-        if (!collectors[i]->slow_to_start()) fast.push_back(i);
-    std::vector<std::exception_ptr> errors(fast.size());
+void run_on_lanes(const std::vector<size_t>& items, const std::function<void(size_t)>& fn, size_t lanes) {
+    std::vector<std::exception_ptr> errors(items.size());
     std::atomic<size_t> next{0};
     auto lane = [&] {
-        for (size_t k; (k = next.fetch_add(1)) < fast.size();) {
+        for (size_t k; (k = next.fetch_add(1)) < items.size();) {
             try {
-                start_one(fast[k]);
+                fn(items[k]);
             } catch (...) {
                 errors[k] = std::current_exception();
             }
         }
     };
     std::vector<std::thread> helpers;
-    for (size_t n = 1; n < std::min(fast.size(), std::max<size_t>(lanes, 1)); ++n) helpers.emplace_back(lane);
+    for (size_t n = 1; n < std::min(items.size(), std::max<size_t>(lanes, 1)); ++n) helpers.emplace_back(lane);
     lane();
     for (auto& t : helpers) t.join();
     for (auto& e : errors)
         if (e) std::rethrow_exception(e);
+}
+
+void start_fast_starters(const std::vector<std::unique_ptr<Collector>>& collectors,
+                         const std::function<void(size_t)>& start_one, size_t lanes) {
+    std::vector<size_t> fast;
+    for (size_t i = 0; i < collectors.size(); ++i)
+        if (!collectors[i]->slow_to_start()) fast.push_back(i);
+    run_on_lanes(fast, start_one, lanes);
 }
 
 }  // namespace iodiag::cli

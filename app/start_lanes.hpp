@@ -24,12 +24,15 @@ size_t usable_cpus();
 void start_slow_starters(const std::vector<std::unique_ptr<Collector>>& collectors,
                          const std::function<void(size_t)>& start_one, size_t lanes);
 
+// Calls fn(item) for every item, on up to `lanes` threads (the caller's one
+// of them), each taking the next item not yet taken. An item that throws does
+// not stop the others; the first such exception, in the items' order, is
+// rethrown once all have returned.
+void run_on_lanes(const std::vector<size_t>& items, const std::function<void(size_t)>& fn, size_t lanes);
+
 // Calls start_one(i) for every other collector (the snapshots: /proc walks,
-// sysfs and procfs reads), on up to `lanes` threads, the caller's one of
-// them, each taking the next one not yet started: called once the slow
-// starters are done, right before the window, when the cores are free again.
-// A start that throws does not stop the others; the first such exception, in
-// the collectors' order, is rethrown once all have returned.
+// sysfs and procfs reads) on run_on_lanes: called once the slow starters are
+// done, right before the window, when the cores are free again.
 void start_fast_starters(const std::vector<std::unique_ptr<Collector>>& collectors,
                          const std::function<void(size_t)>& start_one, size_t lanes);
 

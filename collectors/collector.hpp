@@ -61,6 +61,12 @@ public:
     // evidence of their own appended after theirs: their finish() only
     // appends, it never reads what other collectors wrote.
     virtual bool slow_to_start() const { return false; }
+    // True for a snapshot collector whose finish() only appends, reading
+    // nothing already in the evidence (a slow starter's must, always): it
+    // then finishes beside the others, into evidence of its own appended in
+    // its place. The /proc walkers, whose finish grows with the host's
+    // processes (~40-60 ms each with 1,500 of them here).
+    virtual bool finish_only_appends() const { return false; }
     // For a slow starter whose start() is CPU-bound (BPF: libbpf's BTF parse
     // and CO-RE relocation, the kernel's verifier): its share of that CPU,
     // relative to the others' (0: its start mostly waits, e.g. on sysfs

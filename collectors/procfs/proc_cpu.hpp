@@ -52,6 +52,7 @@ public:
     std::vector<MetricSpec> metric_specs() const override;
     CollectorStatus start(const CollectOptions& opts) override;
     void finish(Evidence& ev) override;
+    bool finish_only_appends() const override { return true; }
 
     static constexpr size_t kTopProcesses = 40;
 

@@ -36,6 +36,7 @@ public:
     std::vector<MetricSpec> metric_specs() const override;
     CollectorStatus start(const CollectOptions& opts) override;
     void finish(Evidence& ev) override;
+    bool finish_only_appends() const override { return true; }
 
 private:
     std::string root_;
