@@ -29,12 +29,16 @@ void start_slow_starters(const std::vector<std::unique_ptr<Collector>>& collecto
     std::stable_sort(cpu_bound.begin(), cpu_bound.end(), [&](size_t a, size_t b) {
         return collectors[a]->start_cpu_weight() > collectors[b]->start_cpu_weight();
     });
-    std::atomic<size_t> next{0};
-    for (size_t lane = 0; lane < std::min(cpu_bound.size(), std::max<size_t>(lanes, 1)); ++lane)
-        threads.emplace_back([&] {
-            for (size_t k; (k = next.fetch_add(1)) < cpu_bound.size();) start_one(cpu_bound[k]);
-        });
+    // The waiters joined whatever happens: a start that threw is rethrown
+    // after, not with their threads still running.
+    std::exception_ptr error;
+    try {
+        run_on_lanes(cpu_bound, start_one, lanes);
+    } catch (...) {
+        error = std::current_exception();
+    }
     for (auto& t : threads) t.join();
+    if (error) std::rethrow_exception(error);
 }
 
 void run_on_lanes(const std::vector<size_t>& items, const std::function<void(size_t)>& fn, size_t lanes) {
