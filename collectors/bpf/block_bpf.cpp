@@ -409,15 +409,7 @@ std::map<std::string, uint64_t> BlockTracer::in_flight() {
                    reinterpret_cast<unsigned char*>(counts.data()), slots, whole);
     for (uint32_t slot = 0; slot < slots; ++slot)
         if (devs[slot]) add(devs[slot], counts[slot]);
-    const int overflow_fd = bpf_map__fd(impl_->skel->maps.overflow_issued);
-    uint32_t key = 0, next = 0;
-    const uint32_t* prev = nullptr;
-    while (bpf_map_get_next_key(overflow_fd, prev, &next) == 0) {
-        int64_t n = 0;
-        if (bpf_map_lookup_elem(overflow_fd, &next, &n) == 0) add(next, n);
-        key = next;
-        prev = &key;
-    }
+    for_each_hash_entry<uint32_t, int64_t>(bpf_map__fd(impl_->skel->maps.overflow_issued), add);
     return out;
 }
 

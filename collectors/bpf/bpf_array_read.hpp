@@ -65,4 +65,11 @@ void for_each_percpu_hash_entry(int fd, int ncpu, Fn&& fn) {
     }
 }
 
+// The same for a plain (not per-CPU) hash map of V: fn(key, value). Its
+// lookup fills one value, as a per-CPU map's does with a single CPU.
+template <class K, class V, class Fn>
+void for_each_hash_entry(int fd, Fn&& fn) {
+    for_each_percpu_hash_entry<K, V>(fd, 1, [&](const K& key, const std::vector<V>& one) { fn(key, one[0]); });
+}
+
 }  // namespace iodiag
