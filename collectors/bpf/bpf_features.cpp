@@ -134,6 +134,11 @@ void release_vmlinux_btf() {
     g_btf_loaded = false;
 }
 
+const KernelBtfView* shared_kernel_btf_view(std::string& why) {
+    const KernelTypes* types = shared_vmlinux_btf(why);
+    return types ? &types->view() : nullptr;
+}
+
 std::optional<int64_t> kernel_enum_value(const std::string& name) {
     std::string why;
     const KernelTypes* types = shared_vmlinux_btf(why);

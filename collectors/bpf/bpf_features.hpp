@@ -20,6 +20,8 @@ struct bpf_program;
 
 namespace iodiag {
 
+class KernelBtfView;
+
 class FeatureProbe {
 public:
     virtual ~FeatureProbe() = default;
@@ -73,6 +75,9 @@ private:
 std::optional<int64_t> kernel_enum_value(const std::string& name);
 // Whether kernel BTF has a struct of that name (false when BTF cannot be read).
 bool kernel_struct_exists(const std::string& name);
+// The view of vmlinux BTF the probes share (nullptr with why); valid until
+// release_vmlinux_btf().
+const KernelBtfView* shared_kernel_btf_view(std::string& why);
 // The probes keep one parse of vmlinux BTF (several MiB): free it once every
 // collector has started (a later probe parses it again).
 void release_vmlinux_btf();

@@ -26,17 +26,17 @@ std::optional<size_t> trailing_bytes(uint32_t kind, uint32_t vlen) {
         case BTF_KIND_INT: case BTF_KIND_VAR: case BTF_KIND_DECL_TAG:
             return 4;
         case BTF_KIND_ARRAY:
-            return sizeof(btf_array);
+            return sizeof(struct btf_array);
         case BTF_KIND_STRUCT: case BTF_KIND_UNION:
-            return size_t{vlen} * sizeof(btf_member);
+            return size_t{vlen} * sizeof(struct btf_member);
         case BTF_KIND_ENUM:
-            return size_t{vlen} * sizeof(btf_enum);
+            return size_t{vlen} * sizeof(struct btf_enum);
         case BTF_KIND_FUNC_PROTO:
-            return size_t{vlen} * sizeof(btf_param);
+            return size_t{vlen} * sizeof(struct btf_param);
         case BTF_KIND_DATASEC:
-            return size_t{vlen} * sizeof(btf_var_secinfo);
+            return size_t{vlen} * sizeof(struct btf_var_secinfo);
         case BTF_KIND_ENUM64:
-            return size_t{vlen} * sizeof(btf_enum64);
+            return size_t{vlen} * sizeof(struct btf_enum64);
         default:
             return std::nullopt;
     }
@@ -99,7 +99,13 @@ const btf_type* KernelBtfView::type(uint32_t id) const {
     return reinterpret_cast<const btf_type*>(types_.data() + offsets_[id - 1]);
 }
 
+std::string_view KernelBtfView::record(uint32_t id) const {
+    const size_t end = id < offsets_.size() ? offsets_[id] : types_.size();
+    return types_.substr(offsets_[id - 1], end - offsets_[id - 1]);
+}
+
 std::string_view KernelBtfView::name_at(uint32_t offset) const {
+    if (offset >= strings_.size()) return {};
     return std::string_view(strings_.data() + offset);   // NUL-terminated: the section ends in one
 }
 
@@ -116,11 +122,11 @@ std::optional<int64_t> KernelBtfView::enum_value(std::string_view name) const {
         const btf_type* t = type(id);
         const uint32_t kind = BTF_INFO_KIND(t->info), n = BTF_INFO_VLEN(t->info);
         if (kind == BTF_KIND_ENUM) {
-            const auto* e = reinterpret_cast<const btf_enum*>(t + 1);
+            const auto* e = reinterpret_cast<const struct btf_enum*>(t + 1);
             for (uint32_t i = 0; i < n; ++i)
                 if (e[i].name_off < strings_.size() && name_at(e[i].name_off) == name) return e[i].val;
         } else if (kind == BTF_KIND_ENUM64) {
-            const auto* e = reinterpret_cast<const btf_enum64*>(t + 1);
+            const auto* e = reinterpret_cast<const struct btf_enum64*>(t + 1);
             for (uint32_t i = 0; i < n; ++i)
                 if (e[i].name_off < strings_.size() && name_at(e[i].name_off) == name)
                     return static_cast<int64_t>((uint64_t{e[i].val_hi32} << 32) | e[i].val_lo32);

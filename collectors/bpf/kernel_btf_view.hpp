@@ -34,10 +34,17 @@ public:
     // The value of the first enumerator with this name (enum or enum64), or nullopt.
     std::optional<int64_t> enum_value(std::string_view name) const;
 
+    // The number of types (ids 1..type_count(); 0 is void).
+    uint32_t type_count() const { return static_cast<uint32_t>(offsets_.size()); }
+    // Type `id` (1..type_count()): its record, and the record with the bytes
+    // that follow it (members, enumerators, ...).
+    const btf_type* type(uint32_t id) const;
+    std::string_view record(uint32_t id) const;
+    // The string at `offset` of the string section; empty when past its end.
+    std::string_view name_at(uint32_t offset) const;
+
 private:
     KernelBtfView() = default;
-    const btf_type* type(uint32_t id) const;
-    std::string_view name_at(uint32_t offset) const;
 
     std::string_view types_, strings_;
     std::vector<uint32_t> offsets_;   // type id - 1 -> its record's offset in types_
