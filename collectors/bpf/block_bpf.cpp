@@ -16,6 +16,7 @@
 
 #include "collectors/bpf/bpf_array_read.hpp"
 #include "collectors/bpf/bpf_program_stats.hpp"
+#include "collectors/bpf/core_target_btf.hpp"
 #include "collectors/bpf/deferred_release.hpp"
 #include "collectors/lost_events.hpp"
 #include "collectors/text_file.hpp"
@@ -214,7 +215,12 @@ std::string load_block_bpf(BlockTracer::Impl& im, AttachMode mode, uint32_t dev,
         im.skel = nullptr;
         return why;
     };
-    im.skel = block_bpf__open();
+    size_t elf_size = 0;
+    const void* elf = block_bpf__elf_bytes(&elf_size);
+    const CoreTargetFile core_target(elf, elf_size);
+    LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = core_target.path());
+    if (!core_target.path()) spdlog::debug("block_bpf: CO-RE against all of vmlinux BTF: {}", core_target.why());
+    im.skel = block_bpf__open_opts(&open_opts);
     if (!im.skel) return what + ": open: " + std::strerror(errno);
     auto* s = im.skel;
     s->rodata->filter_dev = dev;

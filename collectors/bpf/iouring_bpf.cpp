@@ -8,6 +8,7 @@
 
 #include "collectors/bpf/bpf_array_read.hpp"
 #include "collectors/bpf/bpf_program_stats.hpp"
+#include "collectors/bpf/core_target_btf.hpp"
 #include "collectors/bpf/deferred_release.hpp"
 #include "collectors/bpf/perf_tracepoint.hpp"
 #include "collectors/lost_events.hpp"
@@ -343,7 +344,12 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
     // Opens, loads and attaches one program set; "" or why not (nothing left behind).
     auto load_attach = [&](bool btf) -> std::string {
         const std::string what = "iouring.bpf.o (" + std::string(btf ? "tp_btf" : "raw_tp") + ")";
-        auto* s = iouring_bpf__open();
+        size_t elf_size = 0;
+        const void* elf = iouring_bpf__elf_bytes(&elf_size);
+        const CoreTargetFile core_target(elf, elf_size);
+        LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = core_target.path());
+        if (!core_target.path()) spdlog::debug("iouring_bpf: CO-RE against all of vmlinux BTF: {}", core_target.why());
+        auto* s = iouring_bpf__open_opts(&open_opts);
         if (!s) return what + ": open: " + std::strerror(errno);
         impl_->skel = s;
         auto fail = [&](const std::string& step, int err, const LibbpfLog* log) {
