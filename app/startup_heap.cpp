@@ -66,19 +66,31 @@ StartupHeap::StartupHeap() {
         mallopt(M_TOP_PAD, kStartHeapBytes) != 1)
         return;   // another allocator (a sanitizer's): nothing to tune
     tuned_ = true;
-    // Extend the heap once by the whole start-up region (the top pad), find
-    // it, and hand the block back after advising the region.
-    void* block = malloc(kStartHeapBytes / 4);
+    // Extend the heap once by the whole start-up region (the top pad): a
+    // block larger than all the heap's free memory together makes malloc
+    // grow the heap, and writes nothing into the region but the new top's
+    // header right after the block (a 2 MiB range with one 4 KiB page
+    // present would fault in 4 KiB pages ever after).
+    void* block = malloc(mallinfo2().fordblks + 4096);
     if (!block) return;
-    advise_huge_pages(reinterpret_cast<uintptr_t>(block), reinterpret_cast<uintptr_t>(sbrk(0)));
+    const uintptr_t to = reinterpret_cast<uintptr_t>(sbrk(0));
+    const uintptr_t first_huge = advise_huge_pages(reinterpret_cast<uintptr_t>(block) + malloc_usable_size(block) + 64, to);
     free(block);
+    // The next blocks come from the heap's top, below the first huge page
+    // (up to 2 MiB in 4 KiB pages, each faulted on its own: ~350 faults of a
+    // start here): a block never touched but for its header fills the gap
+    // (glibc's layout: a request of n bytes takes n + 8 rounded up to 16
+    // from the top, whose rest then starts where it ends).
+    const uintptr_t top = to - mallinfo2().keepcost;
+    if (first_huge >= top + 64 && first_huge - top <= (2u << 20)) below_huge_ = malloc(first_huge - top - 8);
+    huge_from_ = first_huge;
 }
 
-void StartupHeap::advise_huge_pages(uintptr_t from, uintptr_t to) {
+uintptr_t StartupHeap::advise_huge_pages(uintptr_t from, uintptr_t to) {
     const unsigned order = huge_page_order();
     if (order == 0 || to <= from || to - from > 4 * kStartHeapBytes) {
         spdlog::debug("start-up heap: 4 KiB pages (THP order {}, heap not in one piece)", order);
-        return;
+        return 0;
     }
     // A huge-page fault with no free 2 MiB block compacts or reclaims memory
     // first: on a machine short of memory (which iodiag may be diagnosing)
@@ -89,15 +101,17 @@ void StartupHeap::advise_huge_pages(uintptr_t from, uintptr_t to) {
     if (free_huge < 2 * kStartHeapBytes / huge) {
         spdlog::debug("start-up heap: 4 KiB pages ({} free {} KiB blocks in /proc/buddyinfo, want {})", free_huge,
                       huge >> 10, 2 * kStartHeapBytes / huge);
-        return;
+        return 0;
     }
     const uintptr_t first = align_up(from, huge), last = to & ~(huge - 1);
-    if (last > first && madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) == 0)
-        spdlog::debug("start-up heap: {} MiB on transparent huge pages", (last - first) >> 20);
+    if (last <= first || madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) != 0) return 0;
+    spdlog::debug("start-up heap: {} MiB on transparent huge pages", (last - first) >> 20);
+    return first;
 }
 
 StartupHeap::~StartupHeap() {
     if (!tuned_) return;
+    free(below_huge_);
     mallopt(M_MMAP_THRESHOLD, kDefaultThreshold);
     mallopt(M_TRIM_THRESHOLD, kDefaultThreshold);
     mallopt(M_TOP_PAD, kDefaultThreshold);

@@ -31,14 +31,20 @@ public:
     // Hands the start-up's free memory back to the kernel and restores glibc's
     // default thresholds, so the window runs with the usual footprint.
     ~StartupHeap();
+    // Where the heap's huge pages start (the next blocks come from there);
+    // 0 when the region is on 4 KiB pages.
+    uintptr_t huge_pages_from() const { return huge_from_; }
     StartupHeap(const StartupHeap&) = delete;
     StartupHeap& operator=(const StartupHeap&) = delete;
 
 private:
     // MADV_HUGEPAGE on [from, to) (the heap's free top), when the kernel has
-    // THP and the buddy allocator enough free huge blocks.
-    static void advise_huge_pages(uintptr_t from, uintptr_t to);
+    // THP and the buddy allocator enough free huge blocks: the first huge
+    // page's address, or 0 when not advised.
+    static uintptr_t advise_huge_pages(uintptr_t from, uintptr_t to);
     bool tuned_ = false;
+    uintptr_t huge_from_ = 0;
+    void* below_huge_ = nullptr;   // fills the heap below the first huge page
 };
 
 // Free blocks of at least 2^order pages in /proc/buddyinfo's text, counted in

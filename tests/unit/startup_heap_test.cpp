@@ -52,3 +52,13 @@ TEST(StartupHeap, LargeBlocksComeFromTheHeapWhileStartingAndItsFreeTopIsHandedBa
     }
     EXPECT_LT(mallinfo2().keepcost, 1u << 20) << "the region's free top went back to the kernel";
 }
+
+TEST(StartupHeap, BlocksStartOnTheFirstHugePage) {
+    StartupHeap heap;
+    if (heap.huge_pages_from() == 0) GTEST_SKIP() << "the start-up heap is on 4 KiB pages here (no THP, or too few free huge blocks)";
+    void* block = malloc(1u << 20);
+    EXPECT_GE(reinterpret_cast<uintptr_t>(block), heap.huge_pages_from())
+        << "the next block would fault in 4 KiB pages below the huge ones";
+    EXPECT_LT(reinterpret_cast<uintptr_t>(block), heap.huge_pages_from() + 4096) << "the first huge page's start";
+    free(block);
+}
