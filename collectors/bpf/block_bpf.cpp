@@ -215,11 +215,8 @@ std::string load_block_bpf(BlockTracer::Impl& im, AttachMode mode, uint32_t dev,
         im.skel = nullptr;
         return why;
     };
-    size_t elf_size = 0;
-    const void* elf = block_bpf__elf_bytes(&elf_size);
-    const CoreTargetFile core_target(elf, elf_size);
+    const CoreTargetFile core_target("block_bpf", block_bpf__elf_bytes);
     LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = core_target.path());
-    if (!core_target.path()) spdlog::debug("block_bpf: CO-RE against all of vmlinux BTF: {}", core_target.why());
     im.skel = block_bpf__open_opts(&open_opts);
     if (!im.skel) return what + ": open: " + std::strerror(errno);
     auto* s = im.skel;

@@ -12,6 +12,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "collectors/bpf/bpf_features.hpp"
 
 namespace iodiag {
@@ -234,7 +236,14 @@ std::optional<std::string> core_target_btf(const KernelBtfView& k, const CoreRoo
     return w.bytes();
 }
 
-CoreTargetFile::CoreTargetFile(const void* elf, size_t size) {
+CoreTargetFile::CoreTargetFile(const char* object, const void* (*elf_bytes)(size_t*)) {
+    make(elf_bytes);
+    if (fd_ < 0) spdlog::debug("{}: CO-RE against all of vmlinux BTF: {}", object, why_);
+}
+
+void CoreTargetFile::make(const void* (*elf_bytes)(size_t*)) {
+    size_t size = 0;
+    const void* elf = elf_bytes(&size);
     auto roots = core_relocation_roots(elf, size, why_);
     if (!roots) return;
     if (roots->names.empty()) {

@@ -36,11 +36,14 @@ std::optional<std::string> core_target_btf(const KernelBtfView& kernel, const Co
 
 // The cut-down BTF of one object in a memory file, for btf_custom_path; no
 // path (libbpf scans the kernel's BTF, as without it) when it cannot be
-// made, with the reason in why().
+// made, with the reason in why() and the debug log.
+//
+//   const CoreTargetFile target("syscall_bpf", syscall_bpf__elf_bytes);
+//   LIBBPF_OPTS(bpf_object_open_opts, o, .btf_custom_path = target.path());
 class CoreTargetFile {
 public:
-    // `elf`: the object's ELF image (its skeleton's elf_bytes()).
-    CoreTargetFile(const void* elf, size_t size);
+    // `elf_bytes`: the object's skeleton's accessor of its ELF image.
+    CoreTargetFile(const char* object, const void* (*elf_bytes)(size_t*));
     ~CoreTargetFile();
     CoreTargetFile(const CoreTargetFile&) = delete;
     CoreTargetFile& operator=(const CoreTargetFile&) = delete;
@@ -48,6 +51,7 @@ public:
     const std::string& why() const { return why_; }
 
 private:
+    void make(const void* (*elf_bytes)(size_t*));
     int fd_ = -1;
     std::string path_, why_;
 };

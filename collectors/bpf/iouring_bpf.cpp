@@ -344,11 +344,8 @@ CollectorStatus IouringBpfCollector::start(const CollectOptions& opts) {
     // Opens, loads and attaches one program set; "" or why not (nothing left behind).
     auto load_attach = [&](bool btf) -> std::string {
         const std::string what = "iouring.bpf.o (" + std::string(btf ? "tp_btf" : "raw_tp") + ")";
-        size_t elf_size = 0;
-        const void* elf = iouring_bpf__elf_bytes(&elf_size);
-        const CoreTargetFile core_target(elf, elf_size);
+        const CoreTargetFile core_target("iouring_bpf", iouring_bpf__elf_bytes);
         LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = core_target.path());
-        if (!core_target.path()) spdlog::debug("iouring_bpf: CO-RE against all of vmlinux BTF: {}", core_target.why());
         auto* s = iouring_bpf__open_opts(&open_opts);
         if (!s) return what + ": open: " + std::strerror(errno);
         impl_->skel = s;

@@ -1,6 +1,7 @@
 // Lookups in raw BTF bytes without copying them: the feature probes' few
 // questions about the kernel's types (a type's id by name and kind, an
-// enumerator's value) answered from a read-only mapping of
+// enumerator's value), and the records core_target_btf.hpp copies, read from a
+// read-only mapping of
 // /sys/kernel/btf/vmlinux (recent kernels allow one; this 6.18 does). libbpf 1.1 can only
 // answer after copying and indexing the whole 5.5 MiB (btf__new), ~10-20 ms
 // and 6 MiB of fresh memory on every start; one walk over the mapped types

@@ -381,11 +381,8 @@ CollectorStatus SyscallBpfCollector::start_attached(const CollectOptions& opts, 
     impl->slow_threshold_us = opts.slow_threshold_us > 0 ? std::optional<double>(opts.slow_threshold_us)
                                                          : opts_.slow_threshold_us;
     impl->root = opts.root;
-    size_t elf_size = 0;
-    const void* elf = syscall_bpf__elf_bytes(&elf_size);
-    const CoreTargetFile core_target(elf, elf_size);
+    const CoreTargetFile core_target("syscall_bpf", syscall_bpf__elf_bytes);
     LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = core_target.path());
-    if (!core_target.path()) spdlog::debug("syscall_bpf: CO-RE against all of vmlinux BTF: {}", core_target.why());
     impl->skel = syscall_bpf__open_opts(&open_opts);
     if (!impl->skel) {
         st.reason = std::string("opening the syscall BPF object failed: ") + std::strerror(errno);

@@ -37,10 +37,9 @@ int keep_outcomes(enum libbpf_print_level, const char* fmt, va_list args) {
     char line[1024];
     vsnprintf(line, sizeof line, fmt, args);
     const std::string s(line);
-    if (g_relocation_lines && (s.find("patched insn") != std::string::npos || s.find("poison") != std::string::npos ||
-                    s.find("substituting insn") != std::string::npos || s.find("relo #") != std::string::npos &&
-                    s.find("failed") != std::string::npos))
-        g_relocation_lines->push_back(s);
+    auto has = [&s](const char* what) { return s.find(what) != std::string::npos; };
+    const bool outcome = has("patched insn") || has("poison") || has("substituting insn") || (has("relo #") && has("failed"));
+    if (g_relocation_lines && outcome) g_relocation_lines->push_back(s);
     return 0;
 }
 
@@ -63,9 +62,11 @@ std::vector<std::string> relocations(const void* elf, size_t size, const char* t
     return lines;
 }
 
-void expect_same_relocations(const char* name, const void* elf, size_t size) {
-    const CoreTargetFile target(elf, size);
+void expect_same_relocations(const char* name, const void* (*elf_bytes)(size_t*)) {
+    const CoreTargetFile target(name, elf_bytes);
     ASSERT_TRUE(target.path()) << name << ": no cut-down BTF: " << target.why();
+    size_t size = 0;
+    const void* elf = elf_bytes(&size);
     const auto whole = relocations(elf, size, nullptr);
     const auto cut = relocations(elf, size, target.path());
     EXPECT_GT(whole.size(), 10u) << name << ": libbpf logged no relocation";
@@ -81,21 +82,15 @@ protected:
 };
 
 TEST_F(CoreTargetBtfLive, SyscallObjectRelocatesAlike) {
-    size_t size = 0;
-    const void* elf = syscall_bpf__elf_bytes(&size);
-    expect_same_relocations("syscall.bpf.o", elf, size);
+    expect_same_relocations("syscall.bpf.o", syscall_bpf__elf_bytes);
 }
 
 TEST_F(CoreTargetBtfLive, BlockObjectRelocatesAlike) {
-    size_t size = 0;
-    const void* elf = block_bpf__elf_bytes(&size);
-    expect_same_relocations("block.bpf.o", elf, size);
+    expect_same_relocations("block.bpf.o", block_bpf__elf_bytes);
 }
 
 TEST_F(CoreTargetBtfLive, IouringObjectRelocatesAlike) {
-    size_t size = 0;
-    const void* elf = iouring_bpf__elf_bytes(&size);
-    expect_same_relocations("iouring.bpf.o", elf, size);
+    expect_same_relocations("iouring.bpf.o", iouring_bpf__elf_bytes);
 }
 
 }  // namespace
