@@ -269,8 +269,15 @@ void CoreTargetFile::make(const void* (*elf_bytes)(size_t*)) {
         }
         done += static_cast<size_t>(n);
     }
+    // libbpf opens the path: without /proc it would fail the load, not scan.
+    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    if (access(path.c_str(), R_OK) != 0) {
+        why_ = path + ": " + std::strerror(errno);
+        close(fd);
+        return;
+    }
     fd_ = fd;
-    path_ = "/proc/self/fd/" + std::to_string(fd);
+    path_ = path;
 }
 
 CoreTargetFile::~CoreTargetFile() {
