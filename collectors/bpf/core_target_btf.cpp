@@ -236,15 +236,24 @@ std::optional<std::string> core_target_btf(const KernelBtfView& k, const CoreRoo
     return w.bytes();
 }
 
-CoreTargetFile::CoreTargetFile(const char* object, const void* (*elf_bytes)(size_t*)) {
-    make(elf_bytes);
+namespace {
+std::string_view image_of(const void* (*elf_bytes)(size_t*)) {
+    size_t size = 0;
+    const void* elf = elf_bytes(&size);
+    return {static_cast<const char*>(elf), size};
+}
+}  // namespace
+
+CoreTargetFile::CoreTargetFile(const char* object, const void* (*elf_bytes)(size_t*))
+    : CoreTargetFile(object, image_of(elf_bytes)) {}
+
+CoreTargetFile::CoreTargetFile(const char* object, std::string_view elf) {
+    make(elf);
     if (fd_ < 0) spdlog::debug("{}: CO-RE against all of vmlinux BTF: {}", object, why_);
 }
 
-void CoreTargetFile::make(const void* (*elf_bytes)(size_t*)) {
-    size_t size = 0;
-    const void* elf = elf_bytes(&size);
-    auto roots = core_relocation_roots(elf, size, why_);
+void CoreTargetFile::make(std::string_view elf) {
+    auto roots = core_relocation_roots(elf.data(), elf.size(), why_);
     if (!roots) return;
     if (roots->names.empty()) {
         why_ = "no CO-RE relocation";

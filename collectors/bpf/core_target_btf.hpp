@@ -26,6 +26,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "collectors/bpf/core_relocations.hpp"
 #include "collectors/bpf/kernel_btf_view.hpp"
@@ -44,6 +45,8 @@ class CoreTargetFile {
 public:
     // `elf_bytes`: the object's skeleton's accessor of its ELF image.
     CoreTargetFile(const char* object, const void* (*elf_bytes)(size_t*));
+    // The object's ELF image itself (which must outlive the constructor).
+    CoreTargetFile(const char* object, std::string_view elf);
     ~CoreTargetFile();
     CoreTargetFile(const CoreTargetFile&) = delete;
     CoreTargetFile& operator=(const CoreTargetFile&) = delete;
@@ -51,7 +54,7 @@ public:
     const std::string& why() const { return why_; }
 
 private:
-    void make(const void* (*elf_bytes)(size_t*));
+    void make(std::string_view elf);
     int fd_ = -1;
     std::string path_, why_;
 };

@@ -7,21 +7,14 @@
 
 #include <bpf/btf.h>
 
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 
-#include "block.skel.h"
-#include "bpf/block_events.h"
 #include "collectors/bpf/core_relocations.hpp"
 #include "collectors/bpf/core_target_btf.hpp"
 #include "collectors/bpf/kernel_btf_view.hpp"
-
-// The skeletons use the types their events headers declare.
-#include <linux/types.h>
-#include "bpf/iouring_events.h"
-#include "bpf/syscall_events.h"
-#include "iouring.skel.h"
-#include "syscall.skel.h"
 
 namespace iodiag {
 namespace {
@@ -175,23 +168,29 @@ TEST(CoreTargetBtf, RefusesARootTheKernelBtfLacks) {
     EXPECT_FALSE(core_target_btf(k.view(), roots, why));
 }
 
+// A built BPF object's ELF image (the bytes its skeleton embeds).
+std::string bpf_object_image(const std::string& name) {
+    std::ifstream f(std::string(IODIAG_BPF_OBJECTS) + "/" + name, std::ios::binary);
+    EXPECT_TRUE(f) << IODIAG_BPF_OBJECTS << "/" << name;
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
 TEST(CoreRelocationRoots, ReadsTheProjectsObjects) {
     std::string why;
-    size_t size = 0;
-    const void* elf = syscall_bpf__elf_bytes(&size);
-    auto roots = core_relocation_roots(elf, size, why);
+    std::string elf = bpf_object_image("syscall.bpf.o");
+    auto roots = core_relocation_roots(elf.data(), elf.size(), why);
     ASSERT_TRUE(roots) << why;
     EXPECT_TRUE(roots->names.count("task_struct"));
     EXPECT_TRUE(roots->id_names.count("file"));   // KCAST(f, struct file)
     EXPECT_TRUE(roots->names.count("cgroup_subsys_id"));
     EXPECT_FALSE(roots->type_names.count("cgroup_subsys_id"));   // an enumerator's value
     EXPECT_FALSE(roots->unknown_kind);
-    elf = block_bpf__elf_bytes(&size);
-    roots = core_relocation_roots(elf, size, why);
+    elf = bpf_object_image("block.bpf.o");
+    roots = core_relocation_roots(elf.data(), elf.size(), why);
     ASSERT_TRUE(roots) << why;
     EXPECT_TRUE(roots->names.count("request"));
-    elf = iouring_bpf__elf_bytes(&size);
-    roots = core_relocation_roots(elf, size, why);
+    elf = bpf_object_image("iouring.bpf.o");
+    roots = core_relocation_roots(elf.data(), elf.size(), why);
     ASSERT_TRUE(roots) << why;
     EXPECT_TRUE(roots->id_names.count("io_kiocb"));
 }
