@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,14 +26,14 @@ std::string_view core_essential_name(std::string_view name);
 struct CoreRoots {
     // Essential names (a "___flavour" suffix removed, as libbpf matches them)
     // of every relocation's root type.
-    std::set<std::string> names;
+    std::set<std::string, std::less<>> names;
     // Those of relocations that resolve a type as a whole (its kernel id,
     // existence or size) rather than a field or an enumerator: libbpf
     // compares such a type with its candidates through pointers too.
-    std::set<std::string> type_names;
+    std::set<std::string, std::less<>> type_names;
     // Those whose kernel type id the program receives (bpf_core_type_id_kernel):
     // the id must be the running kernel's own.
-    std::set<std::string> id_names;
+    std::set<std::string, std::less<>> id_names;
     // A relocation kind this reader does not know how libbpf matches (a type
     // match, or newer): then no cut-down BTF may stand in for the kernel's.
     bool unknown_kind = false;

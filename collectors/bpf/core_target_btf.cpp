@@ -20,27 +20,20 @@ namespace iodiag {
 
 namespace {
 
-// Kinds a CO-RE root can be (libbpf matches a root with kernel types of its
-// own kind; functions, variables and tags are never roots).
-bool root_kind(uint32_t kind) {
-    switch (kind) {
-        case BTF_KIND_INT: case BTF_KIND_STRUCT: case BTF_KIND_UNION: case BTF_KIND_ENUM: case BTF_KIND_ENUM64:
-        case BTF_KIND_FWD: case BTF_KIND_TYPEDEF: case BTF_KIND_FLOAT:
-            return true;
-        default:
-            return false;
-    }
-}
-
 // Where libbpf's whole-type comparison (bpf_core_types_are_compat) stops.
 bool compared_by_kind_only(uint32_t kind) {
     return kind == BTF_KIND_STRUCT || kind == BTF_KIND_UNION || kind == BTF_KIND_ENUM || kind == BTF_KIND_ENUM64 ||
            kind == BTF_KIND_FWD || kind == BTF_KIND_INT || kind == BTF_KIND_FLOAT;
 }
 
+// Kinds a CO-RE root can be (libbpf matches a root with kernel types of its
+// own kind; functions, variables and tags are never roots).
+bool root_kind(uint32_t kind) { return compared_by_kind_only(kind) || kind == BTF_KIND_TYPEDEF; }
+
+// Kinds whose btf_type.type names the one type they refer to.
 bool refers_by_type_field(uint32_t kind) {
     return kind == BTF_KIND_PTR || kind == BTF_KIND_TYPEDEF || kind == BTF_KIND_VOLATILE || kind == BTF_KIND_CONST ||
-           kind == BTF_KIND_RESTRICT || kind == BTF_KIND_TYPE_TAG || kind == BTF_KIND_FUNC_PROTO;
+           kind == BTF_KIND_RESTRICT || kind == BTF_KIND_TYPE_TAG;
 }
 
 // The type ids a type refers to; `by_value`: only those it holds (no pointer
@@ -82,8 +75,10 @@ public:
         if (!name(t->name_off, why)) return false;
         if (kind == BTF_KIND_STRUCT || kind == BTF_KIND_UNION) {
             auto* m = reinterpret_cast<struct btf_member*>(t + 1);
-            for (uint32_t i = 0; i < n; ++i)
-                if (!name(m[i].name_off, why) || !(m[i].type = to(m[i].type))) return missing(why);
+            for (uint32_t i = 0; i < n; ++i) {
+                if (!name(m[i].name_off, why)) return false;
+                if (!(m[i].type = to(m[i].type))) return missing(why);
+            }
         } else if (kind == BTF_KIND_ENUM) {
             auto* e = reinterpret_cast<struct btf_enum*>(t + 1);
             for (uint32_t i = 0; i < n; ++i)
@@ -169,33 +164,28 @@ std::optional<std::string> core_target_btf(const KernelBtfView& k, const CoreRoo
         why = "a CO-RE relocation kind this reader does not know";
         return std::nullopt;
     }
-    // The roots' candidates: one walk over the kernel's named types.
+    // The roots' candidates: one walk over the kernel's named types. Each is
+    // copied with what it holds by value; from whole-type roots through every
+    // reference until libbpf's comparison stops.
     std::unordered_set<std::string_view> wanted(roots.names.begin(), roots.names.end()), found;
-    std::vector<uint32_t> candidates, pinned;
+    std::vector<uint32_t> pinned;   // ascending: the walk's order
+    std::deque<std::pair<uint32_t, bool>> todo;   // id, follow every reference
     for (uint32_t id = 1; id <= k.type_count(); ++id) {
         const btf_type* t = k.type(id);
         if (t->name_off == 0 || !root_kind(BTF_INFO_KIND(t->info))) continue;
         const std::string_view name = core_essential_name(k.name_at(t->name_off));
         auto it = wanted.find(name);
         if (it == wanted.end()) continue;
-        candidates.push_back(id);
+        todo.emplace_back(id, roots.type_names.count(name) > 0);
         found.insert(*it);
-        if (roots.id_names.count(std::string(name))) pinned.push_back(id);
+        if (roots.id_names.count(name)) pinned.push_back(id);
     }
     for (const auto& name : roots.names)
         if (!found.count(name)) {
             why = "no type named " + name + " in vmlinux (libbpf would look in the modules' BTF)";
             return std::nullopt;
         }
-    // What they hold by value; from whole-type roots through every reference
-    // until libbpf's comparison stops.
-    std::vector<bool> copied(k.type_count() + 1, false);
-    std::deque<std::pair<uint32_t, bool>> todo;   // id, follow every reference
-    for (uint32_t id : candidates) {
-        const std::string_view name = core_essential_name(k.name_at(k.type(id)->name_off));
-        todo.emplace_back(id, roots.type_names.count(std::string(name)) > 0);
-    }
-    std::vector<bool> followed(k.type_count() + 1, false);
+    std::vector<bool> copied(k.type_count() + 1, false), followed(k.type_count() + 1, false);
     while (!todo.empty()) {
         auto [id, all] = todo.front();
         todo.pop_front();
@@ -208,7 +198,6 @@ std::optional<std::string> core_target_btf(const KernelBtfView& k, const CoreRoo
         for (uint32_t ref : referred(k, id, !all)) todo.emplace_back(ref, all);
     }
     // New ids: the pinned at their own, the others in kernel order around them.
-    std::sort(pinned.begin(), pinned.end());
     const uint32_t last_pinned = pinned.empty() ? 0 : pinned.back();
     std::unordered_map<uint32_t, uint32_t> new_id;
     std::vector<uint32_t> slot_of(1, 0);   // new id -> kernel id (0: placeholder)
