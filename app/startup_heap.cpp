@@ -66,30 +66,41 @@ StartupHeap::StartupHeap() {
         mallopt(M_TOP_PAD, kStartHeapBytes) != 1)
         return;   // another allocator (a sanitizer's): nothing to tune
     tuned_ = true;
+    // Decided first: its reads allocate, and nothing may come from the heap's
+    // top between the block below and its growing.
+    const size_t huge = plenty_of_huge_pages();
     // Extend the heap once by the whole start-up region (the top pad): a
     // block larger than all the heap's free memory together makes malloc
-    // grow the heap, and writes nothing into the region but the new top's
-    // header right after the block (a 2 MiB range with one 4 KiB page
-    // present would fault in 4 KiB pages ever after).
+    // grow the heap, and the region is the free top right after it.
     void* block = malloc(mallinfo2().fordblks + 4096);
     if (!block) return;
-    const uintptr_t to = reinterpret_cast<uintptr_t>(sbrk(0));
-    const uintptr_t first_huge = advise_huge_pages(reinterpret_cast<uintptr_t>(block) + malloc_usable_size(block) + 64, to);
-    free(block);
-    // The next blocks come from the heap's top, below the first huge page
-    // (up to 2 MiB in 4 KiB pages, each faulted on its own: ~350 faults of a
-    // start here): a block never touched but for its header fills the gap
-    // (glibc's layout: a request of n bytes takes n + 8 rounded up to 16
-    // from the top, whose rest then starts where it ends).
-    const uintptr_t top = to - mallinfo2().keepcost;
-    if (first_huge >= top + 64 && first_huge - top <= (2u << 20)) below_huge_ = malloc(first_huge - top - 8);
-    huge_from_ = first_huge;
+    below_huge_ = block;
+    const uintptr_t start = reinterpret_cast<uintptr_t>(block);
+    const uintptr_t end = start + malloc_usable_size(block), to = reinterpret_cast<uintptr_t>(sbrk(0));
+    if (!huge) return;
+    if (to <= end || to - end > 4 * kStartHeapBytes) {
+        spdlog::debug("start-up heap: 4 KiB pages (heap not in one piece)");
+        return;
+    }
+    // From the first huge page after the block's end: malloc wrote the free
+    // top's header there, and a 2 MiB range with one 4 KiB page present
+    // faults in 4 KiB pages ever after (512 faults here).
+    const uintptr_t first = align_up(end + 64, huge), last = to & ~(huge - 1);
+    if (last <= first || madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) != 0) return;
+    // The next blocks would start right after the block, below the first
+    // huge page (up to 2 MiB in 4 KiB pages, each faulted on its own: ~350
+    // faults of a start here). The block grows in place into the top until
+    // it ends there (glibc: a request of n bytes is a chunk of n + 8 rounded
+    // up to 16, from 16 bytes before the block); none of it is touched.
+    if (void* grown = realloc(block, first - start + 8)) below_huge_ = grown;
+    huge_from_ = first;
+    spdlog::debug("start-up heap: {} MiB on transparent huge pages", (last - first) >> 20);
 }
 
-uintptr_t StartupHeap::advise_huge_pages(uintptr_t from, uintptr_t to) {
+size_t StartupHeap::plenty_of_huge_pages() {
     const unsigned order = huge_page_order();
-    if (order == 0 || to <= from || to - from > 4 * kStartHeapBytes) {
-        spdlog::debug("start-up heap: 4 KiB pages (THP order {}, heap not in one piece)", order);
+    if (order == 0) {
+        spdlog::debug("start-up heap: 4 KiB pages (no transparent huge pages)");
         return 0;
     }
     // A huge-page fault with no free 2 MiB block compacts or reclaims memory
@@ -103,10 +114,7 @@ uintptr_t StartupHeap::advise_huge_pages(uintptr_t from, uintptr_t to) {
                       huge >> 10, 2 * kStartHeapBytes / huge);
         return 0;
     }
-    const uintptr_t first = align_up(from, huge), last = to & ~(huge - 1);
-    if (last <= first || madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) != 0) return 0;
-    spdlog::debug("start-up heap: {} MiB on transparent huge pages", (last - first) >> 20);
-    return first;
+    return huge;
 }
 
 StartupHeap::~StartupHeap() {

@@ -38,13 +38,12 @@ public:
     StartupHeap& operator=(const StartupHeap&) = delete;
 
 private:
-    // MADV_HUGEPAGE on [from, to) (the heap's free top), when the kernel has
-    // THP and the buddy allocator enough free huge blocks: the first huge
-    // page's address, or 0 when not advised.
-    static uintptr_t advise_huge_pages(uintptr_t from, uintptr_t to);
+    // The transparent huge page's size when the kernel has THP and the buddy
+    // allocator enough free huge blocks; else 0 (the reason logged).
+    static size_t plenty_of_huge_pages();
     bool tuned_ = false;
     uintptr_t huge_from_ = 0;
-    void* below_huge_ = nullptr;   // fills the heap below the first huge page
+    void* below_huge_ = nullptr;   // the block that grew the heap, up to its first huge page
 };
 
 // Free blocks of at least 2^order pages in /proc/buddyinfo's text, counted in

@@ -56,7 +56,10 @@ TEST(StartupHeap, LargeBlocksComeFromTheHeapWhileStartingAndItsFreeTopIsHandedBa
 TEST(StartupHeap, BlocksStartOnTheFirstHugePage) {
     StartupHeap heap;
     if (heap.huge_pages_from() == 0) GTEST_SKIP() << "the start-up heap is on 4 KiB pages here (no THP, or too few free huge blocks)";
-    void* block = malloc(1u << 20);
+    // Larger than every free chunk but the top (what earlier tests freed), so
+    // it comes from the top, where the start's next blocks come from.
+    const struct mallinfo2 m = mallinfo2();
+    void* block = malloc(m.fordblks - m.keepcost + 4096);
     EXPECT_GE(reinterpret_cast<uintptr_t>(block), heap.huge_pages_from())
         << "the next block would fault in 4 KiB pages below the huge ones";
     EXPECT_LT(reinterpret_cast<uintptr_t>(block), heap.huge_pages_from() + 4096) << "the first huge page's start";
