@@ -1,5 +1,6 @@
 #include "engine/evidence/format.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -52,6 +53,11 @@ std::string format_value(double v, const std::string& unit) {
     // ("3.4 times a write"), and "3.4 ratio times" did not read.
     if (unit.empty() || unit == "count" || unit == "ratio") return format_number(v);
     return format_number(v) + " " + unit;
+}
+
+std::string upper_case(std::string word) {
+    for (auto& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return word;
 }
 
 }  // namespace iodiag

@@ -1,4 +1,4 @@
-// Number formatting shared by the renderers and the layer table.
+// Number and word formatting shared by the renderers and the layer table.
 #pragma once
 
 #include <string>
@@ -13,5 +13,7 @@ std::string format_utc(double unix_s);
 std::string format_utc_stamp(double unix_s);
 // Plain number with up to 3 significant digits ("0.123", "12.3", "1234").
 std::string format_number(double value);
+// "WARNING" from "warning": a status or severity word as the outputs show it (ASCII).
+std::string upper_case(std::string word);
 
 }  // namespace iodiag

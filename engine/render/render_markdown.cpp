@@ -17,11 +17,6 @@ namespace {
 // Findings shown in full; the rest are listed by title.
 constexpr size_t kFullFindings = 5;
 
-std::string upper(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return s;
-}
-
 // Text from the evidence must not turn into markup: HTML tags, table cell
 // separators, line breaks inside a table or a list item.
 std::string text(const std::string& s) {
@@ -64,7 +59,7 @@ std::string instance(const Verdict& v, const std::string& inst) {
     return name == inst ? code(inst) : text(name) + " (" + code(inst) + ")";
 }
 
-std::string state_word(const Verdict& v) { return upper(status_word(v)); }
+std::string state_word(const Verdict& v) { return upper_case(status_word(v)); }
 
 void summary_line(std::ostringstream& out, const Verdict& v) {
     out << "**iodiag " << state_word(v) << " on " << text(v.host) << "**: ";
@@ -132,7 +127,7 @@ void trail(std::ostringstream& out, const Verdict& v) {
 }
 
 void finding(std::ostringstream& out, const Verdict& v, size_t n, const Finding& f) {
-    out << "### " << n << ". [" << upper(to_string(f.severity)) << "] " << text(f.title) << "\n\n";
+    out << "### " << n << ". [" << upper_case(to_string(f.severity)) << "] " << text(f.title) << "\n\n";
     out << "- Layer " << code(f.layer) << ", rule " << code(f.rule_id) << " (" << code(f.source) << ")";
     if (!f.instance.empty()) out << ", " << text(f.instance_key) << " " << instance(v, f.instance);
     out << "\n- Share: "
@@ -160,7 +155,7 @@ void findings(std::ostringstream& out, const Verdict& v) {
     if (v.findings.size() > kFullFindings) {
         out << "Also found:\n\n";
         for (size_t i = kFullFindings; i < v.findings.size(); ++i)
-            out << "- [" << upper(to_string(v.findings[i].severity)) << "] " << text(v.findings[i].title) << " ("
+            out << "- [" << upper_case(to_string(v.findings[i].severity)) << "] " << text(v.findings[i].title) << " ("
                 << code(v.findings[i].rule_id) << ")\n";
         out << "\n";
     }

@@ -15,11 +15,6 @@ namespace iodiag {
 namespace {
 
 
-std::string upper(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return s;
-}
-
 std::string pct_or_dash(const std::optional<double>& v) {
     return v ? format_number(*v) + " %" : "-";
 }
@@ -165,7 +160,7 @@ void render_glance(std::ostringstream& out, const Verdict& v, SourceLegend* lege
 
 void render_finding(std::ostringstream& out, const Verdict& v, size_t n, const Finding& f, SourceLegend* legend,
                     bool note = false) {
-    out << " " << n << ". [" << (note ? note_tag(f) : upper(to_string(f.severity))) << "] " << f.title << "\n";
+    out << " " << n << ". [" << (note ? note_tag(f) : upper_case(to_string(f.severity))) << "] " << f.title << "\n";
     out << "    layer " << f.layer << " · rule " << f.rule_id << " (" << f.source << ")"
         << " · share "
         << (f.share_pct ? format_number(*f.share_pct) + " %" + whose_share(f) + " (measured: " + f.share_metric + ")"
@@ -213,7 +208,7 @@ std::string render_text(const Verdict& v, const TextOptions& options) {
     std::ostringstream out;
     out << "iodiag verdict — host " << v.host << ", kernel " << v.kernel << ", window "
         << format_number(v.window.duration_s) << " s from " << format_utc(v.window.start_unix) << "\n";
-    const std::string status = upper(status_word(v));
+    const std::string status = upper_case(status_word(v));
     size_t observed = 0;
     for (const auto& r : v.layers) observed += r.state != LayerState::NotObserved;
     out << "STATUS: " << status << " — " << v.findings.size() << " finding(s); latency observed in "

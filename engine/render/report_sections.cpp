@@ -25,11 +25,6 @@ std::string e(std::string_view s) { return xml_escape(s); }
 
 std::string pct(const std::optional<double>& v) { return v ? format_number(*v) + " %" : "–"; }
 
-std::string upper(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return s;
-}
-
 const CollectorStatus* collector(const Evidence& ev, const std::string& name) {
     for (const auto& c : ev.collectors)
         if (c.name == name) return &c;
@@ -150,7 +145,7 @@ std::string page_end(const std::string& footer) { return "<footer>" + e(footer) 
 std::string status_of(const Verdict& v) { return status_word(v); }
 
 std::string status_badge(const std::string& status, const std::string& label) {
-    return "<span class=\"badge " + e(status) + "\">" + e(upper(label.empty() ? status : label)) + "</span>";
+    return "<span class=\"badge " + e(status) + "\">" + e(upper_case(label.empty() ? status : label)) + "</span>";
 }
 
 std::string header_facts(const Evidence& ev, const std::string& source) {
