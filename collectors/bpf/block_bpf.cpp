@@ -377,17 +377,25 @@ void add_per_cpu(const std::vector<iodiag_dev_stats>& per_cpu, BlockDeviceStats&
 
 }  // namespace
 
+std::vector<uint32_t> BlockTracer::slot_devices() const {
+    std::vector<uint32_t> devs(impl_->slots);
+    read_array_map(bpf_map__fd(impl_->skel->maps.slot_dev), impl_->slots, sizeof(uint32_t),
+                   reinterpret_cast<unsigned char*>(devs.data()), impl_->slots, [](uint32_t, uint32_t) {});
+    return devs;
+}
+
 std::map<std::string, BlockDeviceStats> BlockTracer::read() {
     std::map<std::string, BlockDeviceStats> out;
     if (!impl_->skel) return out;
     std::vector<iodiag_dev_stats> per_cpu(static_cast<size_t>(impl_->ncpu));
-    const int slot_fd = bpf_map__fd(impl_->skel->maps.slot_dev);
     const int stats_fd = bpf_map__fd(impl_->skel->maps.stats);
-    for (uint32_t slot = 0; slot < impl_->slots; ++slot) {
-        uint32_t dev = 0;
-        if (bpf_map_lookup_elem(slot_fd, &slot, &dev) != 0 || dev == 0) continue;
+    // The owners in one batched read (every sample), then one lookup per used
+    // slot: a few disks' aggregates, kilobytes per CPU each.
+    const std::vector<uint32_t> devs = slot_devices();
+    for (uint32_t slot = 0; slot < devs.size(); ++slot) {
+        if (devs[slot] == 0) continue;
         if (bpf_map_lookup_elem(stats_fd, &slot, per_cpu.data()) != 0) continue;
-        add_per_cpu(per_cpu, out[device_name(dev)]);
+        add_per_cpu(per_cpu, out[device_name(devs[slot])]);
     }
     for_each_percpu_hash_entry<uint32_t, iodiag_dev_stats>(
         bpf_map__fd(impl_->skel->maps.overflow_stats), impl_->ncpu,
@@ -403,13 +411,10 @@ std::map<std::string, uint64_t> BlockTracer::in_flight() {
     auto add = [&](uint32_t dev, int64_t n) { out[device_name(dev)] += n > 0 ? uint64_t(n) : 0; };
     // Two batched reads (on the way to the verdict), not two lookups per slot.
     const uint32_t slots = impl_->slots;
-    std::vector<uint32_t> devs(slots);
+    const std::vector<uint32_t> devs = slot_devices();
     std::vector<int64_t> counts(slots);
-    const auto whole = [](uint32_t, uint32_t) {};
-    read_array_map(bpf_map__fd(impl_->skel->maps.slot_dev), slots, sizeof(uint32_t),
-                   reinterpret_cast<unsigned char*>(devs.data()), slots, whole);
     read_array_map(bpf_map__fd(impl_->skel->maps.issued), slots, sizeof(int64_t),
-                   reinterpret_cast<unsigned char*>(counts.data()), slots, whole);
+                   reinterpret_cast<unsigned char*>(counts.data()), slots, [](uint32_t, uint32_t) {});
     for (uint32_t slot = 0; slot < slots; ++slot)
         if (devs[slot]) add(devs[slot], counts[slot]);
     for_each_hash_entry<uint32_t, int64_t>(bpf_map__fd(impl_->skel->maps.overflow_issued), add);

@@ -170,6 +170,9 @@ public:
     struct Impl;   // BPF objects (opaque)
 
 private:
+    // Which disk owns each aggregate slot (0: unused), in one batched read.
+    std::vector<uint32_t> slot_devices() const;
+
     std::unique_ptr<Impl> impl_;
     AttachMode mode_ = AttachMode::None;
 };
