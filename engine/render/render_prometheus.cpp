@@ -204,11 +204,21 @@ std::string render_prometheus(const Verdict& v, const Evidence& ev, const Promet
         }
         sufferer.add(l, 1);
     }
-    auto& counts = family("iodiag_findings", "gauge", "Number of findings by severity (triage path and notes).");
-    std::map<std::string, int> by_severity{{"info", 0}, {"warning", 0}, {"critical", 0}};
-    for (const auto* list : {&v.findings, &v.notes})
-        for (const auto& f : *list) ++by_severity[to_string(f.severity)];
-    for (const auto& [sev, n] : by_severity) counts.add({{"severity", sev}}, n);
+    // The notes apart, as the text output tags them ("note; its rule is
+    // critical"): counted under the findings' severity, a rule kept off the
+    // triage path made `iodiag_findings{severity="critical"}` page someone for
+    // what the status itself did not carry.
+    const auto count_by_severity = [](const std::vector<Finding>& list) {
+        std::map<std::string, int> n{{"info", 0}, {"warning", 0}, {"critical", 0}};
+        for (const auto& f : list) ++n[to_string(f.severity)];
+        return n;
+    };
+    auto& counts = family("iodiag_findings", "gauge", "Number of findings on the triage path, by severity.");
+    for (const auto& [sev, n] : count_by_severity(v.findings)) counts.add({{"severity", sev}}, n);
+    auto& notes = family("iodiag_notes", "gauge",
+                         "Number of notes (rules that fired but are off the triage path or unfelt by the slow "
+                         "syscalls: not a diagnosis), by their rule's severity.");
+    for (const auto& [sev, n] : count_by_severity(v.notes)) notes.add({{"rule_severity", sev}}, n);
     family("iodiag_rules_not_evaluated", "gauge", "Rules that could not be evaluated for missing evidence.")
         .add({}, static_cast<double>(v.not_evaluated.size()));
 

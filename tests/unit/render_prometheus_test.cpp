@@ -3,6 +3,7 @@
 // by promtool itself when it is installed; written atomically by the app.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -186,7 +187,7 @@ TEST(RenderPrometheus, CarriesTheVerdictInBaseUnitsWithBoundedLabels) {
     // Only bounded label names anywhere: an application's command and a
     // cgroup's name and kind (a service, a container, a pod) are as many as
     // the programs and services that suffered, never a path or a pid.
-    const std::set<std::string> allowed{"mode", "rule_id", "layer", "severity", "device", "fingerprint",
+    const std::set<std::string> allowed{"mode", "rule_id", "layer", "severity", "rule_severity", "device", "fingerprint",
                                         "collector", "what", "basis", "status", "version",
                                         "app", "cgroup_name", "cgroup_kind"};
     for (const auto& s : all) {
@@ -236,6 +237,30 @@ TEST(RenderPrometheus, AHealthyVerdictHasStatusZeroAndNoFinding) {
     EXPECT_EQ(named(all, "iodiag_status").at(0).value, 0);
     EXPECT_TRUE(named(all, "iodiag_finding").empty());
     EXPECT_EQ(named(all, "iodiag_verdict_info").at(0).labels.at("status"), "ok");
+}
+
+// A rule above info kept off the triage path is a note: counted under
+// iodiag_notes by its rule's severity, never among the findings, so that
+// iodiag_findings{severity="critical"} agrees with the status.
+// two_apps_device_one_thread: loop0's D2C tail (critical) on the writers'
+// device, which no slow syscall waited on.
+TEST(RenderPrometheus, NotesAreCountedApartFromTheFindings) {
+    const auto r = render_bundle("two_apps_device_one_thread");
+    ASSERT_NE(r.v.status, Severity::Critical);
+    const auto critical_notes = std::count_if(r.v.notes.begin(), r.v.notes.end(),
+                                              [](const Finding& f) { return f.severity == Severity::Critical; });
+    ASSERT_GT(critical_notes, 0) << "the fixture no longer has a critical rule among its notes";
+    const auto all = samples_of(r.text);
+    std::map<std::string, double> findings, notes;
+    for (const auto& s : named(all, "iodiag_findings")) findings[s.labels.at("severity")] = s.value;
+    for (const auto& s : named(all, "iodiag_notes")) notes[s.labels.at("rule_severity")] = s.value;
+    EXPECT_EQ(findings["critical"], 0);
+    EXPECT_EQ(notes["critical"], critical_notes);
+    double findings_total = 0, notes_total = 0;
+    for (const auto& [_, n] : findings) findings_total += n;
+    for (const auto& [_, n] : notes) notes_total += n;
+    EXPECT_EQ(findings_total, r.v.findings.size());
+    EXPECT_EQ(notes_total, r.v.notes.size());
 }
 
 TEST(RenderPrometheus, LabelValuesAreEscaped) {
