@@ -17,15 +17,23 @@ size_t usable_cpus() {
 
 void start_slow_starters(const std::vector<std::unique_ptr<Collector>>& collectors,
                          const std::function<void(size_t)>& start_one, size_t lanes) {
-    std::vector<size_t> cpu_bound;
-    std::vector<std::thread> threads;
+    std::vector<size_t> cpu_bound, waiting;
     for (size_t i = 0; i < collectors.size(); ++i) {
         if (!collectors[i]->slow_to_start()) continue;
-        if (collectors[i]->start_cpu_weight() > 0)
-            cpu_bound.push_back(i);
-        else
-            threads.emplace_back(start_one, i);
+        (collectors[i]->start_cpu_weight() > 0 ? cpu_bound : waiting).push_back(i);
     }
+    // A thread each for the starts that mostly wait; what one throws is kept
+    // for the caller (escaping a thread's function would end the process).
+    std::vector<std::exception_ptr> waiting_errors(waiting.size());
+    std::vector<std::thread> threads;
+    for (size_t k = 0; k < waiting.size(); ++k)
+        threads.emplace_back([&, k] {
+            try {
+                start_one(waiting[k]);
+            } catch (...) {
+                waiting_errors[k] = std::current_exception();
+            }
+        });
     std::stable_sort(cpu_bound.begin(), cpu_bound.end(), [&](size_t a, size_t b) {
         return collectors[a]->start_cpu_weight() > collectors[b]->start_cpu_weight();
     });
@@ -39,6 +47,8 @@ void start_slow_starters(const std::vector<std::unique_ptr<Collector>>& collecto
     }
     for (auto& t : threads) t.join();
     if (error) std::rethrow_exception(error);
+    for (auto& e : waiting_errors)
+        if (e) std::rethrow_exception(e);
 }
 
 void run_on_lanes(const std::vector<size_t>& items, const std::function<void(size_t)>& fn, size_t lanes) {

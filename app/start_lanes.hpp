@@ -20,7 +20,9 @@ size_t usable_cpus();
 // sum. Starters that mostly wait (start_cpu_weight 0) get a thread each; the
 // CPU-bound ones share `lanes` threads, heaviest first: on two cores the
 // heaviest then has a core to itself instead of a third of two, and a lane's
-// second load reuses the heap its first one freed (fewer page faults).
+// second load reuses the heap its first one freed (fewer page faults). A start
+// that throws does not stop the others: once all have returned, a CPU-bound
+// one's exception is rethrown first, then a waiting one's.
 void start_slow_starters(const std::vector<std::unique_ptr<Collector>>& collectors,
                          const std::function<void(size_t)>& start_one, size_t lanes);
 

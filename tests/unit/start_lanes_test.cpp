@@ -95,6 +95,33 @@ TEST(StartLanes, MoreLanesThanStartersRunThemAllAtOnceAndZeroLanesStillStartsThe
     EXPECT_EQ(s.most_at_once, 1u);
 }
 
+// A start that mostly waits runs on a thread of its own: what it throws
+// reaches the caller after every other start ended (escaping the thread, it
+// would have ended the process).
+TEST(StartLanes, AWaitingStarterThatThrowsIsRethrownAfterTheOthersStarted) {
+    const auto collectors = starters();
+    std::mutex mu;
+    std::vector<std::string> started;
+    try {
+        start_slow_starters(
+            collectors,
+            [&](size_t i) {
+                {
+                    std::lock_guard<std::mutex> g(mu);
+                    started.push_back(collectors[i]->name());
+                }
+                if (collectors[i]->name() == "sysfs_walk") throw std::runtime_error("sysfs_walk failed");
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            },
+            2);
+        ADD_FAILURE() << "the exception was swallowed";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "sysfs_walk failed");
+    }
+    std::sort(started.begin(), started.end());
+    EXPECT_EQ(started, (std::vector<std::string>{"heaviest", "light", "middle", "sysfs_walk"}));
+}
+
 TEST(StartLanes, UsableCpusIsAtLeastOne) { EXPECT_GE(usable_cpus(), 1u); }
 
 // The snapshots' starts (start_fast_starters): each once, never a slow
