@@ -14,7 +14,6 @@ namespace iodiag {
 
 namespace {
 
-
 std::string pct_or_dash(const std::optional<double>& v) {
     return v ? format_number(*v) + " %" : "-";
 }
