@@ -9,12 +9,11 @@
 
 #include <cstdarg>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "collectors/bpf/core_target_btf.hpp"
+#include "collectors/text_file.hpp"
 #include "live_support.hpp"
 
 namespace iodiag {
@@ -58,9 +57,7 @@ std::vector<std::string> relocations(const void* elf, size_t size, const char* t
 // The built object's ELF image (the bytes its skeleton embeds), loaded with
 // the whole kernel BTF and with the cut-down one.
 void expect_same_relocations(const char* name) {
-    std::ifstream f(std::string(IODIAG_BPF_OBJECTS) + "/" + name, std::ios::binary);
-    ASSERT_TRUE(f) << IODIAG_BPF_OBJECTS << "/" << name;
-    const std::string elf{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+    const std::string elf = read_text_file(std::string(IODIAG_BPF_OBJECTS) + "/" + name);   // throws, naming the path
     const CoreTargetFile target(name, elf);
     ASSERT_TRUE(target.path()) << name << ": no cut-down BTF: " << target.why();
     const auto whole = relocations(elf.data(), elf.size(), nullptr);

@@ -7,14 +7,13 @@
 
 #include <bpf/btf.h>
 
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 
 #include "collectors/bpf/core_relocations.hpp"
 #include "collectors/bpf/core_target_btf.hpp"
 #include "collectors/bpf/kernel_btf_view.hpp"
+#include "collectors/text_file.hpp"
 
 namespace iodiag {
 namespace {
@@ -168,11 +167,10 @@ TEST(CoreTargetBtf, RefusesARootTheKernelBtfLacks) {
     EXPECT_FALSE(core_target_btf(k.view(), roots, why));
 }
 
-// A built BPF object's ELF image (the bytes its skeleton embeds).
+// A built BPF object's ELF image (the bytes its skeleton embeds); an
+// unreadable file throws, naming its path.
 std::string bpf_object_image(const std::string& name) {
-    std::ifstream f(std::string(IODIAG_BPF_OBJECTS) + "/" + name, std::ios::binary);
-    EXPECT_TRUE(f) << IODIAG_BPF_OBJECTS << "/" << name;
-    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+    return read_text_file(std::string(IODIAG_BPF_OBJECTS) + "/" + name);
 }
 
 TEST(CoreRelocationRoots, ReadsTheProjectsObjects) {
