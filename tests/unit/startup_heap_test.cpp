@@ -55,7 +55,7 @@ TEST(StartupHeap, LargeBlocksComeFromTheHeapWhileStartingAndItsFreeTopIsHandedBa
 
 TEST(StartupHeap, BlocksStartOnTheFirstHugePage) {
     StartupHeap heap;
-    if (heap.huge_pages_from() == 0) GTEST_SKIP() << "the start-up heap is on 4 KiB pages here (no THP, or too few free huge blocks)";
+    if (heap.huge_pages_from() == 0) GTEST_SKIP() << "the start-up heap is on 4 KiB pages here (no THP, too few free huge blocks, or not glibc's allocator)";
     // Larger than every free chunk but the top (what earlier tests freed), so
     // it comes from the top, where the start's next blocks come from.
     const struct mallinfo2 m = mallinfo2();
