@@ -18,6 +18,9 @@ namespace iodiag::syscall_bpf {
 struct ProcessTime {
     uint32_t pid = 0;
     std::string comm;
+    // Its command line as of its I/O (argv joined by spaces, cut), "" when
+    // unknown: what tells two programs with one comm apart (two `python3`).
+    std::string cmdline;
     std::string cgroup;
     uint64_t ops = 0;
     std::vector<uint64_t> ns_by_bucket;   // summed syscall time per log2 us bucket
