@@ -16,6 +16,12 @@ void add_window_options(CLI::App* cmd, CollectOptions& o, double default_duratio
     cmd->add_option("--device", o.devices, "Only these block devices (kernel names, e.g. nvme0n1); repeatable");
     cmd->add_option("--pid", o.pid, "Only this process (where a collector can filter)");
     cmd->add_option("--cgroup", o.cgroup, "Only this cgroup path (where a collector can filter)");
+    cmd->add_option("--victim", o.victim,
+                    "Judge the verdict for this application while still observing the whole machine (unlike "
+                    "--pid and --cgroup, which hide the neighbors that may cause its wait): a pid, an "
+                    "application's command line or a part of it (\"ingest.py\"), a command name, or a unit, "
+                    "container or pod name in its cgroup path (\"postgresql@15-main.service\"); the verdict "
+                    "says the victim was given, not found");
     cmd->add_option("--threshold", o.slow_threshold_us,
                     "What counts as a slow operation, in microseconds (slow syscalls for the attribution, "
                     "slow block I/Os for the exemplars); default: the window's own p99")

@@ -23,7 +23,7 @@ struct VerdictOptions {
 };
 
 // --duration (default `default_duration_s`), --device, --pid, --cgroup,
-// --threshold, --interval.
+// --victim, --threshold, --interval.
 void add_window_options(CLI::App* cmd, CollectOptions& o, double default_duration_s);
 // --format, --rules-dir, --config, --prometheus, --journal.
 void add_verdict_options(CLI::App* cmd, VerdictOptions& o);

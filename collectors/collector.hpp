@@ -21,6 +21,10 @@ struct CollectOptions {
     std::vector<std::string> devices;  // empty = all
     int pid = 0;                       // 0 = all
     std::string cgroup;                // empty = all
+    // The application the operator says suffered (--victim: a pid, an
+    // application's or command's name, a unit, container or pod name); the
+    // whole machine is still observed. Empty = find the one that suffered most.
+    std::string victim;
     std::string root = "/";            // prefix for /proc and /sys (tests use fixture trees)
     // What counts as slow, in us (syscall duration for syscall_bpf, request
     // Q2C for block_bpf); 0 = derive from the window's p99.

@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "collectors/procfs/applications.hpp"
 #include "collectors/bpf/bpf_array_read.hpp"
 #include "collectors/bpf/bpf_program_stats.hpp"
 #include "collectors/bpf/core_target_btf.hpp"
@@ -904,7 +905,8 @@ void BlockBpfCollector::finish(Evidence& ev) {
         Exemplar e;
         e.kind = "block_io";
         e.unit = "us";
-        e.labels = {{"comm", x.comm}, {"pid", std::to_string(x.pid)},
+        e.labels = {{"comm", x.comm}, {"app", ApplicationIndex::host().application_of(x.pid, x.comm)},
+                    {"pid", std::to_string(x.pid)},
                     {"cgroup_id", std::to_string(x.cgroup_id)}, {"device", x.device}, {"op", x.op}};
         e.values["sector"] = double(x.sector);
         e.values["bytes"] = double(x.bytes);

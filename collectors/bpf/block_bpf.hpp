@@ -185,6 +185,7 @@ private:
 // What a submitter is, read from /proc/PID while the window runs.
 struct SubmitterIdentity {
     std::string comm;       // /proc/PID/comm (a kernel worker's with its work's description)
+    std::string app;        // a process's application (collectors/procfs/applications.hpp)
     bool kthread = false;   // PF_KTHREAD
     bool flusher = false;   // a kernel worker seen doing writeback (description flush-MAJ:MIN)
     std::string memory_v1, blkio_v1, v2;   // /proc/PID/cgroup

@@ -1,6 +1,6 @@
 // Who used each device: the block tracer's per-(disk, thread group, cgroup)
 // sums (bpf/block_events.h) named from /proc while the window runs, grouped
-// per device by (command, cgroup) and emitted as block.submitter.*.
+// per device by (application, cgroup) and emitted as block.submitter.*.
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -8,6 +8,7 @@
 #include "collectors/bpf/block_bpf.hpp"
 #include "collectors/cgroup/cgroup_ids.hpp"
 #include "collectors/cgroup/cgroup_label.hpp"
+#include "collectors/procfs/applications.hpp"
 #include "collectors/procfs/proc_pid_stat.hpp"
 #include "collectors/text_file.hpp"
 
@@ -28,13 +29,13 @@ std::string worker_description(const std::string& comm) {
     return at == std::string::npos ? "" : comm.substr(at + 1);
 }
 
-// The name a submitter group is shown under, and what it is: a process, the
+// The name a submitter group is shown under (a process: its application), and what it is: a process, the
 // writeback flusher (writing what others dirtied), other kernel work, or
 // unknown (gone before it was named).
 std::pair<std::string, std::string> display(uint32_t tgid, const SubmitterIdentity* who) {
     if (tgid == 0) return {"(none)", "kernel"};   // a request the block layer made (a flush), or seen after its Q
     if (!who || who->comm.empty()) return {"?", "unknown"};
-    if (!who->kthread) return {who->comm, "process"};
+    if (!who->kthread) return {who->app.empty() ? who->comm : who->app, "process"};
     if (who->flusher) return {"writeback (kworker flush)", "writeback"};
     const std::string desc = worker_description(who->comm);
     if (who->comm.rfind("kworker/", 0) == 0) return {desc.empty() ? "kworker" : "kworker (" + desc + ")", "kernel"};
@@ -62,6 +63,9 @@ void BlockBpfCollector::learn_submitter_names() {
             who.memory_v1 = cg.memory_v1;
             who.blkio_v1 = cg.blkio_v1;
             who.v2 = cg.v2;
+            // Asked while it lives, so that it keeps its application if it
+            // exits before the window ends.
+            if (!who.kthread) who.app = ApplicationIndex::host().application_of(s.tgid, *comm);
         }
         who.comm = *comm;
         if (who.kthread && worker_description(*comm).rfind("flush-", 0) == 0) who.flusher = true;
@@ -78,7 +82,7 @@ void BlockBpfCollector::learn_submitter_names() {
                                                                             : names.v2_path(s.cgroup_id);
 }
 
-// Per device, per (command, cgroup): requests, bytes, service time (D2C) and
+// Per device, per (application, cgroup): requests, bytes, service time (D2C) and
 // queue occupancy (Q2C) of the group's completed requests, its busiest thread
 // group and how many there were. The cgroup is printed as every collector
 // prints a process's cgroup (collectors/cgroup/cgroup_label.hpp), with the
@@ -92,32 +96,37 @@ void BlockBpfCollector::emit_submitter_groups(Evidence& ev, const std::vector<Bl
         std::set<uint32_t> tgids;
         uint32_t top_tgid = 0;
         uint64_t top_d2c = 0;
+        std::string top_comm;   // its busiest thread group's command name
     };
-    using Key = std::tuple<std::string, std::string, std::string>;   // comm, cgroup, kind
+    using Key = std::tuple<std::string, std::string, std::string>;   // application (or kernel work), cgroup, kind
     std::map<std::string, std::map<Key, Group>> by_dev;
     for (const auto& s : sums) {
         if (!devices_.empty() && std::find(devices_.begin(), devices_.end(), s.device) == devices_.end()) continue;
         const auto w = submitter_who_.find(s.tgid);
         const SubmitterIdentity* who = w == submitter_who_.end() ? nullptr : &w->second;
-        const auto [comm, kind] = display(s.tgid, who);
+        const auto [shown, kind] = display(s.tgid, who);
         const auto p = blkcg_paths_.find(s.cgroup_id);
         const std::string charged = p == blkcg_paths_.end() ? "" : p->second;
         std::string memory = who ? who->memory_v1 : "", blkio = who ? who->blkio_v1 : "", v2 = who ? who->v2 : "";
         if (!charged.empty()) (blkcg && blkio_v1_ ? blkio : v2) = charged;
         std::string label = cgroup::label_of(memory, blkio, v2);
-        Group& g = by_dev[s.device][Key{comm, label.empty() ? "?" : label, kind}];
+        Group& g = by_dev[s.device][Key{shown, label.empty() ? "?" : label, kind}];
         g.sum.count += s.count;
         g.sum.bytes += s.bytes;
         g.sum.write_bytes += s.write_bytes;
         g.sum.q2c_ns += s.q2c_ns;
         g.sum.d2c_ns += s.d2c_ns;
         g.tgids.insert(s.tgid);
-        if (s.d2c_ns >= g.top_d2c) g.top_d2c = s.d2c_ns, g.top_tgid = s.tgid;
+        if (s.d2c_ns >= g.top_d2c) {
+            g.top_d2c = s.d2c_ns, g.top_tgid = s.tgid;
+            g.top_comm = kind == "process" && who ? who->comm : shown;
+        }
     }
     const Provenance p =
         prov(std::string("tracepoint:block:block_rq_complete, every completed request summed in the kernel per ") +
-             "(disk, thread group that queued its bio, cgroup) and here per (command, cgroup): command from "
-             "/proc/PID/comm (a kernel worker by its work: flush-* = the writeback flusher), cgroup " +
+             "(disk, thread group that queued its bio, cgroup) and here per (application, cgroup): application from "
+             "/proc/PID/{stat,cmdline} while it ran (collectors/procfs/applications.hpp; a kernel worker by its "
+             "work: flush-* = the writeback flusher), cgroup " +
              (blkcg ? "the one the kernel charged the request to (its head bio's blkcg, bio->bi_blkg) with the "
                       "process's other cgroups from /proc/PID/cgroup"
                     : "the submitter's (no blk-cgroup in this kernel), read through its task at completion"));
@@ -141,8 +150,8 @@ void BlockBpfCollector::emit_submitter_groups(Evidence& ev, const std::vector<Bl
             v.push_back({Key{"(rest)", "", "rest"}, std::move(rest)});
         }
         for (const auto& [key, g] : v) {
-            const Labels l{{"device", dev}, {"comm", std::get<0>(key)}, {"cgroup", std::get<1>(key)},
-                           {"kind", std::get<2>(key)}};
+            const Labels l{{"device", dev}, {"comm", g.top_comm.empty() ? std::get<0>(key) : g.top_comm},
+                           {"app", std::get<0>(key)}, {"cgroup", std::get<1>(key)}, {"kind", std::get<2>(key)}};
             ev.add_metric("block.submitter.requests", l, double(g.sum.count), "count", p);
             ev.add_metric("block.submitter.bytes", l, double(g.sum.bytes), "bytes", p);
             ev.add_metric("block.submitter.write_bytes", l, double(g.sum.write_bytes), "bytes", p);

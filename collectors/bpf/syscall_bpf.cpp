@@ -30,6 +30,7 @@
 #include "collectors/cgroup/cgroup_ids.hpp"
 #include "collectors/bpf/kallsyms.hpp"
 #include "collectors/bpf/kallsyms_cache.hpp"
+#include "collectors/procfs/applications.hpp"
 #include "collectors/procfs/kernel_hz.hpp"
 #include "collectors/bpf/syscall_bpf_classes.hpp"
 #include "collectors/bpf/syscall_bpf_snapshot.hpp"
@@ -326,6 +327,7 @@ SyscallBpfCollector::~SyscallBpfCollector() {
 std::vector<MetricSpec> SyscallBpfCollector::metric_specs() const { return syscall_bpf::metric_specs(); }
 
 CollectorStatus SyscallBpfCollector::start(const CollectOptions& opts) {
+    victim_ = opts.victim;
 #if IODIAG_HAVE_BPF
     // The traced syscalls on their own tracepoints when tracefs has every
     // one's enter and exit event (looked at, never assumed from the kernel's
@@ -651,6 +653,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     s.journal_waits_split = im.journal_waits_split;
     s.user_threshold_us = im.slow_threshold_us;
     s.exemplar_min_us = opts_.exemplar_min_us;
+    s.victim = victim_;
     s.attach = im.attach;
     // The window's figures: everything since attach. With series, they are
     // the last interval's reading (taken after detach, so the intervals add
@@ -720,6 +723,10 @@ void SyscallBpfCollector::finish(Evidence& ev) {
             p.comm.assign(info.comm, strnlen(info.comm, sizeof(info.comm)));
             p.cgroup = cg.label(info.cgid, info.memcg, info.io_cg);
         }
+        // What the kernel recorded of it, for the other collectors should it
+        // have exited; then its application, as every collector names it.
+        if (!p.comm.empty()) ApplicationIndex::host().remember(pid, p.comm, p.cmdline);
+        p.app = ApplicationIndex::host().application_of(pid, p.comm);
         s.procs.push_back(std::move(p));
     }
     t.mark("procs map");
@@ -736,6 +743,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
             op.comm.assign(e.comm, strnlen(e.comm, sizeof(e.comm)));
             op.pid = e.tgid;
             op.tid = e.tid;
+            op.app = ApplicationIndex::host().application_of(op.pid, op.comm);
             op.cgroup = cg.label(e.cgid, e.memcg, e.io_cg);
             op.file = Impl::file_of(e);
             op.sys = static_cast<int>(e.sys);

@@ -59,6 +59,7 @@ private:
                                    std::string* events_refused = nullptr);
 
     SyscallBpfOptions opts_;
+    std::string victim_;   // CollectOptions::victim, for the snapshot
     std::shared_ptr<TailCallChain> chain_;
     std::shared_ptr<TailCallChain> bio_queue_chain_;
     std::unique_ptr<Impl> impl_;

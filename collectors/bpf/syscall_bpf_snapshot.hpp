@@ -21,6 +21,9 @@ struct ProcessTime {
     // Its command line as of its I/O (argv joined by spaces, cut), "" when
     // unknown: what tells two programs with one comm apart (two `python3`).
     std::string cmdline;
+    // The application it is part of (collectors/procfs/applications.hpp);
+    // "" in snapshots built without one: its comm stands for it.
+    std::string app;
     std::string cgroup;
     uint64_t ops = 0;
     std::vector<uint64_t> ns_by_bucket;   // summed syscall time per log2 us bucket
@@ -35,6 +38,7 @@ struct ProcParts {
 
 struct SlowOp {
     std::string comm;
+    std::string app;                // as ProcessTime::app
     uint32_t pid = 0;
     uint32_t tid = 0;
     std::string cgroup;
@@ -77,6 +81,7 @@ struct Snapshot {
     // absent where the kernel does not report them.
     std::optional<uint64_t> program_runs_skipped;
     double exemplar_min_us = 0;
+    std::string victim;                        // CollectOptions::victim ("" = find it)
     std::string attach;                        // where the syscalls were timed (the attach mode that ran)
     int hz = 0;                                // kernel HZ for jiffies (0 = unknown)
     std::string hz_source;

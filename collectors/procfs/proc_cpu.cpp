@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "collectors/cgroup/cgroup_label.hpp"
+#include "collectors/procfs/applications.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/layers.hpp"
 
@@ -122,7 +123,10 @@ void add_proc_cpu_metrics(const CpuSnapshot& before, const CpuSnapshot& after, l
     if (users.size() > ProcCpuCollector::kTopProcesses) users.resize(ProcCpuCollector::kTopProcesses);
     for (const auto& [d, pid] : users) {
         const std::string cg = cgroup::label_of(cgroup::read_process_cgroups(root, pid));
-        const Labels l{{"pid", std::to_string(pid)}, {"comm", after.procs.at(pid).comm}, {"cgroup", cg.empty() ? "?" : cg}};
+        const std::string& comm = after.procs.at(pid).comm;
+        const Labels l{{"pid", std::to_string(pid)}, {"comm", comm},
+                       {"app", ApplicationIndex::of_root(root).application_of(static_cast<uint32_t>(pid), comm)},
+                       {"cgroup", cg.empty() ? "?" : cg}};
         ev.add_metric("cpu.proc_oncpu_us", l, d * us_per_tick, "us", p);
         // Where it may run, when that is not every online CPU (taskset,
         // cpuset): the rest run wherever the scheduler puts them.

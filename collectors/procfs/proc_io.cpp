@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "collectors/procfs/applications.hpp"
 #include "collectors/procfs/proc_pid_stat.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/format.hpp"
@@ -69,11 +70,15 @@ void add_proc_io_metrics(const std::map<int, ProcIo>& before, const std::map<int
     std::sort(grown.rbegin(), grown.rend());
     for (size_t i = 0; i < grown.size() && i < kTopWriters; ++i) {
         const auto& [bytes, pid] = grown[i];
-        ev.add_metric("io.proc_write_bytes", {{"pid", std::to_string(pid)}, {"comm", after.at(pid).comm}},
+        const ProcIo& p = after.at(pid);
+        ev.add_metric("io.proc_write_bytes",
+                      {{"pid", std::to_string(pid)}, {"comm", p.comm}, {"app", p.app.empty() ? p.comm : p.app}},
                       static_cast<double>(bytes), "bytes", kProv);
     }
     const auto& [top_bytes, top_pid] = grown.front();
-    ev.add_fact("io.top_writer", {}, after.at(top_pid).comm + " (pid " + std::to_string(top_pid) + ")", kProv);
+    const ProcIo& top = after.at(top_pid);
+    ev.add_fact("io.top_writer", {}, (top.app.empty() ? top.comm : top.app) + " (pid " + std::to_string(top_pid) + ")",
+                kProv);
     ev.add_metric("io.top_writer_pct", {}, 100.0 * static_cast<double>(top_bytes) / static_cast<double>(all), "pct",
                   kProv);
     if (window_s > 0)
@@ -106,7 +111,15 @@ CollectorStatus ProcIoCollector::start(const CollectOptions& opts) {
 void ProcIoCollector::finish(Evidence& ev) {
     const double window =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    add_proc_io_metrics(before_, read_proc_io(root_), window > 0 ? window : duration_s_, ev);
+    auto after = read_proc_io(root_);
+    // Named only where they wrote: asking for every process's application
+    // would read two more files of each.
+    for (auto& [pid, p] : after) {
+        const auto b = before_.find(pid);
+        if (p.write_bytes > (b == before_.end() ? 0 : b->second.write_bytes))
+            p.app = ApplicationIndex::of_root(root_).application_of(static_cast<uint32_t>(pid), p.comm);
+    }
+    add_proc_io_metrics(before_, after, window > 0 ? window : duration_s_, ev);
 }
 
 }  // namespace iodiag

@@ -18,6 +18,7 @@ namespace iodiag {
 
 struct ProcIo {
     std::string comm;
+    std::string app;   // its application (applications.hpp), "" when not asked: its comm stands for it
     uint64_t write_bytes = 0;
 };
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "engine/evidence/format.hpp"
+#include "engine/evidence/application_label.hpp"
 
 namespace iodiag::derive {
 
@@ -61,15 +62,14 @@ void add_cpu_contention(Evidence& ev) {
     std::set<std::string> app_cgroups;
     double listed = 0;
     for (const auto& m : ev.metrics) {
-        if (m.name == "syscall.proc.time_us" && m.labels.count("comm") && m.labels.at("comm") == app &&
-            m.labels.count("cgroup"))
+        if (m.name == "syscall.proc.time_us" && application_label(m.labels) == app && m.labels.count("cgroup"))
             app_cgroups.insert(m.labels.at("cgroup"));
         if (m.name != "cpu.proc_oncpu_us" || !m.labels.count("comm")) continue;
         const Fact* a = ev.find_fact("cpu.proc_allowed_cpus", m.labels);
         Proc p{&m, a ? cpus_of(a->value) : online};
         if (p.allowed.empty()) p.allowed = online;
         listed += m.value;
-        if (m.labels.at("comm") == app) {
+        if (application_label(m.labels) == app) {
             mine.insert(p.allowed.begin(), p.allowed.end());
             if (m.labels.count("cgroup")) app_cgroups.insert(m.labels.at("cgroup"));
         }
@@ -91,8 +91,8 @@ void add_cpu_contention(Evidence& ev) {
     std::map<std::pair<std::string, std::string>, Group> groups;
     for (const auto& p : procs) {
         const double w = p.m->value * on_where(p.allowed);
-        const std::string& comm = p.m->labels.at("comm");
-        if (comm == app) {
+        const std::string whose = application_label(p.m->labels);
+        if (whose == app) {
             own += w;
             // One thread runs at most the whole window: a process that ran
             // longer had several, and its others compete with the waiter.
@@ -101,7 +101,7 @@ void add_cpu_contention(Evidence& ev) {
         }
         others += w;
         const std::string cg = p.m->labels.count("cgroup") ? p.m->labels.at("cgroup") : "?";
-        Group& g = groups[{comm, cg}];
+        Group& g = groups[{whose, cg}];
         g.us += w;
         g.raw_us += p.m->value;
         if (p.m->value > g.top_us && p.m->labels.count("pid")) g.top_us = p.m->value, g.top_pid = p.m->labels.at("pid");

@@ -19,7 +19,7 @@ namespace {
 // One submitter group of a device, as the block collector emits it
 // (block.submitter.* {device, comm, cgroup, kind}).
 struct Submitter {
-    std::string comm, cgroup, kind, pid;
+    std::string comm, app, cgroup, kind, pid;   // app: its application (application_label.hpp)
     double d2c = 0, q2c = 0, bytes = 0, requests = 0;
 };
 
@@ -34,6 +34,7 @@ std::map<std::string, std::vector<Submitter>> submitters_by_command(const Eviden
         if (m.name != "block.submitter_d2c_total_us" || !m.labels.count("device") || !m.labels.count("comm")) continue;
         Submitter s;
         s.comm = m.labels.at("comm");
+        s.app = application_label(m.labels);
         s.kind = s.comm == "(none)" || s.comm == "?" ? "kernel"
                  : s.comm.find("flush-") != std::string::npos ? "writeback"
                                                               : "process";
@@ -57,6 +58,7 @@ std::map<std::string, std::vector<Submitter>> submitters_by_device(const Evidenc
             return it == m.labels.end() ? std::string() : it->second;
         };
         s.comm = label("comm");
+        s.app = application_label(m.labels);
         s.cgroup = label("cgroup");
         s.kind = label("kind");
         s.d2c = m.value;
@@ -107,7 +109,7 @@ double sufferer_dirtied_fraction(const Evidence& ev, const std::string& app) {
     double mine = 0;
     for (const auto& m : ev.metrics)
         if (m.name == "io.proc_write_bytes")
-            if (const auto c = m.labels.find("comm"); c != m.labels.end() && c->second == app) mine += m.value;
+            if (application_label(m.labels) == app) mine += m.value;
     return std::min(1.0, mine / all->value);
 }
 
@@ -143,14 +145,14 @@ void add_device_contention(Evidence& ev) {
         std::set<std::string> app_cgroups;
         for (const auto& [d, all] : by_device)
             for (const auto& s : all)
-                if (s.comm == app) app_cgroups.insert(s.cgroup);
+                if (s.app == app) app_cgroups.insert(s.cgroup);
         double total_d2c = 0, total_q2c = 0, own_q2c = 0, other_d2c = 0, other_q2c = 0, bytes = 0;
         std::vector<Submitter> others;
         for (const auto& s : subs) {
             total_d2c += s.d2c;
             total_q2c += s.q2c;
             bytes += s.bytes;
-            if (s.comm == app) {
+            if (s.app == app) {
                 own_q2c += s.q2c;
             } else if (s.kind == "writeback" && s.cgroup != "/" && s.cgroup != "?" && !s.cgroup.empty()) {
                 // Charged by the kernel to the dirtier's cgroup (cgroup v2
@@ -233,9 +235,9 @@ void add_device_contention(Evidence& ev) {
         // The largest other (by service time), and the few after it.
         std::sort(others.begin(), others.end(), [](const Submitter& a, const Submitter& b) { return a.d2c > b.d2c; });
         const Submitter& top = others.front();
-        const std::string how = "the submitter group (command, cgroup) with the largest D2C total on " + dev +
+        const std::string how = "the submitter group (application, cgroup) with the largest D2C total on " + dev +
                                 " among those other than " + app + " (" + basis + ")";
-        ev.add_fact("device.neighbor_comm", l, top.comm, derived(how));
+        ev.add_fact("device.neighbor_comm", l, top.app, derived(how));
         if (!top.pid.empty()) ev.add_fact("device.neighbor_pid", l, top.pid, derived(how + "; its process with the most"));
         if (!top.cgroup.empty())
             ev.add_fact("device.neighbor_cgroup", l, top.cgroup,
@@ -247,7 +249,7 @@ void add_device_contention(Evidence& ev) {
         std::string list;
         for (size_t i = 0; i < others.size() && i < 3; ++i) {
             const auto& o = others[i];
-            list += (i ? "; " : "") + o.comm + (o.pid.empty() ? "" : " (pid " + o.pid + ")") + " in " +
+            list += (i ? "; " : "") + o.app + (o.pid.empty() ? "" : " (pid " + o.pid + ")") + " in " +
                     (o.cgroup.empty() ? "?" : o.cgroup) + ": " + format_number(100.0 * o.d2c / total_d2c) +
                     " % of service time, " + format_value(o.bytes, "bytes");
         }

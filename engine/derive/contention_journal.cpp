@@ -7,6 +7,7 @@
 #include <map>
 
 #include "engine/evidence/format.hpp"
+#include "engine/evidence/application_label.hpp"
 
 namespace iodiag::derive {
 
@@ -35,13 +36,13 @@ void add_journal_contention(Evidence& ev) {
         auto label = [&](const char* k) { return m.labels.count(k) ? m.labels.at(k) : std::string(); };
         Writes& w = by_dev[label("device")];
         w.total += m.value;
-        const std::string comm = label("comm"), kind = label("kind");
-        if (comm == app) {
+        const std::string whose = application_label(m.labels), kind = label("kind");
+        if (whose == app) {
             w.own += m.value;
         } else if (kind == "writeback" || kind == "kernel") {
             w.kernel += m.value;
         } else if (kind == "process") {
-            auto& o = w.others[{comm, label("cgroup")}];
+            auto& o = w.others[{whose, label("cgroup")}];
             o.first += m.value;
             if (const Fact* p = ev.find_fact("block.submitter.top_pid", m.labels)) o.second = p->value;
         }

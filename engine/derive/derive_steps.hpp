@@ -40,8 +40,8 @@ double metric_or(const Evidence& ev, const std::string& name, const Labels& l, d
 std::string lower_device(const Evidence& ev, const std::string& device);
 // Every device that is another device's lower device.
 std::set<std::string> lower_devices(const Evidence& ev);
-// All of a command's traced syscall time (syscall.proc.time_us summed).
-double comm_syscall_time_us(const Evidence& ev, const std::string& comm);
+// All of an application's traced syscall time (syscall.proc.time_us summed).
+double app_syscall_time_us(const Evidence& ev, const std::string& app);
 // The count and time (bucket midpoints) of a log2 histogram's values in
 // buckets that start at or above bound_us.
 std::pair<double, double> at_or_above(const Log2Histogram& h, double bound_us);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "engine/evidence/application_label.hpp"
+
 namespace iodiag::derive {
 
 Provenance derived(const std::string& formula) { return {"derived", formula}; }
@@ -37,13 +39,12 @@ std::set<std::string> lower_devices(const Evidence& ev) {
     return lower;
 }
 
-// All of a command's traced syscall time: its processes' syscall.proc.time_us
-// summed (the top 20 processes of the window).
-double comm_syscall_time_us(const Evidence& ev, const std::string& comm) {
+// All of an application's traced syscall time: its processes'
+// syscall.proc.time_us summed (the top 20 processes of the window).
+double app_syscall_time_us(const Evidence& ev, const std::string& app) {
     double t = 0;
     for (const auto& m : ev.metrics)
-        if (m.name == "syscall.proc.time_us")
-            if (const auto c = m.labels.find("comm"); c != m.labels.end() && c->second == comm) t += m.value;
+        if (m.name == "syscall.proc.time_us" && application_label(m.labels) == app) t += m.value;
     return t;
 }
 

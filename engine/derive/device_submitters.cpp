@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "engine/evidence/application_label.hpp"
+
 namespace iodiag::derive {
 
 // Per device: the command that waited on it most (the largest Q2C total of its
@@ -16,25 +18,28 @@ namespace iodiag::derive {
 void add_submitter_whole_shares(Evidence& ev) {
     const std::set<std::string> lower = lower_devices(ev);
     const double window_us = ev.window.duration_s * 1e6;
-    std::map<std::string, std::pair<std::string, double>> top;   // device -> (comm, Q2C us)
+    // device -> its submitter with the most Q2C; copies: adding metrics below
+    // may move the vector they were found in.
+    std::map<std::string, Metric> top;
     for (const auto& m : ev.metrics) {
         if (m.name != "block.submitter_q2c_total_us" || m.value <= 0) continue;
-        const auto dev = m.labels.find("device"), comm = m.labels.find("comm");
-        if (dev == m.labels.end() || comm == m.labels.end() || comm->second == "?" || lower.count(dev->second))
-            continue;
-        auto& t = top[dev->second];
-        if (m.value > t.second) t = {comm->second, m.value};
+        const auto dev = m.labels.find("device");
+        const std::string app = application_label(m.labels);
+        if (dev == m.labels.end() || app.empty() || app == "?" || lower.count(dev->second)) continue;
+        const auto t = top.find(dev->second);
+        if (t == top.end() || m.value > t->second.value) top[dev->second] = m;
     }
-    for (const auto& [d, who] : top) {
-        const auto& [comm, q2c] = who;
-        const double all_us = comm_syscall_time_us(ev, comm);
+    for (const auto& [d, m] : top) {
+        const std::string comm = application_label(m.labels);
+        const double q2c = m.value;
+        const double all_us = app_syscall_time_us(ev, comm);
         // Its requests must be waited for inside its syscalls: more request
         // time than syscall time means they were not (page faults of mapped
         // files, asynchronous I/O, readahead completed later), and its
         // syscalls say nothing of them.
         if (all_us <= 0 || q2c > all_us) continue;
-        const Labels l{{"device", d}}, lc{{"comm", comm}, {"device", d}};
-        const double d2c = std::min(q2c, metric_or(ev, "block.submitter_d2c_total_us", lc, q2c));
+        const Labels l{{"device", d}};
+        const double d2c = std::min(q2c, metric_or(ev, "block.submitter_d2c_total_us", m.labels, q2c));
         const std::string of = comm + "'s own requests on " + d;
         ev.add_fact("device.top_submitter", l, comm,
                     derived("command with the largest Q2C total of its own requests on the device "
@@ -79,9 +84,8 @@ std::map<std::string, double> app_own_q2c(const Evidence& ev, const std::set<std
     double total = 0;
     for (const auto& m : ev.metrics) {
         if (m.name != "block.submitter_q2c_total_us" || m.value <= 0) continue;
-        const auto dev = m.labels.find("device"), comm = m.labels.find("comm");
-        if (dev == m.labels.end() || comm == m.labels.end() || comm->second != app->value || skip.count(dev->second))
-            continue;
+        const auto dev = m.labels.find("device");
+        if (dev == m.labels.end() || application_label(m.labels) != app->value || skip.count(dev->second)) continue;
         own[dev->second] += m.value;
         total += m.value;
     }

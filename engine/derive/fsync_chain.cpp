@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "engine/evidence/histogram.hpp"
+#include "engine/evidence/application_label.hpp"
 
 namespace iodiag::derive {
 
@@ -52,14 +53,11 @@ struct FsyncParts {
     std::map<std::string, double> us;   // class -> time
 };
 
-FsyncParts fsync_exemplar_parts(const Evidence& ev, const std::string& comm = "") {
+FsyncParts fsync_exemplar_parts(const Evidence& ev, const std::string& app = "") {
     FsyncParts p;
     for (const auto& e : ev.exemplars) {
         if (e.kind != "syscall") continue;
-        if (!comm.empty()) {
-            const auto c = e.labels.find("comm");
-            if (c == e.labels.end() || c->second != comm) continue;
-        }
+        if (!app.empty() && application_label(e.labels) != app) continue;
         const auto op = e.labels.find("op");
         if (op == e.labels.end() || (op->second != "fsync" && op->second != "sync_file_range")) continue;
         const auto t = e.values.find("total_us");

@@ -6,26 +6,27 @@
 #include <optional>
 
 #include "engine/derive/slow_floor.hpp"
+#include "engine/evidence/application_label.hpp"
 
 namespace iodiag::derive {
 
 // The application with the most time in traced syscalls: its processes'
-// times summed by command name (a database's backends, a job's workers), from
+// times summed (a database's backends, a job's workers), from
 // syscall.proc.time_us (the top 20 processes).
 void add_top_app(Evidence& ev) {
-    std::map<std::string, std::pair<double, int>> by_comm;
+    std::map<std::string, std::pair<double, int>> by_app;
     for (const auto& m : ev.metrics) {
         if (m.name != "syscall.proc.time_us") continue;
-        const auto c = m.labels.find("comm");
-        if (c == m.labels.end()) continue;
-        by_comm[c->second].first += m.value;
-        by_comm[c->second].second += 1;
+        const std::string app = application_label(m.labels);
+        if (app.empty()) continue;
+        by_app[app].first += m.value;
+        by_app[app].second += 1;
     }
-    const auto best = std::max_element(by_comm.begin(), by_comm.end(),
+    const auto best = std::max_element(by_app.begin(), by_app.end(),
                                        [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
-    if (best == by_comm.end()) return;
+    if (best == by_app.end()) return;
     ev.add_fact("attr.slow.top_app", {}, best->first,
-                derived("command with the most time in traced syscalls, its processes summed (" +
+                derived("application with the most time in traced syscalls, its processes summed (" +
                         std::to_string(best->second.second) + " process(es) among the top 20 of syscall.proc.time_us)"));
 }
 
@@ -96,7 +97,7 @@ void add_sufferer_shares(Evidence& ev) {
     // share of the machine's syscalls below the window's p99 (attr.all less
     // attr.slow), mostly its own when it holds most of the syscall time.
     if (own_time && app && cpu_pct && slow_us && *slow_us > 0)
-        if (const double all_us = std::max(*slow_us, comm_syscall_time_us(ev, app->value)); all_us > 0) {
+        if (const double all_us = std::max(*slow_us, app_syscall_time_us(ev, app->value)); all_us > 0) {
             const std::string from = " / the time of all of " + app->value +
                                      "'s traced syscalls (syscall.proc.time_us summed over its processes)";
             double fast_total = 0, fast_cpu = 0;
@@ -126,7 +127,7 @@ std::vector<MetricSpec> sufferer_specs() {
     using K = MetricSpec::Kind;
     std::vector<MetricSpec> specs = {
         {"attr.slow.top_app", K::Fact, "", layer::kSyscall, "",
-         "command with the most time in traced syscalls, its processes summed"},
+         "application with the most time in traced syscalls, its processes summed"},
         {"attr.sufferer.blocked_us_per_op", K::Metric, "us", layer::kSyscall, "",
          "time per slow syscall of the suffering application blocked off CPU on something other than a CPU"},
         {"attr.sufferer.cpu_us_per_op", K::Metric, "us", layer::kCpu, "",

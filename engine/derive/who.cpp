@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 
+#include "engine/evidence/application_label.hpp"
+
 namespace iodiag::derive {
 
 namespace {
@@ -43,9 +45,16 @@ void add_who(Evidence& ev) {
     };
     const auto app_fact = fact("attr.app.name"), top_app = fact("attr.slow.top_app");
     const auto top_comm = fact("attr.slow.top_comm"), top_pid = fact("attr.slow.top_pid");
+    const auto victim = fact("attr.victim.application");
     std::string app;
     Provenance app_from;
-    if (app_fact) {
+    if (victim && victim->value != "(none)") {
+        // The operator said who suffered (--victim): it is judged, whatever
+        // its rank among the window's applications.
+        app = victim->value;
+        app_from = derived("attr.victim.application: the application given by --victim (" +
+                           victim->provenance.source + ")");
+    } else if (app_fact) {
         app = app_fact->value;
         app_from = derived("attr.app.name: the application whose slow syscalls the findings' shares are over (" +
                            app_fact->provenance.source + ")");
@@ -60,26 +69,32 @@ void add_who(Evidence& ev) {
     }
     if (app.empty()) return;
     ev.add_fact("attr.who.app", {}, app, app_from);
+    if (const auto given = fact("attr.victim.given"))
+        ev.add_fact("attr.who.given", {}, given->value,
+                    derived(victim && victim->value != "(none)"
+                                ? "given by the operator (--victim), not found by iodiag"
+                                : "given by the operator (--victim) but matching no process that made a traced "
+                                  "syscall: the application shown is the one that suffered most"));
 
     // Its process: the one the collector found slowest overall when that is one
     // of its processes, else its process with the most slow exemplar time, else
     // with the most traced syscall time.
-    std::string pid;
-    Provenance pid_from;
-    if (top_comm && top_pid && top_comm->value == app) {
-        pid = top_pid->value;
-        pid_from = derived("attr.slow.top_pid, a process of " + app + " (" + top_pid->provenance.source + ")");
-    }
     // Its processes: an exemplar's comm is its thread's ("ThreadPoolForeg" in
     // chromium), syscall.proc.time_us has the process's.
     std::set<std::string> app_pids;
     for (const auto& m : ev.metrics)
-        if (m.name == "syscall.proc.time_us" && label_of(m.labels, "comm") == app) app_pids.insert(label_of(m.labels, "pid"));
+        if (m.name == "syscall.proc.time_us" && application_label(m.labels) == app) app_pids.insert(label_of(m.labels, "pid"));
+    std::string pid;
+    Provenance pid_from;
+    if (top_pid && (app_pids.count(top_pid->value) || (top_comm && top_comm->value == app))) {
+        pid = top_pid->value;
+        pid_from = derived("attr.slow.top_pid, a process of " + app + " (" + top_pid->provenance.source + ")");
+    }
     if (pid.empty()) {
         std::map<std::string, double> by_pid;
         for (const auto& e : ev.exemplars) {
             const std::string p = label_of(e.labels, "pid");
-            if (e.kind == "syscall" && !p.empty() && (label_of(e.labels, "comm") == app || app_pids.count(p)))
+            if (e.kind == "syscall" && !p.empty() && (application_label(e.labels) == app || app_pids.count(p)))
                 by_pid[p] += exemplar_total_us(e);
         }
         pid = largest(by_pid);
@@ -88,7 +103,7 @@ void add_who(Evidence& ev) {
     if (pid.empty()) {
         std::map<std::string, double> by_pid;
         for (const auto& m : ev.metrics)
-            if (m.name == "syscall.proc.time_us" && label_of(m.labels, "comm") == app)
+            if (m.name == "syscall.proc.time_us" && application_label(m.labels) == app)
                 by_pid[label_of(m.labels, "pid")] += m.value;
         by_pid.erase("");
         pid = largest(by_pid);
@@ -96,6 +111,12 @@ void add_who(Evidence& ev) {
     }
     if (pid.empty()) return;
     ev.add_fact("attr.who.pid", {}, pid, pid_from);
+    for (const auto& m : ev.metrics)
+        if (m.name == "syscall.proc.time_us" && label_of(m.labels, "pid") == pid && m.labels.count("comm")) {
+            ev.add_fact("attr.who.comm", {}, m.labels.at("comm"),
+                        derived("the command name of pid " + pid + " (syscall.proc.time_us)"));
+            break;
+        }
 
     // That process's cgroup (a task may have moved: the one it spent most time in).
     std::map<std::string, double> cgroup_time;
@@ -132,6 +153,9 @@ std::vector<MetricSpec> who_specs() {
          "the application that suffered most (attr.app.name, else attr.slow.top_app, else the command of "
          "attr.slow.top_comm)"},
         {"attr.who.pid", K::Fact, "", layer::kSyscall, "", "its process that suffered most"},
+        {"attr.who.comm", K::Fact, "", layer::kSyscall, "", "that process's command name"},
+        {"attr.who.given", K::Fact, "", layer::kSyscall, "",
+         "the --victim the operator gave (the application shown was given, not found, when it matched one)"},
         {"attr.who.cgroup", K::Fact, "", layer::kCgroup, "", "that process's cgroup (a cgroup label)"},
         {"attr.who.file", K::Fact, "", layer::kFilesystem, "",
          "the file of that process's slow syscalls with the most time"},

@@ -92,7 +92,9 @@ json render_json(const Verdict& v) {
     for (const auto& w : v.who_suffered) {
         who[w.what] = w.value;
         sources[w.what] = w.source;
-        if (w.what == "app") who["comm"] = w.value;   // its process's command: the same by construction
+        // A bundle recorded before applications were named: the command
+        // name stood for the application.
+        if (w.what == "app" && !who.contains("comm")) who["comm"] = w.value;
         if (auto n = v.cgroup_names.find(w.value); w.what == "cgroup" && n != v.cgroup_names.end()) {
             who["cgroup_name"] = n->second.name;
             who["cgroup_kind"] = n->second.kind;
@@ -100,6 +102,13 @@ json render_json(const Verdict& v) {
     }
     if (!v.who_suffered.empty()) who["sources"] = sources;
     j["who_suffered"] = who;
+    json culprit = json::object(), culprit_sources = json::object();
+    for (const auto& w : v.caused_by) {
+        culprit[w.what] = w.value;
+        culprit_sources[w.what] = w.source;
+    }
+    if (!v.caused_by.empty()) culprit["sources"] = culprit_sources;
+    j["caused_by"] = culprit;
     j["cgroup_names"] = json::object();
     for (const auto& [label, n] : v.cgroup_names)
         j["cgroup_names"][label] = {{"name", n.name},

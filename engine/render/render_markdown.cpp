@@ -84,6 +84,14 @@ void context(std::ostringstream& out, const Verdict& v) {
         << " (same causes on the same host give the same fingerprint: de-duplicate tickets on it)\n\n";
 }
 
+void field_rows(std::ostringstream& out, const Verdict& v, const std::vector<WhoField>& fields) {
+    out << "| | | from |\n|---|---|---|\n";
+    for (const auto& w : fields)
+        out << "| " << text(w.what) << " | " << (w.what == "cgroup" ? instance(v, w.value) : code(w.value)) << " | "
+            << text(w.source) << " |\n";
+    out << "\n";
+}
+
 void who_suffered(std::ostringstream& out, const Verdict& v) {
     out << "## Who suffered\n\n";
     if (v.who_suffered.empty()) {
@@ -91,12 +99,11 @@ void who_suffered(std::ostringstream& out, const Verdict& v) {
         return;
     }
     if (v.findings.empty()) out << "Nothing was wrong; these had the slowest operations of the window.\n\n";
-    out << "Every row is the same process.\n\n| | | from |\n|---|---|---|\n";
-    for (const auto& w : v.who_suffered) {
-        out << "| " << text(w.what) << " | " << (w.what == "cgroup" ? instance(v, w.value) : code(w.value)) << " | "
-            << text(w.source) << " |\n";
-    }
-    out << "\n";
+    out << "Every row is the same process.\n\n";
+    field_rows(out, v, v.who_suffered);
+    if (v.caused_by.empty()) return;
+    out << "### Because of\n\nThe other program the first finding that names one blames.\n\n";
+    field_rows(out, v, v.caused_by);
 }
 
 void layer_table(std::ostringstream& out, const Verdict& v) {

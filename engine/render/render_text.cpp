@@ -102,16 +102,24 @@ const CitedValue* cited(const Finding& f, const std::string& name) {
 
 // "app postgres [3]; pid 4242 [4]; ...": every field of the same process,
 // each with where it was read from (the legend's [n], or in full with -v).
-void render_who(std::ostringstream& out, const Verdict& v, SourceLegend* legend) {
-    out << "  Who:    ";
-    for (size_t i = 0; i < v.who_suffered.size(); ++i) {
-        const WhoField& w = v.who_suffered[i];
-        out << (i ? "; " : " ") << w.what << " " << (w.what == "cgroup" ? named(v, w.value) : w.value);
+void render_fields(std::ostringstream& out, const Verdict& v, const std::string& head,
+                   const std::vector<WhoField>& fields, SourceLegend* legend) {
+    out << head;
+    for (size_t i = 0; i < fields.size(); ++i) {
+        const WhoField& w = fields[i];
+        const std::string what = w.what == "given" ? "victim given by --victim" : w.what;
+        out << (i ? "; " : " ") << what << " " << (w.what == "cgroup" ? named(v, w.value) : w.value);
         if (legend) out << " [" << legend->ref({"derived", w.source}) << "]";
     }
     out << "\n";
     if (!legend)
-        for (const auto& w : v.who_suffered) out << "           " << w.what << " from " << w.source << "\n";
+        for (const auto& w : fields) out << "           " << w.what << " from " << w.source << "\n";
+}
+
+// Who suffered (the victim) and, where a finding names one, because of whom.
+void render_who(std::ostringstream& out, const Verdict& v, SourceLegend* legend) {
+    render_fields(out, v, "  Who:    ", v.who_suffered, legend);
+    if (!v.caused_by.empty()) render_fields(out, v, "  Because of:", v.caused_by, legend);
 }
 
 // What a person on call reads first: what is slow, for whom, why (the chain),
@@ -119,17 +127,21 @@ void render_who(std::ostringstream& out, const Verdict& v, SourceLegend* legend)
 void render_glance(std::ostringstream& out, const Verdict& v, SourceLegend* legend) {
     const Finding* top = !v.findings.empty() ? &v.findings.front() : (!v.notes.empty() ? &v.notes.front() : nullptr);
     out << "AT A GLANCE\n";
+    // Who suffered most is worth a line only when something was wrong: in a
+    // healthy window the "slowest" operations are merely the window's p99;
+    // or when the operator named the victim: whom the verdict is about.
+    const bool given = std::any_of(v.who_suffered.begin(), v.who_suffered.end(),
+                                   [](const WhoField& w) { return w.what == "given"; });
     if (!top) {
         out << "  Nothing the applications waited for was abnormal in the observed layers.\n";
+        if (given) render_who(out, v, legend);
         return;
     }
     const std::string share =
         top->share_pct ? " (" + format_number(*top->share_pct) + " % " + share_basis(top->share_metric) + ")" : "";
     // A title that states its share already needs no second one.
     out << "  What:    " << top->title << (top->title.find('%') == std::string::npos ? share : "") << "\n";
-    // Who suffered most is worth a line only when something was wrong: in a
-    // healthy window the "slowest" operations are merely the window's p99.
-    if (!v.who_suffered.empty() && !v.findings.empty()) render_who(out, v, legend);
+    if (!v.who_suffered.empty() && (!v.findings.empty() || given)) render_who(out, v, legend);
     std::string why;
     if (const CitedValue* c = cited(*top, "device.stack_chain")) why = "stack " + c->text + ". ";
     if (const CitedValue* c = cited(*top, "device.upper_devices"))

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "engine/evidence/application_label.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "engine/evidence/format.hpp"
 #include "engine/triage/ceph_attribution.hpp"
@@ -272,12 +273,12 @@ Evidence as_if_sufferer(const Evidence& collected, const std::string& app) {
     // own, from its processes' syscall time and its slow exemplars.
     const Metric* top_proc = nullptr;
     for (const auto& m : collected.metrics)
-        if (m.name == "syscall.proc.time_us" && m.labels.count("comm") && m.labels.at("comm") == app &&
+        if (m.name == "syscall.proc.time_us" && application_label(m.labels) == app &&
             (!top_proc || m.value > top_proc->value))
             top_proc = &m;
     std::map<std::string, double> by_file;
     for (const auto& e : collected.exemplars)
-        if (e.kind == "syscall" && e.labels.count("comm") && e.labels.at("comm") == app && e.labels.count("file"))
+        if (e.kind == "syscall" && application_label(e.labels) == app && e.labels.count("file"))
             if (const auto t = e.values.find("total_us"); t != e.values.end()) by_file[e.labels.at("file")] += t->second;
     const auto top_file = std::max_element(by_file.begin(), by_file.end(),
                                            [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -501,6 +502,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     for (const auto& l : layers) states.push_back({l, state[l]});
     v.layers = build_layer_table(ev, states);
     v.who_suffered = who_suffered(ev);
+    v.caused_by = caused_by(v.findings);
     v.slowest = slowest_exemplars(ev, 5);
     v.distributions = distributions(ev);
     v.cgroup_names = cited_cgroup_names(v, ev);

@@ -111,6 +111,10 @@ struct Verdict {
     // (pid, file, cgroup), every field of the same process (attr.who.*);
     // empty when the syscall collector did not run.
     std::vector<WhoField> who_suffered;
+    // Whose load the first finding that names another program blames (app,
+    // pid, cgroup, finding): the culprit beside the victim; empty when no
+    // finding names one.
+    std::vector<WhoField> caused_by;
     // The names people use for the cgroups this verdict cites (findings'
     // instances and evidence, who suffered, the slowest operations), by
     // label; a bundle recorded before names were kept has none.

@@ -13,6 +13,12 @@ namespace iodiag {
 // process and says where it was read from.
 std::vector<WhoField> who_suffered(const Evidence& ev);
 
+// The culprit: the other program the highest-ranked warning or critical
+// finding that names one blames (its <layer>.neighbor_* evidence: the device's
+// other submitter, whose dirtied data the flusher wrote back where recorded;
+// the CPU's other process; the journal's other writer).
+std::vector<WhoField> caused_by(const std::vector<Finding>& findings);
+
 // The recorded names (cgroup.name, cgroup.kind) of every cgroup the verdict
 // cites: findings' and notes' cgroup instances, their evidence's cgroup
 // labels and cgroup-naming facts, who suffered, the slowest operations and

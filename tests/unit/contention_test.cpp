@@ -386,10 +386,10 @@ TEST(Contention, OnCpuTimeIsTheWindowsDifferencePerProcess) {
     const CpuSnapshot after = read_cpu_snapshot(root.string(), 100);
     Evidence ev;
     add_proc_cpu_metrics(before, after, 100, "0-1", 12, root.string(), ev);
-    const Metric* hog = ev.find_metric("cpu.proc_oncpu_us", {{"pid", "10"}, {"comm", "hog (x)"}, {"cgroup", "/hog (x)"}});
+    const Metric* hog = ev.find_metric("cpu.proc_oncpu_us", {{"pid", "10"}, {"comm", "hog (x)"}, {"app", "hog (x)"}, {"cgroup", "/hog (x)"}});
     ASSERT_NE(hog, nullptr);
     EXPECT_EQ(hog->value, 3e6);
-    ASSERT_NE(ev.find_metric("cpu.proc_oncpu_us", {{"pid", "13"}, {"comm", "new"}, {"cgroup", "/new"}}), nullptr);
+    ASSERT_NE(ev.find_metric("cpu.proc_oncpu_us", {{"pid", "13"}, {"comm", "new"}, {"app", "new"}, {"cgroup", "/new"}}), nullptr);
     EXPECT_EQ(ev.find_metric("cpu.oncpu_total_us")->value, (300 + 50 + 5 + 200) * 1e4);
     EXPECT_EQ(ev.find_metric("cpu.kthread_oncpu_us")->value, 50 * 1e4);
     EXPECT_EQ(ev.find_metric("cpu.self_oncpu_us")->value, 5 * 1e4);   // pid 12 is "iodiag" here

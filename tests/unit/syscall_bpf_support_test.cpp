@@ -451,3 +451,81 @@ TEST(SyscallEmit, SuffererSharesAreTheApplicationsOwnNotTheMachines) {
     emit(s, thin);
     EXPECT_EQ(thin.find_fact("attr.app.name"), nullptr);
 }
+
+namespace {
+
+// Two processes' slow syscalls of 200 ms each, `n` of them, all waiting in
+// `cls`: the parts the exemplars measured.
+ProcParts slow_parts(uint64_t n, int cls) {
+    const int b = Log2Histogram::bucket_of(200000);
+    ProcParts p;
+    p.class_ns.assign(IOD_HIST_BUCKETS, std::vector<uint64_t>(CLS_COUNT, 0));
+    p.total_ns.assign(IOD_HIST_BUCKETS, 0);
+    p.count.assign(IOD_HIST_BUCKETS, 0);
+    p.class_ns[b][cls] = p.total_ns[b] = n * 200000000ull;
+    p.count[b] = n;
+    return p;
+}
+
+ProcessTime slow_process(uint32_t pid, const std::string& comm, const std::string& app, uint64_t n) {
+    ProcessTime p;
+    p.pid = pid;
+    p.comm = comm;
+    p.app = app;
+    p.cgroup = "/";
+    p.ops = n;
+    p.ns_by_bucket.assign(IOD_HIST_BUCKETS, 0);
+    p.ns_by_bucket[Log2Histogram::bucket_of(200000)] = n * 200000000ull;
+    return p;
+}
+
+}  // namespace
+
+// Two programs with one command name are two applications (issue 33): the
+// bulk loader's slow time is not the ingester's.
+TEST(SyscallEmit, TwoProgramsWithOneCommAreJudgedApart) {
+    Snapshot s = seed000_snapshot();
+    s.exemplar_min_us = 1000;
+    s.proc_parts.clear();
+    s.procs = {slow_process(10, "python3", "python3 ingest.py", 40),
+               slow_process(20, "python3", "python3 bulk_load.py", 100)};
+    s.proc_parts[10] = slow_parts(40, CLS_JOURNAL);
+    s.proc_parts[20] = slow_parts(100, CLS_PAGE_CACHE);
+    Evidence ev;
+    emit(s, ev);
+    ASSERT_NE(ev.find_fact("attr.app.name"), nullptr);
+    EXPECT_EQ(ev.find_fact("attr.app.name")->value, "python3 bulk_load.py");
+    EXPECT_NEAR(metric(ev, "attr.app.page_cache_pct"), 100, 1e-9);   // none of ingest.py's journal wait
+    const Metric* theirs = ev.find_metric("attr.apps.journal_pct", {{"app", "python3 ingest.py"}});
+    ASSERT_NE(theirs, nullptr);
+    EXPECT_NEAR(theirs->value, 100, 1e-9);
+}
+
+// --victim: the operator's application is judged whatever its rank, and the
+// evidence says it was given.
+TEST(SyscallEmit, AGivenVictimIsJudgedWhateverItsRank) {
+    Snapshot s = seed000_snapshot();
+    s.exemplar_min_us = 1000;
+    s.proc_parts.clear();
+    s.procs = {slow_process(10, "python3", "python3 ingest.py", 40),
+               slow_process(20, "python3", "python3 bulk_load.py", 100)};
+    s.procs[0].cgroup = "/system.slice/ingest.service";
+    s.proc_parts[10] = slow_parts(40, CLS_JOURNAL);
+    s.proc_parts[20] = slow_parts(100, CLS_PAGE_CACHE);
+    for (const std::string given : {"10", "python3 ingest.py", "ingest.service", "ingest"}) {
+        s.victim = given;
+        Evidence ev;
+        emit(s, ev);
+        ASSERT_NE(ev.find_fact("attr.app.name"), nullptr) << given;
+        EXPECT_EQ(ev.find_fact("attr.app.name")->value, "python3 ingest.py") << given;
+        EXPECT_NEAR(metric(ev, "attr.app.journal_pct"), 100, 1e-9) << given;
+        EXPECT_EQ(ev.find_fact("attr.victim.given")->value, given);
+        EXPECT_EQ(ev.find_fact("attr.victim.application")->value, "python3 ingest.py") << given;
+    }
+    // One that matches nothing is said so; the one that suffered most is judged.
+    s.victim = "postgres";
+    Evidence none;
+    emit(s, none);
+    EXPECT_EQ(none.find_fact("attr.victim.application")->value, "(none)");
+    EXPECT_EQ(none.find_fact("attr.app.name")->value, "python3 bulk_load.py");
+}

@@ -68,8 +68,9 @@ TEST(WhoSuffered, EveryFieldIsTheProcessOfTheApplicationTheFindingsJudge) {
     Evidence ev = database_and_desktop();
     ev.add_fact("attr.app.name", {}, "postgres", kP);
     const auto who = who_of(ev);
-    ASSERT_EQ(who.size(), 4u);
+    ASSERT_EQ(who.size(), 5u);
     EXPECT_EQ(who.at("app").value, "postgres");
+    EXPECT_EQ(who.at("comm").value, "postgres");
     EXPECT_EQ(who.at("pid").value, "4242");   // 400 us of slow exemplars against 4243's 350
     EXPECT_EQ(who.at("file").value, "base/16384/2619");
     EXPECT_EQ(who.at("cgroup").value, kDb);
@@ -131,4 +132,67 @@ TEST(WhoSuffered, ARecordedBundleNoLongerMixesTwoProcesses) {
     EXPECT_EQ(j["who_suffered"]["comm"], "postgres");
     EXPECT_EQ(j["who_suffered"]["pid"], "11943");
     EXPECT_TRUE(j["who_suffered"]["sources"].contains("cgroup"));
+}
+
+// Two programs with one command name (issue 33): who suffered is a process of
+// the application judged, named by its command line, never the other's.
+TEST(WhoSuffered, TwoProgramsWithOneCommNameAreNotMixedUp) {
+    Evidence ev;
+    const std::string cg = "/user.slice";
+    ev.add_metric("syscall.proc.time_us", {{"pid", "10"}, {"comm", "python3"}, {"app", "python3 ingest.py"}, {"cgroup", cg}},
+                  500, "us", kP);
+    ev.add_metric("syscall.proc.time_us", {{"pid", "20"}, {"comm", "python3"}, {"app", "python3 bulk.py"}, {"cgroup", cg}},
+                  5000, "us", kP);
+    slow_op(ev, "20", "python3", cg, "bulk.dat", 4000);
+    ev.add_fact("attr.slow.top_comm", {}, "python3", kP);
+    ev.add_fact("attr.slow.top_pid", {}, "20", kP);
+    ev.add_fact("attr.app.name", {}, "python3 ingest.py", kP);
+    const auto who = who_of(ev);
+    EXPECT_EQ(who.at("app").value, "python3 ingest.py");
+    EXPECT_EQ(who.at("pid").value, "10");   // not the bulk loader's 20, whose comm is the same
+    EXPECT_EQ(who.at("comm").value, "python3");
+}
+
+// --victim: the operator's application is who suffered, and the verdict says
+// it was given.
+TEST(WhoSuffered, AGivenVictimIsSaidToBeGiven) {
+    Evidence ev = database_and_desktop();
+    ev.add_fact("attr.app.name", {}, "chromium", kP);
+    ev.add_fact("attr.victim.given", {}, "postgresql@15-main.service", {"config", "--victim"});
+    ev.add_fact("attr.victim.application", {}, "postgres", kP);
+    const auto who = who_of(ev);
+    EXPECT_EQ(who.at("app").value, "postgres");
+    EXPECT_NE(who.at("app").source.find("--victim"), std::string::npos);
+    EXPECT_EQ(who.at("given").value, "postgresql@15-main.service");
+    EXPECT_NE(who.at("given").source.find("not found by iodiag"), std::string::npos);
+}
+
+// The culprit is the other program the first finding that names one blames;
+// for writeback, whose data the flusher wrote.
+TEST(WhoSuffered, CausedByIsTheNeighborTheFirstFindingBlames) {
+    auto fact = [](const std::string& name, const std::string& text) {
+        CitedValue c;
+        c.name = name;
+        c.text = text;
+        return c;
+    };
+    Finding note;
+    note.rule_id = "syscall.qd1";
+    note.severity = Severity::Info;
+    note.evidence = {fact("device.neighbor_comm", "not me")};
+    Finding device;
+    device.rule_id = "contention.device_neighbor";
+    device.instance = "vdb";
+    device.evidence = {fact("device.neighbor_comm", "tar cf /backup/db.tar /srv"), fact("device.neighbor_pid", "900")};
+    std::map<std::string, std::string> by;
+    for (const auto& w : caused_by({note, device})) by[w.what] = w.value;
+    EXPECT_EQ(by["app"], "tar cf /backup/db.tar /srv");
+    EXPECT_EQ(by["pid"], "900");
+    EXPECT_EQ(by["finding"], "contention.device_neighbor");
+    device.evidence.push_back(fact("device.neighbor_dirtier", "dd if=/dev/zero of=/data/f (pid 77)"));
+    by.clear();
+    for (const auto& w : caused_by({device})) by[w.what] = w.value;
+    EXPECT_EQ(by["app"], "dd if=/dev/zero of=/data/f");
+    EXPECT_EQ(by["pid"], "77");
+    EXPECT_TRUE(caused_by({note}).empty());
 }

@@ -1,0 +1,82 @@
+// Applications as people know them (issue 33): which program a process is
+// part of, named the way an operator looks it up ("python3 ingest.py"), never
+// by its command name alone: two `python3` programs are two applications.
+//
+// An application is a process together with the processes it forked that run
+// the same program: a database's backends under its postmaster, fio's job
+// processes under fio, a web server's workers. A child running another
+// program (a shell's `dd`, a script's `cp`) is an application of its own: it
+// is what loaded the device, and it is what an operator kills or throttles.
+// Processes of one service are not merged on the service alone: a unit such
+// as cron.service runs every job of the host, a backup beside its victim;
+// the unit is shown beside the name instead (the cgroup's name).
+//
+// Every collector that labels a process asks one index per run, so that the
+// syscall, block, /proc/PID/io and CPU collectors give one process the same
+// application (the label `app`). A process is read from /proc once, the first
+// time a collector asks while it lives; one that exited before anybody asked
+// keeps what the kernel recorded of it (its comm, and its command line when
+// it exec'd inside the window), or its comm alone.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace iodiag {
+
+// What one process is, as far as it was seen.
+struct ProcessIdentity {
+    uint32_t ppid = 0;     // 0: unknown (gone before /proc was read)
+    std::string comm;
+    std::string cmdline;   // argv joined by spaces; "" for a kernel thread or unknown
+};
+
+// The longest application name given; longer command lines are cut (at a
+// word where one ends near the bound) and end in "...". Long enough for a
+// program and its distinguishing arguments (`python3 /srv/jobs/ingest.py
+// --batch 7`), short enough for a finding's title.
+inline constexpr size_t kApplicationNameMax = 64;
+
+// A command line as shown: argv[0]'s last path component and the arguments
+// (NULs read from /proc/PID/cmdline as spaces), cut to kApplicationNameMax;
+// the comm when the command line is empty.
+std::string command_line_shown(const std::string& cmdline, const std::string& comm);
+
+// argv from /proc/PID/cmdline (NUL-separated, maybe NUL-terminated) as one
+// line, arguments separated by one space.
+std::string cmdline_from_proc(const std::string& raw);
+
+class ApplicationIndex {
+public:
+    explicit ApplicationIndex(std::string proc_root = "") : root_(std::move(proc_root)) {}
+
+    // The one index of this run over the /proc under `root` ("" or "/": the
+    // host's; a test's fixture tree otherwise).
+    static ApplicationIndex& of_root(const std::string& root);
+    static ApplicationIndex& host() { return of_root(""); }
+
+    // What a collector recorded of a process in the kernel (its comm, and its
+    // command line as of its I/O): kept for a process that exits before /proc
+    // is read; /proc adds its parent.
+    void remember(uint32_t pid, const std::string& comm, const std::string& cmdline);
+
+    // The application `pid` is part of: the command line shown of the
+    // eldest ancestor running the same program (same comm) without a break
+    // in the chain, else of the process itself, else `comm`.
+    std::string application_of(uint32_t pid, const std::string& comm);
+
+    // The identity seen of `pid` (reading /proc for it once), if any.
+    std::optional<ProcessIdentity> identity(uint32_t pid);
+
+private:
+    std::optional<ProcessIdentity> identity_locked(uint32_t pid);
+    std::string root_;
+    std::mutex mu_;
+    std::map<uint32_t, ProcessIdentity> known_;
+    std::map<uint32_t, bool> read_;   // pid -> /proc read tried
+};
+
+}  // namespace iodiag

@@ -1,0 +1,99 @@
+// Applications as people know them (collectors/procfs/applications.hpp): two
+// programs with one comm are two applications, a program's forked workers are
+// one, a child running another program is its own.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "collectors/procfs/applications.hpp"
+
+using namespace iodiag;
+
+namespace {
+
+class ProcTree {
+public:
+    ProcTree() : root_(std::filesystem::temp_directory_path() / ("iodiag-apps-" + std::to_string(::getpid()))) {
+        std::filesystem::remove_all(root_);
+    }
+    ~ProcTree() { std::filesystem::remove_all(root_); }
+    // argv as /proc/PID/cmdline holds it: each argument NUL-terminated.
+    void add(int pid, int ppid, const std::string& comm, const std::vector<std::string>& argv) {
+        const auto dir = root_ / "proc" / std::to_string(pid);
+        std::filesystem::create_directories(dir);
+        std::ofstream(dir / "stat") << pid << " (" << comm << ") S " << ppid << " 1 1 0 -1 4194560 0 0 0\n";
+        std::ofstream cmd(dir / "cmdline", std::ios::binary);
+        for (const auto& a : argv) cmd << a << '\0';
+    }
+    std::string root() const { return root_.string(); }
+
+private:
+    std::filesystem::path root_;
+};
+
+}  // namespace
+
+TEST(Applications, CommandLineShownIsTheProgramAndItsArguments) {
+    std::string argv;
+    for (const char* a : {"/usr/bin/python3", "ingest.py", "--batch", "7"}) argv += std::string(a) + '\0';
+    EXPECT_EQ(command_line_shown(argv, "python3"), "python3 ingest.py --batch 7");
+    EXPECT_EQ(command_line_shown("", "kworker/u4:2"), "kworker/u4:2");
+    // A long command line is cut at a word near the bound and says so.
+    const std::string long_line = "/usr/bin/fio --name=victim --rw=randread --bs=4k --iodepth=1 --filename=/mnt/lab/a/b/c";
+    const std::string shown = command_line_shown(long_line, "fio");
+    EXPECT_LE(shown.size(), kApplicationNameMax);
+    EXPECT_EQ(shown.rfind("fio --name=victim --rw=randread", 0), 0u) << shown;
+    EXPECT_EQ(shown.substr(shown.size() - 3), "...");
+}
+
+TEST(Applications, TwoProgramsWithOneCommAreTwoApplications) {
+    ProcTree t;
+    t.add(100, 1, "bash", {"bash"});
+    t.add(200, 100, "python3", {"/usr/bin/python3", "ingest.py"});
+    t.add(300, 100, "python3", {"/usr/bin/python3", "bulk_load.py", "--rows", "1000000"});
+    ApplicationIndex index(t.root());
+    EXPECT_EQ(index.application_of(200, "python3"), "python3 ingest.py");
+    EXPECT_EQ(index.application_of(300, "python3"), "python3 bulk_load.py --rows 1000000");
+}
+
+TEST(Applications, ForkedWorkersOfOneProgramAreOneApplication) {
+    ProcTree t;
+    t.add(10, 1, "postgres", {"/usr/lib/postgresql/15/bin/postgres", "-D", "/var/lib/postgresql/15/main"});
+    // A backend's title changes with what it does; it is the postmaster's.
+    t.add(11, 10, "postgres", {"postgres: 15/main: bench bench [local] UPDATE"});
+    t.add(12, 10, "postgres", {"postgres: 15/main: checkpointer"});
+    ApplicationIndex index(t.root());
+    const std::string db = "postgres -D /var/lib/postgresql/15/main";
+    EXPECT_EQ(index.application_of(11, "postgres"), db);
+    EXPECT_EQ(index.application_of(12, "postgres"), db);
+    EXPECT_EQ(index.application_of(10, "postgres"), db);
+}
+
+TEST(Applications, AChildRunningAnotherProgramIsItsOwnApplication) {
+    ProcTree t;
+    t.add(50, 1, "sh", {"sh", "-c", "while true; do dd if=/dev/zero of=/data/f bs=1M count=512; done"});
+    t.add(51, 50, "dd", {"dd", "if=/dev/zero", "of=/data/f", "bs=1M", "count=512"});
+    ApplicationIndex index(t.root());
+    EXPECT_EQ(index.application_of(51, "dd"), "dd if=/dev/zero of=/data/f bs=1M count=512");
+}
+
+TEST(Applications, AProcessGoneBeforeItWasReadKeepsWhatTheKernelRecorded) {
+    ProcTree t;
+    ApplicationIndex index(t.root());
+    EXPECT_EQ(index.application_of(77, "dd"), "dd");   // nothing known but its comm
+    ApplicationIndex told(t.root());
+    told.remember(78, "dd", "dd if=/dev/zero of=/data/g bs=1M");
+    EXPECT_EQ(told.application_of(78, "sh"), "dd if=/dev/zero of=/data/g bs=1M");
+}
+
+TEST(Applications, AProcessReadOnceKeepsItsApplicationAfterItExits) {
+    ProcTree t;
+    t.add(60, 1, "tar", {"tar", "cf", "/backup/db.tar", "/srv/db"});
+    ApplicationIndex index(t.root());
+    EXPECT_EQ(index.application_of(60, "tar"), "tar cf /backup/db.tar /srv/db");
+    std::filesystem::remove_all(std::filesystem::path(t.root()) / "proc" / "60");
+    EXPECT_EQ(index.application_of(60, "tar"), "tar cf /backup/db.tar /srv/db");
+}
