@@ -16,6 +16,7 @@
 #include "engine/triage/judgement.hpp"
 #include "engine/triage/layer_table.hpp"
 #include "engine/triage/not_evaluated.hpp"
+#include "engine/triage/sufferer_choice.hpp"
 #include "engine/evidence/layers.hpp"
 #include "engine/triage/triage_graph.hpp"
 #include "engine/triage/who_suffered.hpp"
@@ -350,11 +351,35 @@ std::vector<Finding> other_sufferers_findings(const Evidence& collected, const E
     return out;
 }
 
+// The evidence the rules judge, derived as if the application the verdict is
+// about suffered most: the one that lost the most time to other programs
+// (sufferer_choice.hpp) where that is not the one with the most slow time;
+// the operator's --victim stays whatever the others lost.
+Evidence evidence_of_the_sufferer(const Evidence& collected) {
+    Evidence ev = collected;
+    add_derived_metrics(ev);
+    const Fact* first = ev.find_fact("attr.app.name");
+    const Fact* given = ev.find_fact("attr.victim.application");
+    if (!first || (given && given->value == first->value)) return ev;
+    std::vector<SuffererCandidate> candidates{time_lost_to_others(ev, first->value)};
+    std::vector<Evidence> as_if;
+    for (const auto& app : ev.instances("app")) {
+        if (app == first->value || !ev.find_metric("attr.apps.time_us", {{"app", app}})) continue;
+        as_if.push_back(as_if_sufferer(collected, app));
+        candidates.push_back(time_lost_to_others(as_if.back(), app));
+    }
+    const auto chosen = choose_sufferer(candidates);
+    if (!chosen) return ev;
+    Evidence out = std::move(as_if[*chosen - 1]);
+    for (auto& f : out.facts)
+        if (f.name == "attr.app.name") f.provenance = {"derived", choice_reason(candidates, *chosen)};
+    return out;
+}
+
 }  // namespace
 
 Verdict analyze(const Evidence& collected, const RuleSet& rules) {
-    Evidence ev = collected;
-    add_derived_metrics(ev);
+    Evidence ev = evidence_of_the_sufferer(collected);
 
     Verdict v;
     v.host = ev.host;
