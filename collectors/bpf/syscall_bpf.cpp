@@ -725,8 +725,10 @@ void SyscallBpfCollector::finish(Evidence& ev) {
         }
         // What the kernel recorded of it, for the other collectors should it
         // have exited; then its application, as every collector names it.
-        if (!p.comm.empty()) ApplicationIndex::host().remember(pid, p.comm, p.cmdline);
-        p.app = ApplicationIndex::host().application_of(pid, p.comm);
+        if (!p.comm.empty()) ApplicationIndex::of_root(im.root).remember(pid, p.comm, p.cmdline);
+        p.app = ApplicationIndex::of_root(im.root).application_of(pid, p.comm);
+        if (!victim_.empty())
+            p.cgroup_now = try_read_text_file(under_root(im.root, "/proc/" + std::to_string(pid) + "/cgroup")).value_or("");
         s.procs.push_back(std::move(p));
     }
     t.mark("procs map");
@@ -743,7 +745,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
             op.comm.assign(e.comm, strnlen(e.comm, sizeof(e.comm)));
             op.pid = e.tgid;
             op.tid = e.tid;
-            op.app = ApplicationIndex::host().application_of(op.pid, op.comm);
+            op.app = ApplicationIndex::of_root(im.root).application_of(op.pid, op.comm);
             op.cgroup = cg.label(e.cgid, e.memcg, e.io_cg);
             op.file = Impl::file_of(e);
             op.sys = static_cast<int>(e.sys);

@@ -107,12 +107,14 @@ bool all_digits(const std::string& s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
-// Whether a cgroup label names `unit` as one of its path's components (a
-// systemd unit, a container's scope, a pod's slice), in any controller's path.
+// Whether a cgroup label (or /proc/PID/cgroup's text) names `unit` as one of
+// its paths' components (a systemd unit, a container's scope, a pod's slice),
+// in any controller's path.
 bool cgroup_names(const std::string& cgroup, const std::string& unit) {
     for (size_t at = cgroup.find(unit); at != std::string::npos; at = cgroup.find(unit, at + 1)) {
         const size_t end = at + unit.size();
-        if (at > 0 && cgroup[at - 1] == '/' && (end == cgroup.size() || cgroup[end] == '/' || cgroup[end] == ','))
+        if (at > 0 && cgroup[at - 1] == '/' &&
+            (end == cgroup.size() || cgroup[end] == '/' || cgroup[end] == ',' || cgroup[end] == '\n'))
             return true;
     }
     return false;
@@ -130,7 +132,7 @@ std::string given_victim(const Snapshot& s, const std::vector<std::pair<std::str
         [&](const ProcessTime& p) { return all_digits(v) && std::to_string(p.pid) == v; },
         [&](const ProcessTime& p) { return app_of(p) == v; },
         [&](const ProcessTime& p) { return p.comm == v; },
-        [&](const ProcessTime& p) { return cgroup_names(p.cgroup, v); },
+        [&](const ProcessTime& p) { return cgroup_names(p.cgroup, v) || cgroup_names(p.cgroup_now, v); },
         [&](const ProcessTime& p) { return app_of(p).find(v) != std::string::npos; },
     };
     for (const auto& matches : levels)

@@ -25,6 +25,10 @@ struct ProcessTime {
     // "" in snapshots built without one: its comm stands for it.
     std::string app;
     std::string cgroup;
+    // /proc/PID/cgroup as the window ends, read only to match --victim: the
+    // cgroup above is the one it was first seen in, and a service's process
+    // may have been moved into its unit after it started.
+    std::string cgroup_now;
     uint64_t ops = 0;
     std::vector<uint64_t> ns_by_bucket;   // summed syscall time per log2 us bucket
 };

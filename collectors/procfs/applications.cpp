@@ -47,12 +47,12 @@ std::string command_line_shown(const std::string& cmdline, const std::string& co
     std::string shown = (slash == std::string::npos || slash + 1 == arg0.size()) ? arg0 : arg0.substr(slash + 1);
     if (arg0_end != std::string::npos) shown += line.substr(arg0_end);
     if (shown.size() <= kApplicationNameMax) return shown;
-    // Cut at the last word that ends in the first three quarters of the bound
-    // or later, so that a long argument is cut and short ones stay whole.
-    const size_t room = kApplicationNameMax - 3;
-    size_t cut = shown.rfind(' ', room);
-    if (cut == std::string::npos || cut < room * 3 / 4) cut = room;
-    return shown.substr(0, cut) + "...";
+    // Its head (the program, its first arguments) and its tail (where two
+    // runs of one program often differ: `--queue=a`, the file it works on):
+    // the name is also the application's identity, so what tells two apart
+    // is kept on both ends.
+    const size_t room = kApplicationNameMax - 3, head = room * 2 / 3;
+    return shown.substr(0, head) + "..." + shown.substr(shown.size() - (room - head));
 }
 
 ApplicationIndex& ApplicationIndex::of_root(const std::string& root) {

@@ -34,10 +34,10 @@ struct ProcessIdentity {
     std::string cmdline;   // argv joined by spaces; "" for a kernel thread or unknown
 };
 
-// The longest application name given; longer command lines are cut (at a
-// word where one ends near the bound) and end in "...". Long enough for a
-// program and its distinguishing arguments (`python3 /srv/jobs/ingest.py
-// --batch 7`), short enough for a finding's title.
+// The longest application name given; a longer command line keeps its head
+// and its tail with "..." between. Long enough for a program and its
+// distinguishing arguments (`python3 /srv/jobs/ingest.py --batch 7`), short
+// enough for a finding's title.
 inline constexpr size_t kApplicationNameMax = 64;
 
 // A command line as shown: argv[0]'s last path component and the arguments

@@ -41,12 +41,16 @@ TEST(Applications, CommandLineShownIsTheProgramAndItsArguments) {
     for (const char* a : {"/usr/bin/python3", "ingest.py", "--batch", "7"}) argv += std::string(a) + '\0';
     EXPECT_EQ(command_line_shown(argv, "python3"), "python3 ingest.py --batch 7");
     EXPECT_EQ(command_line_shown("", "kworker/u4:2"), "kworker/u4:2");
-    // A long command line is cut at a word near the bound and says so.
-    const std::string long_line = "/usr/bin/fio --name=victim --rw=randread --bs=4k --iodepth=1 --filename=/mnt/lab/a/b/c";
-    const std::string shown = command_line_shown(long_line, "fio");
-    EXPECT_LE(shown.size(), kApplicationNameMax);
-    EXPECT_EQ(shown.rfind("fio --name=victim --rw=randread", 0), 0u) << shown;
-    EXPECT_EQ(shown.substr(shown.size() - 3), "...");
+    // A long command line keeps its head and its tail, where two runs of
+    // one program differ.
+    const std::string common = "/usr/bin/python3 /opt/company/services/ingestion/workers/run_worker.py --queue=";
+    const std::string a = command_line_shown(common + "orders", "python3");
+    const std::string b = command_line_shown(common + "invoices", "python3");
+    EXPECT_LE(a.size(), kApplicationNameMax);
+    EXPECT_EQ(a.rfind("python3 /opt/company/services/", 0), 0u) << a;
+    EXPECT_NE(a.find("..."), std::string::npos) << a;
+    EXPECT_EQ(a.substr(a.size() - 12), "queue=orders") << a;
+    EXPECT_NE(a, b);
 }
 
 TEST(Applications, TwoProgramsWithOneCommAreTwoApplications) {

@@ -522,6 +522,14 @@ TEST(SyscallEmit, AGivenVictimIsJudgedWhateverItsRank) {
         EXPECT_EQ(ev.find_fact("attr.victim.given")->value, given);
         EXPECT_EQ(ev.find_fact("attr.victim.application")->value, "python3 ingest.py") << given;
     }
+    // A unit it was moved into after it started (its first-seen cgroup is
+    // another): read from /proc/PID/cgroup as the window ends.
+    s.procs[0].cgroup = "/user.slice";
+    s.procs[0].cgroup_now = "1:name=systemd:/system.slice/ingest.service\n0::/system.slice/ingest.service\n";
+    s.victim = "ingest.service";
+    Evidence moved;
+    emit(s, moved);
+    EXPECT_EQ(moved.find_fact("attr.victim.application")->value, "python3 ingest.py");
     // One that matches nothing is said so; the one that suffered most is judged.
     s.victim = "postgres";
     Evidence none;
