@@ -733,34 +733,40 @@ void BlockBpfCollector::sample(size_t /*interval*/) {
     learn_submitter_names();
 }
 
-// Per device, the commands whose processes submitted its requests (their
-// processes summed, as the syscall collector names an application), with their
-// own requests' Q2C and D2C sums: what an application waited for on each
+// Per device, the applications whose processes submitted its requests (their
+// processes summed, as the syscall collector names an application: label app,
+// collectors/procfs/applications.hpp; a kernel thread by its command), with
+// their own requests' Q2C and D2C sums: what an application waited for on each
 // device, apart from other programs' I/O there. The largest few per device.
 void BlockBpfCollector::emit_submitters(Evidence& ev,
                                         const std::function<Provenance(const std::string&)>& prov) {
     learn_submitter_names();
     const std::vector<BlockSubmitterSums> sums = tracer_->submitters();
     emit_submitter_groups(ev, sums, prov);
-    std::map<std::string, std::map<std::string, BlockSubmitterSums>> by_dev;
+    // device -> (application, command) -> sums
+    std::map<std::string, std::map<std::pair<std::string, std::string>, BlockSubmitterSums>> by_dev;
     for (const auto& s : sums) {
         if (!devices_.empty() && std::find(devices_.begin(), devices_.end(), s.device) == devices_.end()) continue;
         const auto it = submitter_comm_.find(s.tgid);
         // tgid 0: a request the block layer made itself (a flush), or one
         // first seen after its queueing; "?": a process gone before a sample.
-        auto& a = by_dev[s.device][s.tgid == 0 ? "(none)" : it == submitter_comm_.end() ? "?" : it->second];
+        const std::string comm = s.tgid == 0 ? "(none)" : it == submitter_comm_.end() ? "?" : it->second;
+        const auto who = submitter_who_.find(s.tgid);
+        const bool named = who != submitter_who_.end() && !who->second.app.empty();
+        auto& a = by_dev[s.device][{named ? who->second.app : comm, comm}];
         a.count += s.count;
         a.q2c_ns += s.q2c_ns;
         a.d2c_ns += s.d2c_ns;
     }
     const Provenance p = prov("tracepoint:block:block_bio_queue -> block_rq_complete, summed per submitter (the "
-                              "thread group that queued the bio; its command from /proc/PID/comm)");
-    for (auto& [dev, comms] : by_dev) {
-        std::vector<std::pair<std::string, BlockSubmitterSums>> v(comms.begin(), comms.end());
+                              "thread group that queued the bio) and here per application (its command from "
+                              "/proc/PID/comm, its application from /proc/PID/{stat,cmdline} while it ran)");
+    for (auto& [dev, apps] : by_dev) {
+        std::vector<std::pair<std::pair<std::string, std::string>, BlockSubmitterSums>> v(apps.begin(), apps.end());
         std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.q2c_ns > b.second.q2c_ns; });
         if (v.size() > kMaxSubmittersPerDevice) v.resize(kMaxSubmittersPerDevice);
-        for (const auto& [comm, a] : v) {
-            const Labels l{{"device", dev}, {"comm", comm}};
+        for (const auto& [who, a] : v) {
+            const Labels l{{"device", dev}, {"app", who.first}, {"comm", who.second}};
             ev.add_metric("block.submitter_q2c_total_us", l, a.q2c_ns / 1000.0, "us", p);
             ev.add_metric("block.submitter_d2c_total_us", l, a.d2c_ns / 1000.0, "us", p);
             ev.add_metric("block.submitter_requests", l, double(a.count), "count", p);
