@@ -8,7 +8,7 @@
 
 #include "engine/evidence/bundle.hpp"
 #include "engine/evidence/format.hpp"
-#include "engine/triage/ceph_attribution.hpp"
+#include "engine/triage/ceph_layers.hpp"
 #include "engine/triage/ceph_host_findings.hpp"
 #include "engine/derive/derived_metrics.hpp"
 #include "engine/triage/finding_fold.hpp"
