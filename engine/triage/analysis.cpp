@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -351,9 +352,15 @@ std::vector<Finding> other_sufferers_findings(const Evidence& collected, const E
 
 }  // namespace
 
-Verdict analyze(const Evidence& collected, const RuleSet& rules) {
+Evidence judged_evidence(const Evidence& collected) {
     Evidence ev = collected;
     add_derived_metrics(ev);
+    return ev;
+}
+
+Verdict analyze(const Evidence& collected, const RuleSet& rules) {
+    auto judged = std::make_shared<Evidence>(judged_evidence(collected));
+    const Evidence& ev = *judged;
 
     Verdict v;
     v.host = ev.host;
@@ -505,6 +512,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     v.distributions = distributions(ev);
     v.cgroup_names = cited_cgroup_names(v, ev);
     v.fingerprint = fingerprint(v.host, v.findings);
+    v.judged_on = std::move(judged);
     return v;
 }
 
