@@ -207,7 +207,7 @@ void run_check(const CheckOptions& o) {
             report.problems.push_back(error);
         }
     }
-    PluginResult pr = plugin_result(v, ev);
+    PluginResult pr = plugin_result(v);
     if (report.history) {
         pr.perfdata.push_back({"history_nights", static_cast<double>(report.nights_compared), "", {}, {}, 0, {}});
         if (!report.problems.empty() || !report.skipped.empty()) pr.summary += " (history: " + history_line(report) + ")";

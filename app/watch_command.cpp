@@ -34,7 +34,6 @@
 #include "engine/evidence/bundle.hpp"
 #include "engine/render/render.hpp"
 #include "engine/triage/analysis.hpp"
-#include "engine/derive/derived_metrics.hpp"
 
 namespace iodiag::cli {
 
@@ -66,15 +65,17 @@ double now_unix() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// Nominal latencies per device, as a diagnosis derives them: the site
+// Nominal latencies per device, as a diagnosis judges them: the site
 // configuration's reference, else the device's class (block_queue_config)
-// through the engine's reference table.
+// through the engine's reference table. No capture has been analysed yet
+// when the cheap sampling starts: the analysis's view of what the devices'
+// configuration alone says.
 std::map<std::string, DeviceReference> device_references(const CollectOptions& opts, const SiteConfig& site) {
-    Evidence ev;
+    Evidence configured;
     BlockQueueConfigCollector config;
-    if (config.start(opts).available) config.finish(ev);
-    apply_site_devices(site, ev);
-    add_derived_metrics(ev);
+    if (config.start(opts).available) config.finish(configured);
+    apply_site_devices(site, configured);
+    const Evidence ev = judged_evidence(configured);
     std::map<std::string, DeviceReference> refs;
     for (const auto& m : ev.metrics) {
         const bool read = m.name == "device.nominal_read_latency_ms";

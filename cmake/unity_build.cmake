@@ -16,7 +16,7 @@ set(IODIAG_UNITY_BATCH_SIZE 32 CACHE STRING "Source files per unity batch")
 # batch would see both definitions): compiled on their own.
 set(IODIAG_UNITY_ALONE
   engine/rules/rule_loader.cpp engine/rules/site_config.cpp engine/rules/rule_eval.cpp
-  engine/rules/rule_model.cpp engine/triage/layer_table.cpp engine/triage/ceph_attribution.cpp
+  engine/rules/rule_model.cpp engine/triage/layer_table.cpp engine/derive/ceph_attribution.cpp
   engine/triage/history_metrics.cpp engine/triage/analysis.cpp
   engine/render/render_diff.cpp engine/render/render_text.cpp engine/render/render_markdown.cpp
   engine/render/plugin_output.cpp engine/render/report_sections.cpp engine/render/heatmap.cpp

@@ -3,6 +3,7 @@
 // engine/derive: the rest of the engine includes derived_metrics.hpp.
 //
 //   device_reference.cpp   reference latencies, effective device classes
+//   ceph_attribution.cpp   a Ceph OSD's latency split into its layers (ceph_attribution.hpp)
 //   device_judgement.cpp   each device's D2C distribution, its share of the wait
 //   io_scheduler_part.cpp  the I/O scheduler's part of the applications' wait
 //   device_submitters.cpp  who submitted a device's requests, their own wait

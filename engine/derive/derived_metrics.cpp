@@ -2,7 +2,7 @@
 
 #include "engine/derive/derive_steps.hpp"
 #include "engine/derive/slow_floor.hpp"
-#include "engine/triage/ceph_attribution.hpp"
+#include "engine/derive/ceph_attribution.hpp"
 
 namespace iodiag {
 
@@ -24,6 +24,7 @@ void add_derived_metrics(Evidence& ev) {
                   {"derived", "measured length of the observation window"});
     derive::add_effective_classes(ev);
     add_nominal_latencies(ev);
+    add_ceph_derived_metrics(ev);   // after the device references it joins
     derive::add_sufferer_shares(ev);
     derive::add_device_judgement(ev);
     derive::add_submitter_whole_shares(ev);

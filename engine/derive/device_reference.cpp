@@ -4,8 +4,6 @@
 
 #include <map>
 
-#include "engine/triage/ceph_attribution.hpp"
-
 namespace iodiag::derive {
 
 namespace {
@@ -142,7 +140,6 @@ void add_nominal_latencies(Evidence& ev) {
             derive::add_reference(ev, "device.nominal_write_latency_ms", labels, n.write_ms,
                                   {"reference", std::string(n.source) + via});
     }
-    add_ceph_derived_metrics(ev);   // after the device references it joins
 }
 
 }  // namespace iodiag

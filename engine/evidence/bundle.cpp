@@ -5,13 +5,16 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <unistd.h>
+#include <utility>
 
 #include "engine/evidence/format.hpp"
 #include "engine/evidence/json_path.hpp"
 #include "engine/evidence/json_text.hpp"
+#include "engine/evidence/value_bounds.hpp"
 
 namespace iodiag {
 
@@ -26,10 +29,49 @@ json provenance_json(const Provenance& p) { return {{"kind", p.kind}, {"source",
 
 Provenance provenance_from(const JsonAt& j) { return {j.at("kind").string(), j.at("source").string()}; }
 
+std::string longer_than_any_label(size_t chars, const char* what) {
+    return std::string(what) + " of " + std::to_string(chars) + " characters, longer than any a collector writes (" +
+           std::to_string(kMaxLabelChars) + ": a cgroup v1 label, two paths under PATH_MAX)";
+}
+
+// A label longer than any collector writes is refused: a name whose text
+// nobody recorded. A name too long is reported at the labels object, so that
+// the path does not carry it.
 Labels labels_from(const JsonAt& item) {
     auto l = item.find("labels");
-    return l ? l->string_map() : Labels{};
+    if (!l) return {};
+    Labels labels = l->string_map();
+    for (const auto& [key, value] : labels) {
+        if (const size_t n = utf8_length(key); n > kMaxLabelChars) l->fail(longer_than_any_label(n, "a label name"));
+        if (const size_t n = utf8_length(value); n > kMaxLabelChars)
+            l->at(key).fail(longer_than_any_label(n, "a label"));
+    }
+    return labels;
 }
+
+// A value no collector records (value_bounds.hpp) is refused with its path.
+double recorded_value(const JsonAt& at, const std::string& name, const std::string& unit) {
+    const double v = at.number();
+    if (auto expected = impossible_value(name, unit, v))
+        at.fail("expected " + *expected + ", got " + describe_json(at.json()));
+    return v;
+}
+
+// Each series (a name with its labels) once per kind of entry: the evidence
+// looks them up by both, so a second one would be read as the first, whatever
+// it said. A collector writes each once.
+class OncePerSeries {
+public:
+    void check(const JsonAt& at, const std::string& name, const Labels& labels) {
+        const auto [first, fresh] = paths_.try_emplace({name, labels}, at.path());
+        if (!fresh)
+            at.fail(name + " again, with the same labels as " + first->second +
+                    ": a collector writes each series once");
+    }
+
+private:
+    std::map<std::pair<std::string, Labels>, std::string> paths_;
+};
 
 // Log2 bucket counts: at most Log2Histogram::kMaxBuckets counts, each an
 // integer >= 0, whose sum fits the counter.
@@ -90,9 +132,11 @@ Series series_from_json(const JsonAt& j, const Window& window) {
             count.fail(std::to_string(s.count) + " intervals of " + format_number(s.interval_s) +
                        " s cannot fit in a window of " + format_number(window.duration_s) + " s");
     }
+    OncePerSeries histograms, values;
     j.at("histograms").each([&](const JsonAt& h) {
         HistogramSeries hs{h.at("name").string(), labels_from(h), h.string_or("unit", ""), {},
                            provenance_from(h.at("provenance"))};
+        histograms.check(h, hs.name, hs.labels);
         const JsonAt intervals = h.at("log2_buckets");
         intervals.each([&](const JsonAt& b) { hs.intervals.push_back(histogram_from(b)); });
         if (hs.intervals.size() != s.count)
@@ -103,11 +147,12 @@ Series series_from_json(const JsonAt& j, const Window& window) {
     j.at("values").each([&](const JsonAt& v) {
         ValueSeries vs{v.at("name").string(), labels_from(v), v.string_or("unit", ""), {},
                        provenance_from(v.at("provenance"))};
-        const JsonAt values = v.at("values");
-        values.each([&](const JsonAt& x) { vs.intervals.push_back(x.number()); });
+        values.check(v, vs.name, vs.labels);
+        const JsonAt intervals = v.at("values");
+        intervals.each([&](const JsonAt& x) { vs.intervals.push_back(recorded_value(x, vs.name, vs.unit)); });
         if (vs.intervals.size() != s.count)
-            values.fail("expected series.count = " + std::to_string(s.count) + " intervals, got " +
-                        std::to_string(vs.intervals.size()));
+            intervals.fail("expected series.count = " + std::to_string(s.count) + " intervals, got " +
+                           std::to_string(vs.intervals.size()));
         s.values.push_back(std::move(vs));
     });
     return s;
@@ -197,17 +242,23 @@ Evidence evidence_from_json(const json& doc) {
             ev.collectors.push_back({c.at("name").string(), c.at("available").boolean(), c.string_or("reason", ""),
                                      layers ? layers->strings() : std::vector<std::string>{}});
         });
+        OncePerSeries metrics, facts, histograms;
         j.at("metrics").each([&](const JsonAt& m) {
-            ev.metrics.push_back({m.at("name").string(), labels_from(m), m.at("value").number(),
-                                  m.string_or("unit", ""), provenance_from(m.at("provenance"))});
+            const std::string name = m.at("name").string(), unit = m.string_or("unit", "");
+            Labels labels = labels_from(m);
+            metrics.check(m, name, labels);
+            const double value = recorded_value(m.at("value"), name, unit);
+            ev.metrics.push_back({name, std::move(labels), value, unit, provenance_from(m.at("provenance"))});
         });
         j.at("facts").each([&](const JsonAt& f) {
             ev.facts.push_back(
                 {f.at("name").string(), labels_from(f), f.at("value").string(), provenance_from(f.at("provenance"))});
+            facts.check(f, ev.facts.back().name, ev.facts.back().labels);
         });
         j.at("histograms").each([&](const JsonAt& h) {
             ev.histograms.push_back({h.at("name").string(), labels_from(h), h.string_or("unit", ""),
                                      histogram_from(h.at("log2_buckets")), provenance_from(h.at("provenance"))});
+            histograms.check(h, ev.histograms.back().name, ev.histograms.back().labels);
         });
         j.at("exemplars").each([&](const JsonAt& e) {
             std::map<std::string, double> values;

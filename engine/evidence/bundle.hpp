@@ -17,7 +17,10 @@ namespace iodiag {
 //   "b.json: metrics[12].value: expected a number, got null"
 // Values that cannot be true of anything measured are refused the same way:
 // NaN and infinities, negative histogram counts, negative durations in
-// exemplars, more series intervals than the window holds.
+// exemplars, more series intervals than the window holds, negative counts,
+// sizes, times, rates and shares and rates beyond any machine (by their unit,
+// value_bounds.hpp), the same series (name and labels) twice, and labels
+// longer than any a collector writes.
 struct BundleError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };

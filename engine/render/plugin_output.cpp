@@ -5,7 +5,6 @@
 #include <cstdio>
 
 #include "engine/evidence/layers.hpp"
-#include "engine/derive/derived_metrics.hpp"
 #include "engine/render/cgroup_shown.hpp"
 
 namespace iodiag {
@@ -153,7 +152,7 @@ PluginState plugin_state(const Verdict& v) {
     return PluginState::Unknown;
 }
 
-PluginResult plugin_result(const Verdict& v, const Evidence& collected) {
+PluginResult plugin_result(const Verdict& v) {
     PluginResult r;
     r.state = plugin_state(v);
     const size_t observed = observed_layers(v);
@@ -177,9 +176,9 @@ PluginResult plugin_result(const Verdict& v, const Evidence& collected) {
         if (row.share_slow_pct) r.perfdata.push_back({"share_" + row.layer, *row.share_slow_pct, "%", {}, {}, 0, 100});
 
     // The reference latency is derived (class table, site configuration, a loop
-    // device's backing disk): derive it the way the analysis did.
-    Evidence ev = collected;
-    add_derived_metrics(ev);
+    // device's backing disk): the analysis did, and kept what it judged on.
+    if (!v.judged_on) return r;
+    const Evidence& ev = *v.judged_on;
     for (const auto& d : perf_devices(ev)) {
         const Labels l{{"device", d}};
         // The warning mark: 10x the reference latency (seed 000 §9.4), else, for

@@ -19,7 +19,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/evidence/evidence.hpp"
 #include "engine/triage/verdict.hpp"
 
 namespace iodiag {
@@ -53,9 +52,11 @@ PluginState plugin_state(const Verdict& v);
 // most kMaxPerfDevices, busiest first) D2C and Q2C p99 in seconds, with the
 // seed 000 §9.4 alert level (10x the device's reference latency) as the
 // warning mark where a reference exists, else 3x the device's own median from
-// its history, and NVMe percentage used. The evidence is the one the verdict
-// was computed from (with its history.* metrics, for a check).
-PluginResult plugin_result(const Verdict& v, const Evidence& ev);
+// its history, and NVMe percentage used. The figures are read from the
+// evidence the verdict was judged on (Verdict::judged_on: the collected one,
+// with its history.* metrics for a check, and what the analysis derived from
+// it); a verdict without it gets no per-device data.
+PluginResult plugin_result(const Verdict& v);
 constexpr size_t kMaxPerfDevices = 4;
 
 // A text meant for the lines after the status line ("long output"): plugin

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
 #include "engine/evidence/application_label.hpp"
 #include "engine/evidence/bundle.hpp"
 #include "engine/evidence/format.hpp"
-#include "engine/triage/ceph_attribution.hpp"
+#include "engine/triage/ceph_layers.hpp"
 #include "engine/triage/ceph_host_findings.hpp"
 #include "engine/derive/derived_metrics.hpp"
 #include "engine/triage/finding_fold.hpp"
@@ -378,8 +379,11 @@ Evidence evidence_of_the_sufferer(const Evidence& collected) {
 
 }  // namespace
 
+Evidence judged_evidence(const Evidence& collected) { return evidence_of_the_sufferer(collected); }
+
 Verdict analyze(const Evidence& collected, const RuleSet& rules) {
-    Evidence ev = evidence_of_the_sufferer(collected);
+    auto judged = std::make_shared<Evidence>(judged_evidence(collected));
+    const Evidence& ev = *judged;
 
     Verdict v;
     v.host = ev.host;
@@ -532,6 +536,7 @@ Verdict analyze(const Evidence& collected, const RuleSet& rules) {
     v.distributions = distributions(ev);
     v.cgroup_names = cited_cgroup_names(v, ev);
     v.fingerprint = fingerprint(v.host, v.findings);
+    v.judged_on = std::move(judged);
     return v;
 }
 

@@ -5,7 +5,7 @@
 
 #include "engine/evidence/format.hpp"
 #include "engine/evidence/layers.hpp"
-#include "engine/triage/ceph_attribution.hpp"
+#include "engine/triage/ceph_layers.hpp"
 
 namespace iodiag {
 

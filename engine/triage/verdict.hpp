@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -126,6 +127,12 @@ struct Verdict {
     // The slowest single operations with their measured parts, slowest first.
     std::vector<Exemplar> slowest;
     std::string fingerprint;
+    // The evidence the verdict was judged on: the collected evidence with what
+    // engine/derive derived from it (reference latencies, shares, the Ceph
+    // attribution). Set by analyze(); never printed as such. Whoever needs a
+    // derived figure beside the verdict (a plugin's threshold, a diff's other
+    // side) reads it here instead of deriving again. Null in a hand-built verdict.
+    std::shared_ptr<const Evidence> judged_on;
 };
 
 }  // namespace iodiag

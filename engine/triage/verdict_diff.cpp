@@ -3,7 +3,6 @@
 #include <map>
 
 #include "engine/triage/analysis.hpp"
-#include "engine/derive/derived_metrics.hpp"
 
 namespace iodiag {
 
@@ -71,11 +70,10 @@ const RuleResult* find_result(const std::vector<RuleResult>& results, const Rule
     return nullptr;
 }
 
-// The evidence as analyze() sees it.
-Evidence with_derived(const Evidence& ev) {
-    Evidence out = ev;
-    add_derived_metrics(out);
-    return out;
+// The evidence a verdict was judged on; none for a hand-built verdict.
+const Evidence& judged_on(const Verdict& v) {
+    static const Evidence none;
+    return v.judged_on ? *v.judged_on : none;
 }
 
 // Fills what the side lacking the finding says of its rule.
@@ -183,13 +181,13 @@ VerdictDiff diff_verdicts(const Verdict& before, const Verdict& after) {
     return d;
 }
 
-void add_rule_outcomes(VerdictDiff& diff, const RuleSet& rules, const Evidence& before, const Evidence& after) {
+void add_rule_outcomes(VerdictDiff& diff, const RuleSet& rules, const Verdict& before, const Verdict& after) {
     for (auto* list : {&diff.resolved, &diff.persisting, &diff.appeared})
         for (auto& c : *list)
             if (const Rule* rule = find_rule(rules, c.rule_id)) c.share_metric = rule->share_metric;
     if (diff.resolved.empty() && diff.appeared.empty()) return;
-    const Evidence ev_before = with_derived(before);
-    const Evidence ev_after = with_derived(after);
+    const Evidence& ev_before = judged_on(before);
+    const Evidence& ev_after = judged_on(after);
     for (auto& c : diff.resolved) {
         add_other_side(c, rules, ev_after, true);
         check_verify(c, rules, ev_after);
@@ -198,8 +196,9 @@ void add_rule_outcomes(VerdictDiff& diff, const RuleSet& rules, const Evidence& 
 }
 
 VerdictDiff diff_evidence(const Evidence& before, const Evidence& after, const RuleSet& rules) {
-    VerdictDiff d = diff_verdicts(analyze(before, rules), analyze(after, rules));
-    add_rule_outcomes(d, rules, before, after);
+    const Verdict vb = analyze(before, rules), va = analyze(after, rules);
+    VerdictDiff d = diff_verdicts(vb, va);
+    add_rule_outcomes(d, rules, vb, va);
     return d;
 }
 

@@ -91,12 +91,11 @@ struct VerdictDiff {
 // placement and the statuses). Leaves other_side Unknown and verify empty.
 VerdictDiff diff_verdicts(const Verdict& before, const Verdict& after);
 
-// Evaluates the rules of resolved findings on AFTER's evidence and of new
-// findings on BEFORE's (derived metrics added as analyze() does): whether the
-// rule came out False there, the values it cites there, and for resolved
-// findings each verify comparison on AFTER.
-void add_rule_outcomes(VerdictDiff& diff, const RuleSet& rules, const Evidence& before,
-                       const Evidence& after);
+// Evaluates the rules of resolved findings on the evidence AFTER was judged on
+// and of new findings on BEFORE's (Verdict::judged_on: derived metrics
+// included): whether the rule came out False there, the values it cites
+// there, and for resolved findings each verify comparison on AFTER.
+void add_rule_outcomes(VerdictDiff& diff, const RuleSet& rules, const Verdict& before, const Verdict& after);
 
 // analyze() on both sides, diff_verdicts(), add_rule_outcomes(). SMART growth
 // is the caller's to add.

@@ -111,6 +111,31 @@ def with_series(b):
     return b
 
 
+# The longest label a collector writes (engine/evidence/value_bounds.hpp
+# kMaxLabelChars: "memory:<path>,blkio:<path>", two paths under PATH_MAX).
+MAX_LABEL_CHARS = len("memory:") + 4095 + len(",blkio:") + 4095
+
+
+def refused_bundle_seeds(base):
+    """Bundles no collector writes, which iodiag refuses with their JSON path
+    (engine/evidence/value_bounds.hpp): a rate beyond any machine, a negative
+    rate, one series many times, a label longer than any a collector writes.
+    Seeds of both targets: the fuzzer starts next to the bounds."""
+    def seed(name, change):
+        b = json.loads(json.dumps(base))
+        change(b)
+        for target in ("bundle", "replay"):
+            write(target, "refused_" + name, json.dumps(b, separators=(",", ":")))
+
+    rate = {"name": "disk.read_iops", "labels": {"device": "sdz"}, "unit": "1/s",
+            "provenance": {"kind": "file", "source": "/proc/diskstats"}}
+    seed("rate_beyond_any_machine.json", lambda b: b["metrics"].insert(0, dict(rate, value=1.7e308)))
+    seed("negative_rate.json", lambda b: b["metrics"].insert(0, dict(rate, value=-5e9)))
+    seed("same_series_51_times.json", lambda b: b["metrics"].__setitem__(slice(0, 0), [dict(rate, value=12)] * 51))
+    seed("label_longer_than_any.json",
+         lambda b: b["metrics"].insert(0, dict(rate, value=12, labels={"device": "v" * (MAX_LABEL_CHARS + 1)})))
+
+
 def bundle_seeds():
     bdir = os.path.join(FIX, "bundles")
     names = sorted(n for n in os.listdir(bdir) if n.endswith(".json") and n != "expected.json")
@@ -121,6 +146,8 @@ def bundle_seeds():
         # The engine target gets every metric and fact (the rules need them).
         full = small_bundle(os.path.join(bdir, n), exemplars=3)
         write("replay", n, json.dumps(with_series(full), separators=(",", ":")))
+    refused_bundle_seeds(with_series(small_bundle(os.path.join(bdir, "slow_device.json"), exemplars=2,
+                                                  keep_all_metrics=False)))
 
 
 def cgroup_file_seeds():

@@ -120,6 +120,26 @@ TEST(Analysis, MeasuredShareOutranksSeverityPriorAndOrdersFixes) {
     EXPECT_EQ(v.fixes[2].action, "do less I/O");
 }
 
+TEST(Analysis, TheVerdictKeepsTheEvidenceItWasJudgedOn) {
+    Evidence ev = base();
+    ev.add_fact("device.class", {{"device", "loop0"}}, "loop", {"file", "test"});
+    ev.add_fact("device.backing_class", {{"device", "loop0"}}, "nvme", {"file", "test"});
+    const Verdict v = analyze(ev, rules());
+    // The collected figures and what the analysis derived from them (here the
+    // loop device's reference, from its backing disk's class): renderers and
+    // the diff read them there instead of deriving again.
+    ASSERT_NE(v.judged_on, nullptr);
+    EXPECT_NE(v.judged_on->find_metric("disk.util_pct", {{"device", "loop0"}}), nullptr);
+    EXPECT_EQ(ev.find_metric("device.nominal_read_latency_ms", {{"device", "loop0"}}), nullptr);
+    const Metric* nominal = v.judged_on->find_metric("device.nominal_read_latency_ms", {{"device", "loop0"}});
+    ASSERT_NE(nominal, nullptr);
+    EXPECT_EQ(nominal->provenance.kind, "reference");
+    // The same view without a verdict (iodiag watch's references between captures).
+    const Evidence judged = judged_evidence(ev);
+    ASSERT_NE(judged.find_metric("device.nominal_read_latency_ms", {{"device", "loop0"}}), nullptr);
+    EXPECT_EQ(judged.find_metric("device.nominal_read_latency_ms", {{"device", "loop0"}})->value, nominal->value);
+}
+
 TEST(Analysis, FingerprintFollowsCausesNotFigures) {
     Evidence a = base(), b = base();
     b.metrics[0].value = 95;

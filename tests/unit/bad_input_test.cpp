@@ -10,8 +10,10 @@
 #include <fstream>
 #include <limits>
 
+#include "app/catalog.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/bundle.hpp"
+#include "engine/evidence/value_bounds.hpp"
 #include "engine/rules/rules.hpp"
 #include "engine/rules/yaml_reader.hpp"
 
@@ -63,7 +65,10 @@ TEST(BadBundle, TheGoodOneLoads) { EXPECT_EQ(error_of(good()), ""); }
 
 TEST(BadBundle, WrongTypesNameTheirPathAndWhatWasExpected) {
     auto j = good();
-    for (int i = 0; i < 12; ++i) j["metrics"].push_back(j["metrics"][0]);
+    for (int i = 1; i <= 12; ++i) {
+        j["metrics"].push_back(j["metrics"][0]);
+        j["metrics"][i]["labels"]["device"] = "vd" + std::to_string(i);
+    }
     j["metrics"][12]["value"] = nullptr;
     EXPECT_EQ(error_of(j), "metrics[12].value: expected a number, got null");
 
@@ -136,6 +141,119 @@ TEST(BadBundle, ValuesThatCannotBeTrueAreRefusedWithTheirPath) {
     j = good();
     j["series"]["interval_s"] = 0;
     EXPECT_EQ(error_of(j), "series.count: intervals counted (2) but interval_s is 0");
+}
+
+// What no collector writes (engine/evidence/value_bounds.hpp), as `iodiag
+// replay` met it in bundles attached to tickets: judged as if measured until
+// it was refused like any other malformed input.
+TEST(BadBundle, ValuesNoCollectorWritesAreRefusedWithTheirPath) {
+    auto metric = [](const std::string& name, double value, const std::string& unit) {
+        auto j = good();
+        j["metrics"].push_back({{"name", name}, {"labels", {{"device", "vdb"}}}, {"value", value}, {"unit", unit},
+                                {"provenance", {{"kind", "file"}, {"source", "/proc/diskstats"}}}});
+        return j;
+    };
+    EXPECT_EQ(error_of(metric("disk.read_iops", 1.7e308, "1/s")),
+              "metrics[1].value: expected at most 8.19e+13 (a rate, 1/s: an event per cycle of 8192 CPUs at 10 GHz, "
+              "more than any machine), got a number (1.7e+308)");
+    EXPECT_EQ(error_of(metric("disk.read_iops", -5e9, "1/s")),
+              "metrics[1].value: expected a number >= 0 (a rate, 1/s), got a number (-5000000000.0)");
+    EXPECT_NE(error_of(metric("disk.read_bytes_per_s", 1e18, "bytes/s"))
+                  .find("metrics[1].value: expected at most 3.36e+17 (a rate, bytes/s: a page per cycle"),
+              std::string::npos);
+    EXPECT_EQ(error_of(metric("ceph.osd.cpu_used_cores", 9000, "cores")),
+              "metrics[1].value: expected at most 8192 (a rate, cores: the most CPUs a kernel is built for), got a "
+              "number (9000.0)");
+    EXPECT_EQ(error_of(metric("disk.reads", -1, "count")),
+              "metrics[1].value: expected a number >= 0 (a count, count), got a number (-1.0)");
+    EXPECT_EQ(error_of(metric("disk.read_await_ms", -0.5, "ms")),
+              "metrics[1].value: expected a number >= 0 (a time, ms), got a number (-0.5)");
+    EXPECT_EQ(error_of(metric("disk.util_pct", -3, "pct")).substr(0, 57),
+              "metrics[1].value: expected a number >= 0 (a share, pct), ");
+    // The busiest real devices are far below the bounds (the fixtures'
+    // highest: 115,353 IOPS, 4.9 GB/s); a difference may be negative, and so
+    // may a temperature or a unit iodiag does not write.
+    EXPECT_EQ(error_of(metric("disk.read_iops", 2e6, "1/s")), "");
+    EXPECT_EQ(error_of(metric("disk.read_bytes_per_s", 1e11, "bytes/s")), "");
+    EXPECT_EQ(error_of(metric("history.layer_share_change_pct", -40, "pct")), "");
+    EXPECT_EQ(error_of(metric("nvme.spare_margin_pct", -5, "pct")), "");
+    EXPECT_EQ(error_of(metric("history.nvme_media_errors_per_day", -0.5, "count")), "");
+    EXPECT_EQ(error_of(metric("nvme.temperature_c", -10, "degC")), "");
+    EXPECT_EQ(error_of(metric("some.new_metric", -1, "furlongs")), "");
+
+    // Series values are bounded by their unit the same way.
+    auto j = good();
+    j["series"]["values"][0]["values"][1] = -2;
+    EXPECT_EQ(error_of(j), "series.values[0].values[1]: expected a number >= 0 (a share, pct), got a number (-2)");
+}
+
+// The bounds read the unit a metric was recorded with: every unit the
+// collectors and the engine declare says what it measures, and the metrics
+// that may be negative are exactly those whose description says they are a
+// difference ("minus", "a - b", "gained per day").
+TEST(BadBundle, EveryDeclaredUnitIsBoundedAndOnlyDifferencesMayBeNegative) {
+    const MetricCatalog catalog = full_catalog();
+    for (const auto& [name, spec] : catalog.all()) {
+        if (spec.kind != MetricSpec::Kind::Metric) continue;
+        const Quantity q = quantity_of(spec.unit);
+        EXPECT_NE(q, Quantity::Unknown) << name << ": unit \"" << spec.unit << "\" not in value_bounds.cpp";
+        const std::string& d = spec.description;
+        const bool says_difference = d.find("minus") != std::string::npos || d.find(" - ") != std::string::npos ||
+                                     d.find("gained per") != std::string::npos;
+        if (q != Quantity::Other) {
+            EXPECT_EQ(is_difference(name), says_difference) << name << ": " << d;
+        }
+    }
+}
+
+TEST(BadBundle, TheSameSeriesTwiceIsRefusedWithBothPaths) {
+    auto j = good();
+    for (int i = 0; i < 50; ++i) j["metrics"].push_back(j["metrics"][0]);   // 51 in all
+    EXPECT_EQ(error_of(j), "metrics[1]: disk.util_pct again, with the same labels as metrics[0]: a collector writes "
+                           "each series once");
+    // Other labels make another series; so does another kind of entry.
+    j = good();
+    j["metrics"].push_back(j["metrics"][0]);
+    j["metrics"][1]["labels"]["device"] = "vdb";
+    j["facts"].push_back({{"name", "disk.util_pct"}, {"labels", {{"device", "vda"}}}, {"value", "x"},
+                          {"provenance", {{"kind", "file"}, {"source", "f"}}}});
+    EXPECT_EQ(error_of(j), "");
+    j["facts"].push_back(j["facts"][0]);
+    EXPECT_EQ(error_of(j), "facts[1]: disk.util_pct again, with the same labels as facts[0]: a collector writes each "
+                           "series once");
+    j = good();
+    j["histograms"].push_back(j["histograms"][0]);
+    EXPECT_NE(error_of(j).find("histograms[1]: block.d2c_us again, with the same labels as histograms[0]"),
+              std::string::npos);
+    j = good();
+    j["series"]["values"].push_back(j["series"]["values"][0]);
+    EXPECT_NE(error_of(j).find("series.values[1]: psi.io_some_pct again, with the same labels as series.values[0]"),
+              std::string::npos);
+}
+
+TEST(BadBundle, ALabelLongerThanAnyCollectorWritesIsRefused) {
+    // The longest: a cgroup v1 label of two paths, each as long as the kernel
+    // hands out (PATH_MAX - 1 bytes).
+    const std::string path = "/" + std::string(kPathMax - 2, 'a');
+    const std::string longest = "memory:" + path + ",blkio:" + path;
+    ASSERT_EQ(longest.size(), kMaxLabelChars);
+    auto j = good();
+    j["metrics"][0]["labels"]["cgroup"] = longest;
+    EXPECT_EQ(error_of(j), "");
+    // Counted in characters, not bytes: a byte that is not UTF-8 is written as
+    // U+FFFD (three bytes), so a path may take three times its bytes in a bundle.
+    std::string wide;
+    for (size_t i = 0; i < kMaxLabelChars; ++i) wide += "\u00e9";   // two bytes each
+    j["metrics"][0]["labels"]["cgroup"] = wide;
+    EXPECT_EQ(error_of(j), "");
+
+    j["metrics"][0]["labels"]["comm"] = std::string(100000, 'x');
+    EXPECT_EQ(error_of(j), "metrics[0].labels.comm: a label of 100000 characters, longer than any a collector writes "
+                           "(8204: a cgroup v1 label, two paths under PATH_MAX)");
+    j = good();
+    j["exemplars"][0]["labels"][std::string(kMaxLabelChars + 1, 'k')] = "v";
+    EXPECT_EQ(error_of(j), "exemplars[0].labels: a label name of 8205 characters, longer than any a collector writes "
+                           "(8204: a cgroup v1 label, two paths under PATH_MAX)");
 }
 
 TEST(BadBundle, SyntaxErrorsGiveLineAndColumnNotTheLibrarysTag) {

@@ -8,7 +8,7 @@
 #include "engine/evidence/layers.hpp"
 #include "engine/rules/rules.hpp"
 #include "engine/triage/analysis.hpp"
-#include "engine/triage/ceph_attribution.hpp"
+#include "engine/derive/ceph_attribution.hpp"
 #include "engine/derive/derived_metrics.hpp"
 
 using namespace iodiag;

@@ -168,7 +168,7 @@ TEST(CgroupNamesRender, PrometheusLabelsCarryNamesNeverPaths) {
 TEST(CgroupNamesRender, CheckStatusLineNamesTheCgroupWithoutItsPath) {
     const Evidence ev = in_a_container(true);
     const Verdict v = analyze(ev, shipped_rules());
-    const std::string line = plugin_result(v, ev).status_line();
+    const std::string line = plugin_result(v).status_line();
     EXPECT_NE(line.find(kName), std::string::npos) << line;
     EXPECT_EQ(line.find(kScope), std::string::npos) << line;
     EXPECT_NE(line.find("; who: fio pid "), std::string::npos) << line;
@@ -184,6 +184,6 @@ TEST(CgroupNamesRender, ABundleRecordedBeforeNamesShowsPaths) {
     const auto j = render_json(v);
     EXPECT_TRUE(j["cgroup_names"].empty());
     EXPECT_FALSE(j["who_suffered"].contains("cgroup_name"));
-    EXPECT_NE(plugin_result(v, ev).status_line().find(kScope), std::string::npos);
+    EXPECT_NE(plugin_result(v).status_line().find(kScope), std::string::npos);
     EXPECT_EQ(render_prometheus(v, ev, {"check", 1, 1, "x"}).find("cgroup_name"), std::string::npos);
 }

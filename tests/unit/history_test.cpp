@@ -126,7 +126,7 @@ TEST(History, DriftFindingNamesTheDeviceAndTheNightsCompared) {
     EXPECT_NE(cited(*f, "block.d2c_p99_us"), nullptr);
     EXPECT_EQ(c.verdict.status, Severity::Warning);
     // The classless device's perfdata get its own normal as the warning mark.
-    const PluginResult pr = plugin_result(c.verdict, c.ev);
+    const PluginResult pr = plugin_result(c.verdict);
     bool marked = false;
     for (const auto& p : pr.perfdata)
         if (p.label == "vdb_d2c_p99") marked = p.warn && std::abs(*p.warn - 3 * 800 / 1e6) < 1e-12;

@@ -19,7 +19,7 @@ const std::string kBundles = std::string(IODIAG_FIXTURES) + "/bundles/";
 
 PluginResult result_of(const std::string& bundle) {
     const Evidence ev = load_bundle(kBundles + bundle + ".json");
-    return plugin_result(analyze(ev, shipped_rules()), ev);
+    return plugin_result(analyze(ev, shipped_rules()));
 }
 
 // 'label'=value[UOM];[warn];[crit];[min];[max], value a plain decimal or U.
@@ -61,7 +61,7 @@ TEST(PluginOutput, FaultIsWarningOrCriticalWithTheTopFindingsTitle) {
         SCOPED_TRACE(bundle);
         const Evidence ev = load_bundle(kBundles + bundle + ".json");
         const Verdict v = analyze(ev, shipped_rules());
-        const PluginResult r = plugin_result(v, ev);
+        const PluginResult r = plugin_result(v);
         ASSERT_FALSE(v.findings.empty());
         EXPECT_TRUE(r.state == PluginState::Warning || r.state == PluginState::Critical);
         EXPECT_EQ(static_cast<int>(r.state), v.status == Severity::Critical ? 2 : 1);
@@ -84,7 +84,7 @@ TEST(PluginOutput, FaultIsWarningOrCriticalWithTheTopFindingsTitle) {
 
 TEST(PluginOutput, PerDeviceTailsInSecondsWithTheReferenceAlertLevel) {
     const Evidence ev = load_bundle(kBundles + "slow_device.json");
-    const PluginResult r = plugin_result(analyze(ev, shipped_rules()), ev);
+    const PluginResult r = plugin_result(analyze(ev, shipped_rules()));
     const PerfDatum* d2c = find(r, "loop1_d2c_p99");
     ASSERT_NE(d2c, nullptr);
     EXPECT_EQ(d2c->uom, "s");
@@ -114,7 +114,7 @@ TEST(PluginOutput, NothingObservedIsUnknown) {
     Evidence ev;
     ev.host = "h";
     ev.collectors.push_back({"syscall_bpf", false, "not root", {"syscall"}});
-    const PluginResult r = plugin_result(analyze(ev, shipped_rules()), ev);
+    const PluginResult r = plugin_result(analyze(ev, shipped_rules()));
     EXPECT_EQ(r.state, PluginState::Unknown);
     EXPECT_NE(r.status_line().find("IODIAG UNKNOWN - nothing could be observed (syscall_bpf: not root)"),
               std::string::npos)
