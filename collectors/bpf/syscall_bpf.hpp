@@ -5,6 +5,7 @@
 // (bpf/syscall.bpf.c); only slow syscalls come to user space as exemplars.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -12,6 +13,10 @@
 #include "collectors/bpf/tail_call_chain.hpp"
 
 namespace iodiag {
+
+namespace syscall_bpf {
+struct Snapshot;
+}
 
 struct SyscallBpfOptions {
     // Slow set for attr.slow.*: syscalls at or above this (us); unset = the window's p99.
@@ -25,6 +30,9 @@ struct SyscallBpfOptions {
     // classify_stack); 0 = IOD_STACK_FIRST_WALK. Tests set 1 to send every
     // wait through the second, whole walk.
     unsigned first_walk_frames = 0;
+    // Tests: called in finish() with what was read from the kernel, before
+    // it becomes evidence (the processes' command lines are not evidence).
+    std::function<void(const syscall_bpf::Snapshot&)> on_snapshot;
 };
 
 class SyscallBpfCollector : public Collector {

@@ -18,8 +18,12 @@ namespace iodiag::syscall_bpf {
 struct ProcessTime {
     uint32_t pid = 0;
     std::string comm;
-    // Its command line as of its I/O (argv joined by spaces, cut), "" when
+    // Its command line as of its I/O (argv joined by spaces, cut at
+    // kCmdlineMaxBytes, collectors/procfs/proc_cmdline.hpp), "" when
     // unknown: what tells two programs with one comm apart (two `python3`).
+    // Recorded in the kernel at its first traced syscall and again at each
+    // exec, as its comm is; /proc/PID/cmdline at the window's end where the
+    // kernel could not read it; "" for a kernel thread.
     std::string cmdline;
     std::string cgroup;
     uint64_t ops = 0;
@@ -35,6 +39,9 @@ struct ProcParts {
 
 struct SlowOp {
     std::string comm;
+    // Its process's command line (as ProcessTime's), "" when unknown or when
+    // the process ran another program (exec) by the window's end.
+    std::string cmdline;
     uint32_t pid = 0;
     uint32_t tid = 0;
     std::string cgroup;
