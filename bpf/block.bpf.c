@@ -723,6 +723,22 @@ static __always_inline __u64 submitter_cgroup_id(struct iodiag_inflight *e)
     return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
 }
 
+#define PF_KTHREAD 0x00200000   /* include/linux/sched.h */
+
+/* Who the submitter is (block_events.h iodiag_submitter_sums.comm), read
+ * through its task while it is the same thread: only when a sums entry is
+ * made (once per disk, submitter, cgroup and CPU), never per request. */
+static __always_inline void submitter_identity(struct iodiag_inflight *e, struct iodiag_submitter_sums *s)
+{
+    struct task_struct *t = (struct task_struct *)e->task;
+    s->comm[0] = 0;
+    s->kthread = 0;
+    if (!t || BPF_CORE_READ(t, pid) != (__s32)e->tid)
+        return;
+    BPF_CORE_READ_STR_INTO(&s->comm, t, comm);
+    s->kthread = (BPF_CORE_READ(t, flags) & PF_KTHREAD) != 0;
+}
+
 static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight *e, struct request *rq, __u64 bytes,
                                               __u32 op, struct stage_times *t, bool btf)
 {
@@ -739,6 +755,7 @@ static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight 
             slot->key.tgid = tgid;
             slot->key.cgroup = cgroup;
             slot->sums.cgroup_id = cg ? blkg_cgroup_id(cg, btf) : cgroup;
+            submitter_identity(e, &slot->sums);
         }
         if (slot->key.dev == dev && slot->key.tgid == tgid && slot->key.cgroup == cgroup) {
             add_submitter_sums(&slot->sums, bytes, op, t);
@@ -750,6 +767,7 @@ static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight 
     if (!v) {
         struct iodiag_submitter_sums zero = {};
         zero.cgroup_id = cg ? blkg_cgroup_id(cg, btf) : cgroup;
+        submitter_identity(e, &zero);
         bpf_map_update_elem(&submitter_sums, &k, &zero, BPF_NOEXIST); /* another CPU may have won: fine */
         v = bpf_map_lookup_elem(&submitter_sums, &k);
         if (!v) {

@@ -507,6 +507,41 @@ TEST(BlockBpfLive, CollectorEmitsEvidence) {
 // first request: at 1 us every request is slow, so the exemplars are the
 // slowest kMaxExemplars of all (without it the first interval has none: its
 // threshold is the previous interval's p99).
+// A submitter named as the kernel knew it when its sums were made: a program
+// a shell exec'd, gone before anything read /proc (no sample ran while it
+// did), is named by its own command, not "?".
+TEST(BlockBpfLive, ASubmitterGoneBeforeTheEndKeepsItsName) {
+    REQUIRE(skip_reason());
+    if (auto why = KernelFeatureProbe().btf_available(); !why.empty()) GTEST_SKIP() << why;
+    LoopDevice loop("/dev/shm", 64);
+    ASSERT_TRUE(loop.ok()) << loop.error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    BlockBpfCollector collector;
+    CollectOptions opts;
+    opts.devices = {loop.name()};
+    const CollectorStatus st = collector.start(opts);
+    ASSERT_TRUE(st.available) << st.reason;
+    std::string out;
+    ASSERT_EQ(run_capture("sh -c 'exec dd if=" + loop.path() + " of=/dev/null bs=4k count=256 iflag=direct 2>&1'", &out),
+              0)
+        << out;
+    Evidence ev;
+    collector.finish(ev);
+    std::string names;
+    for (const auto& m : ev.metrics)
+        if (m.name == "block.submitter_requests" && m.labels.at("device") == loop.name())
+            names += m.labels.at("comm") + "=" + std::to_string(m.value) + " ";
+    const Metric* dd = ev.find_metric("block.submitter_requests", {{"device", loop.name()}, {"comm", "dd"}});
+    ASSERT_NE(dd, nullptr) << names;
+    EXPECT_GE(dd->value, 256) << names;
+    EXPECT_EQ(ev.find_metric("block.submitter_requests", {{"device", loop.name()}, {"comm", "?"}}), nullptr) << names;
+    bool grouped = false;
+    for (const auto& m : ev.metrics)
+        grouped = grouped || (m.name == "block.submitter.requests" && m.labels.at("device") == loop.name() &&
+                              m.labels.at("comm") == "dd" && m.labels.at("kind") == "process" && m.value >= 256);
+    EXPECT_TRUE(grouped) << names;
+}
+
 TEST(BlockBpfLive, UserSlowThresholdSelectsExemplarsFromTheStart) {
     REQUIRE(skip_reason());
     LoopDevice loop("/dev/shm", 64);
