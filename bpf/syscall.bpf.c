@@ -111,6 +111,16 @@ struct {
     __type(value, struct iod_proc_info);
 } procs SEC(".maps");
 
+/* Threads that exited having dirtied data (syscall_events.h iod_exit_info).
+ * When it is full, later exits are not recorded, and their data not named. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 4096);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, __u32);
+    __type(value, struct iod_exit_info);
+} exits SEC(".maps");
+
 /* A new procs entry is put together here (with its command line it is too
  * big for the BPF stack of claim_proc's call chain). */
 struct {
@@ -971,6 +981,30 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
     if (!pi) return 0;
     bpf_get_current_comm(pi->comm, sizeof(pi->comm));
     read_cmdline(pi);
+    return 0;
+}
+
+#define PF_KTHREAD 0x00200000   /* include/linux/sched.h */
+
+/* A thread exits: what it dirtied in its life (the kernel's per-task count,
+ * made when the pages were dirtied) is recorded with its process and command,
+ * for proc_io (collectors/procfs/proc_io.cpp): once reaped, a process's count
+ * is added to its parent's /proc/PID/io, and a writer started from a shell
+ * loop would be named as the shell. Threads that dirtied nothing (most), kernel
+ * threads (they write others' data) and iodiag's own are not recorded. Once
+ * per thread exit, nothing on the per-syscall path. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_task_exit, struct task_struct *p)
+{
+    if (stopped) return 0;
+    struct task_struct *t = bpf_get_current_task_btf();
+    if (!bpf_core_field_exists(t->ioac)) return 0;   /* a kernel without CONFIG_TASK_XACCT */
+    __u64 bytes = t->ioac.write_bytes;
+    if (!bytes || (t->flags & PF_KTHREAD) || t->tgid == self_tgid) return 0;
+    __u32 tid = t->pid;
+    struct iod_exit_info v = {.tgid = t->tgid, .write_bytes = bytes};
+    bpf_get_current_comm(v.comm, sizeof(v.comm));
+    bpf_map_update_elem(&exits, &tid, &v, BPF_ANY);
     return 0;
 }
 

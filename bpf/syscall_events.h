@@ -108,6 +108,18 @@ struct iod_proc_info {
     char cmdline[IOD_CMDLINE_LEN];   /* argv as the process's memory holds it: NUL-separated, cut */
 };
 
+/* A thread that exited in the window having dirtied data (hash exits, key =
+ * its thread id), as the kernel knew it at its exit: what /proc can no longer
+ * say of it. Its data shows in /proc/PID/io of the process that reaped it (a
+ * shell that started the writer), so proc_io names the writer from this
+ * (collectors/procfs/proc_io.cpp). */
+struct iod_exit_info {
+    unsigned int tgid;
+    unsigned int pad;
+    unsigned long long write_bytes;   /* task_io_accounting write_bytes: its own, since it started */
+    char comm[IOD_COMM_LEN];
+};
+
 /* Per process and CPU: time spent in traced syscalls per log2 bucket of their
  * duration, so "who suffered most in the slow set" can be answered for any
  * threshold. Kept in a per-CPU array indexed by a hash of the tgid (the slot

@@ -603,6 +603,7 @@ CollectorStatus SyscallBpfCollector::start_attached(const CollectOptions& opts, 
     st.reason = reason;
     st.available = true;
     impl_ = std::move(impl);
+    if (exited_ && has("sched_process_exit")) exited_->offer(bpf_map__fd(impl_->skel->maps.exits));
     if (chain_)
         chain_->offer(bpf_map__fd(impl_->skel->maps.io_uring_exit_chain),
                       per_syscall ? ChainKind::PerfTracepoint : ChainKind::TpBtf);

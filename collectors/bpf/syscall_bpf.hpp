@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "collectors/collector.hpp"
+#include "collectors/bpf/exited_writers.hpp"
 #include "collectors/bpf/tail_call_chain.hpp"
 
 namespace iodiag {
@@ -54,6 +55,9 @@ public:
     // Its block_bio_queue program goes into the block collector's chain when
     // that one offers it, else it is attached in all_started(); set before start().
     void share_bio_queue(std::shared_ptr<TailCallChain> chain) { bio_queue_chain_ = std::move(chain); }
+    // Offers its record of the threads that exit in the window having
+    // dirtied data (sched_process_exit) to proc_io once attached; set before start().
+    void share_exited_writers(std::shared_ptr<ExitedWriters> exited) { exited_ = std::move(exited); }
     void all_started() override;
 
     struct Impl;
@@ -69,6 +73,7 @@ private:
     SyscallBpfOptions opts_;
     std::shared_ptr<TailCallChain> chain_;
     std::shared_ptr<TailCallChain> bio_queue_chain_;
+    std::shared_ptr<ExitedWriters> exited_;
     std::unique_ptr<Impl> impl_;
 };
 
