@@ -883,22 +883,31 @@ std::string listing(const syscall_bpf::Snapshot& s) {
     return out;
 }
 
-}  // namespace
+// A 1 MiB file on a filesystem of its own (a storage file: its syscalls are
+// traced), for a program to read.
+class LiveSyscallBpfNames : public ::testing::Test {
+protected:
+    void SetUp() override {
+        REQUIRE(missing_bpf_prereqs());
+        fs_ = std::make_unique<Ext4Mount>(64);
+        ASSERT_TRUE(fs_->ok()) << fs_->error();
+        file = fs_->dir() + "/names.dat";
+        write_file(file, 1 << 20);
+    }
+    std::string dir() const { return fs_->dir(); }
+    std::unique_ptr<Ext4Mount> fs_;
+    std::string file;
+};
 
 // A shell that reads a file itself (its `read` builtin: traced, so the process
 // is first seen as sh) and then exec's the program (same pid): the process is
 // named as the program, with the program's command line, not as the shell.
-TEST(LiveSyscallBpf, AProgramAShellExecdIsNamedAsItself) {
-    REQUIRE(missing_bpf_prereqs());
-    Ext4Mount fs(64);
-    ASSERT_TRUE(fs.ok()) << fs.error();
-    const std::string file = fs.dir() + "/names.dat";
-    write_file(file, 1 << 20);
+TEST_F(LiveSyscallBpfNames, AProgramAShellExecdIsNamedAsItself) {
     std::unique_ptr<Background> child;
     std::string why;
     const auto s = snapshot_while(
         [&] {
-            child = std::make_unique<Background>("read line < " + shell_line_file(fs.dir()) + "; exec tail -f " + file +
+            child = std::make_unique<Background>("read line < " + shell_line_file(dir()) + "; exec tail -f " + file +
                                                  " >/dev/null");
         },
         2, &why);
@@ -912,18 +921,13 @@ TEST(LiveSyscallBpf, AProgramAShellExecdIsNamedAsItself) {
 
 // The same program gone before the window ends: the kernel's record names it
 // (/proc has nothing left to read).
-TEST(LiveSyscallBpf, AProgramThatExitedInsideTheWindowKeepsItsName) {
-    REQUIRE(missing_bpf_prereqs());
-    Ext4Mount fs(64);
-    ASSERT_TRUE(fs.ok()) << fs.error();
-    const std::string file = fs.dir() + "/names.dat";
-    write_file(file, 1 << 20);
+TEST_F(LiveSyscallBpfNames, AProgramThatExitedInsideTheWindowKeepsItsName) {
     pid_t pid = -1;
     bool exited = false;
     std::string why;
     const auto s = snapshot_while(
         [&] {
-            Background child("read line < " + shell_line_file(fs.dir()) + "; exec dd if=" + file +
+            Background child("read line < " + shell_line_file(dir()) + "; exec dd if=" + file +
                              " of=/dev/null bs=4k 2>/dev/null");
             pid = child.pid();
             for (int i = 0; i < 100 && !(exited = !child.running()); ++i)
@@ -943,12 +947,7 @@ TEST(LiveSyscallBpf, AProgramThatExitedInsideTheWindowKeepsItsName) {
 // usual fork and exec: its redirection to /dev/null is no storage file) and
 // exits inside the window: named, command line included, from the kernel's
 // record at its first I/O.
-TEST(LiveSyscallBpf, AChildThatExitedInsideTheWindowIsNamedWithItsCommandLine) {
-    REQUIRE(missing_bpf_prereqs());
-    Ext4Mount fs(64);
-    ASSERT_TRUE(fs.ok()) << fs.error();
-    const std::string file = fs.dir() + "/names.dat";
-    write_file(file, 1 << 20);
+TEST_F(LiveSyscallBpfNames, AChildThatExitedInsideTheWindowIsNamedWithItsCommandLine) {
     std::string why;
     const auto s = snapshot_while(
         [&] {
@@ -964,3 +963,5 @@ TEST(LiveSyscallBpf, AChildThatExitedInsideTheWindowIsNamedWithItsCommandLine) {
     EXPECT_EQ(cat->comm, "cat");
     EXPECT_GT(cat->ops, 0u);
 }
+
+}  // namespace
