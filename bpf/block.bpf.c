@@ -470,14 +470,24 @@ static __always_inline void fill_submitter(struct iodiag_inflight *e, bool btf)
     e->task = bpf_get_current_task();
 }
 
+/* The entry's submitting task while it is still that thread (its thread id
+ * matches), else NULL: gone, its memory maybe another task's. */
+static __always_inline struct task_struct *submitter_task(struct iodiag_inflight *e)
+{
+    struct task_struct *t = (struct task_struct *)e->task;
+    if (!t || BPF_CORE_READ(t, pid) != (__s32)e->tid)
+        return 0;
+    return t;
+}
+
 /* comm and cgroup of the submitter, read at completion for slow requests only.
  * If the task is gone (its thread id no longer matches), both stay empty. */
 static __always_inline void read_submitter(struct iodiag_inflight *e, struct iodiag_block_event *ev)
 {
-    struct task_struct *t = (struct task_struct *)e->task;
+    struct task_struct *t = submitter_task(e);
     ev->comm[0] = 0;
     ev->cgroup_id = 0;
-    if (!t || BPF_CORE_READ(t, pid) != (__s32)e->tid)
+    if (!t)
         return;
     BPF_CORE_READ_STR_INTO(&ev->comm, t, comm);
     ev->cgroup_id = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
@@ -717,10 +727,24 @@ static __always_inline __u64 blkg_cgroup_id(struct blkcg_gq *blkg, bool btf)
  * its task while it is the same thread; 0 when it is gone. */
 static __always_inline __u64 submitter_cgroup_id(struct iodiag_inflight *e)
 {
-    struct task_struct *t = (struct task_struct *)e->task;
-    if (!t || BPF_CORE_READ(t, pid) != (__s32)e->tid)
-        return 0;
-    return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+    struct task_struct *t = submitter_task(e);
+    return t ? BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id) : 0;
+}
+
+#define PF_KTHREAD 0x00200000   /* include/linux/sched.h */
+
+/* Who the submitter is (block_events.h iodiag_submitter_sums.comm), read
+ * through its task while it is the same thread: only when a sums entry is
+ * made (once per disk, submitter, cgroup and CPU), never per request. */
+static __always_inline void submitter_identity(struct iodiag_inflight *e, struct iodiag_submitter_sums *s)
+{
+    struct task_struct *t = submitter_task(e);
+    s->comm[0] = 0;
+    s->kthread = 0;
+    if (!t)
+        return;
+    BPF_CORE_READ_STR_INTO(&s->comm, t, comm);
+    s->kthread = (BPF_CORE_READ(t, flags) & PF_KTHREAD) != 0;
 }
 
 static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight *e, struct request *rq, __u64 bytes,
@@ -739,6 +763,7 @@ static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight 
             slot->key.tgid = tgid;
             slot->key.cgroup = cgroup;
             slot->sums.cgroup_id = cg ? blkg_cgroup_id(cg, btf) : cgroup;
+            submitter_identity(e, &slot->sums);
         }
         if (slot->key.dev == dev && slot->key.tgid == tgid && slot->key.cgroup == cgroup) {
             add_submitter_sums(&slot->sums, bytes, op, t);
@@ -750,6 +775,7 @@ static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight 
     if (!v) {
         struct iodiag_submitter_sums zero = {};
         zero.cgroup_id = cg ? blkg_cgroup_id(cg, btf) : cgroup;
+        submitter_identity(e, &zero);
         bpf_map_update_elem(&submitter_sums, &k, &zero, BPF_NOEXIST); /* another CPU may have won: fine */
         v = bpf_map_lookup_elem(&submitter_sums, &k);
         if (!v) {

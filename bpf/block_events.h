@@ -112,6 +112,15 @@ struct iodiag_submitter_sums {
     __u64 q2c_ns;
     __u64 d2c_ns;
     __u64 cgroup_id;    /* kernfs id of the cgroup's directory, read once when the entry is made */
+    /* The submitter as the kernel knew it, read through its task once when the
+     * entry is made (its first completion there on that CPU), not from /proc
+     * later: a process gone by then keeps its name. Empty when the thread was
+     * gone at that completion. A process that exec's after its entry was made
+     * keeps the name it had then in that entry. A kernel worker's comm lacks
+     * the work's description (/proc/PID/comm adds it): user space reads that. */
+    char comm[16];
+    __u32 kthread;      /* PF_KTHREAD: a kernel thread's (valid with comm) */
+    __u32 pad;
 };
 /* The same sums in a direct-mapped per-CPU slot (index: a hash of the key;
  * key.dev 0 = free): an inlined array lookup per completion instead of a

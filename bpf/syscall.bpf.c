@@ -111,6 +111,25 @@ struct {
     __type(value, struct iod_proc_info);
 } procs SEC(".maps");
 
+/* Threads that exited having dirtied data (syscall_events.h iod_exit_info).
+ * When it is full, later exits are not recorded, and their data not named. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 4096);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, __u32);
+    __type(value, struct iod_exit_info);
+} exits SEC(".maps");
+
+/* A new procs entry is put together here (with its command line it is too
+ * big for the BPF stack of claim_proc's call chain). */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct iod_proc_info);
+} proc_info_scratch SEC(".maps");
+
 /* Per-process time, per CPU, in a slot indexed by a hash of the tgid (user
  * space sizes it), IOD_PROC_SLOTS_PER_GROUP slots to an element (slot i is
  * element i / IOD_PROC_SLOTS_PER_GROUP); processes whose slot is taken go to
@@ -436,21 +455,43 @@ __noinline int send_exemplar(struct inflight *f, __u64 id, __u64 total, long ret
     return 0;
 }
 
+/* The current process's command line into pi: its argv as its memory holds
+ * it (mm->arg_start..arg_end, NUL-separated; user space turns the NULs into
+ * spaces), the first IOD_CMDLINE_LEN bytes. None (cmdline_len 0) for a kernel
+ * thread (no mm), or when the bytes are not in memory (a probe read does not
+ * fault pages in). Read once per process (claim_proc) and once per exec. */
+static __always_inline void read_cmdline(struct iod_proc_info *pi)
+{
+    struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+    struct mm_struct *mm = BPF_CORE_READ(t, mm);
+    pi->cmdline_len = 0;
+    if (!mm) return;
+    unsigned long start = BPF_CORE_READ(mm, arg_start), end = BPF_CORE_READ(mm, arg_end);
+    if (end <= start) return;
+    __u32 len = end - start > IOD_CMDLINE_LEN ? IOD_CMDLINE_LEN : (__u32)(end - start);
+    barrier_var(len);
+    if (len == 0 || len > IOD_CMDLINE_LEN) return;
+    if (bpf_probe_read_user(pi->cmdline, len, (void *)start) == 0)
+        pi->cmdline_len = len;
+}
+
 /* A process first seen on this CPU: its identity (once per process, with the
- * cgroups read once), then its time slot on this CPU, or its overflow entry
- * when another process holds the slot. Global functions (this one and
+ * cgroups and the command line read once), then its time slot on this CPU,
+ * or its overflow entry when another process holds the slot. Global functions (this one and
  * account_syscall) are verified once, on their own, instead of once per path
  * of sys_exit that reaches them (that made sys_exit ~100k verified
  * instructions and most of the collector's start time). */
 __noinline int claim_proc(__u32 tgid, __u32 idx)
 {
-    if (!bpf_map_lookup_elem(&procs, &tgid)) {
-        struct iod_proc_info nv = {};
-        nv.cgid = bpf_get_current_cgroup_id();
-        nv.memcg = memcg_v1_id();
-        nv.io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
-        bpf_get_current_comm(nv.comm, sizeof(nv.comm));
-        if (bpf_map_update_elem(&procs, &tgid, &nv, BPF_NOEXIST) && !bpf_map_lookup_elem(&procs, &tgid))
+    __u32 zero = 0;
+    struct iod_proc_info *nv;
+    if (!bpf_map_lookup_elem(&procs, &tgid) && (nv = bpf_map_lookup_elem(&proc_info_scratch, &zero))) {
+        nv->cgid = bpf_get_current_cgroup_id();
+        nv->memcg = memcg_v1_id();
+        nv->io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
+        bpf_get_current_comm(nv->comm, sizeof(nv->comm));
+        read_cmdline(nv);
+        if (bpf_map_update_elem(&procs, &tgid, nv, BPF_NOEXIST) && !bpf_map_lookup_elem(&procs, &tgid))
             count(CNT_PROCS_FULL, 1);
     }
     struct iod_proc_time *slot = proc_slot(idx);
@@ -460,7 +501,6 @@ __noinline int claim_proc(__u32 tgid, __u32 idx)
     }
     if (bpf_map_lookup_elem(&proc_time_overflow, &tgid))
         return 0;
-    __u32 zero = 0;
     struct iod_proc_time *z = bpf_map_lookup_elem(&proc_time_zero, &zero);
     if (!z) return 0;
     bpf_map_update_elem(&proc_time_overflow, &tgid, z, BPF_NOEXIST);
@@ -919,6 +959,52 @@ int BPF_PROG(on_wakeup, struct task_struct *p)
         charge(f, now);
         f->state = CLS_CPU;                /* woken: from now on run-queue delay */
     }
+    return 0;
+}
+
+/* ---- who a process is ------------------------------------------------------ */
+
+/* A process exec'd: its tgid stays, its program changes. An entry made before
+ * (a shell's child makes syscalls before it exec's: it opens its redirection,
+ * `sh -c 'dd ... > f'`) takes the new program's command and command line, so
+ * that the program is named, not the shell that started it. A process with no
+ * entry yet gets one at its first traced syscall, with the new program's
+ * names then. Once per exec on the machine (a hash lookup for the others),
+ * nothing on the per-syscall path. The comm is already the new program's here
+ * (begin_new_exec) and its argv on its new stack (mm->arg_start). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+    if (stopped) return 0;
+    __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+    struct iod_proc_info *pi = bpf_map_lookup_elem(&procs, &tgid);
+    if (!pi) return 0;
+    bpf_get_current_comm(pi->comm, sizeof(pi->comm));
+    read_cmdline(pi);
+    return 0;
+}
+
+#define PF_KTHREAD 0x00200000   /* include/linux/sched.h */
+
+/* A thread exits: what it dirtied in its life (the kernel's per-task count,
+ * made when the pages were dirtied) is recorded with its process and command,
+ * for proc_io (collectors/procfs/proc_io.cpp): once reaped, a process's count
+ * is added to its parent's /proc/PID/io, and a writer started from a shell
+ * loop would be named as the shell. Threads that dirtied nothing (most), kernel
+ * threads (they write others' data) and iodiag's own are not recorded. Once
+ * per thread exit, nothing on the per-syscall path. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_task_exit, struct task_struct *p)
+{
+    if (stopped) return 0;
+    struct task_struct *t = bpf_get_current_task_btf();
+    if (!bpf_core_field_exists(t->ioac)) return 0;   /* a kernel without CONFIG_TASK_XACCT */
+    __u64 bytes = t->ioac.write_bytes;
+    if (!bytes || (t->flags & PF_KTHREAD) || t->tgid == self_tgid) return 0;
+    __u32 tid = t->pid;
+    struct iod_exit_info v = {.tgid = t->tgid, .write_bytes = bytes};
+    bpf_get_current_comm(v.comm, sizeof(v.comm));
+    bpf_map_update_elem(&exits, &tid, &v, BPF_ANY);
     return 0;
 }
 

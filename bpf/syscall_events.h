@@ -91,13 +91,32 @@ struct iod_bucket_sums {
     unsigned long long ns[CLS_COUNT];
 };
 
-/* Per process (hash procs, key = tgid): who it is. The cgroup is recorded
- * when the process is first seen (a process moving cgroups within the window
- * keeps the first). */
+/* Per process (hash procs, key = tgid): who it is, recorded in the kernel
+ * when the process is first seen (its first traced syscall), not read from
+ * /proc later. The cgroup stays the first (a process moving cgroups within
+ * the window keeps it); the command and command line are taken again when the
+ * process exec's (sched_process_exec): a shell's child that opened its
+ * redirection before exec'ing the program is named as the program. */
+#define IOD_CMDLINE_LEN 256     /* bytes of argv kept (user space cuts /proc's at the same bound) */
 struct iod_proc_info {
     unsigned long long cgid;    /* cgroup v2 id (0 when unknown) */
     unsigned long long memcg;   /* cgroup v1 memory controller kernfs id (0 when none) */
     unsigned long long io_cg;   /* io (v1 blkio) controller kernfs id (0 when none) */
+    char comm[IOD_COMM_LEN];
+    unsigned int cmdline_len;   /* bytes of cmdline read (0: none: a kernel thread, or not readable) */
+    unsigned int pad;
+    char cmdline[IOD_CMDLINE_LEN];   /* argv as the process's memory holds it: NUL-separated, cut */
+};
+
+/* A thread that exited in the window having dirtied data (hash exits, key =
+ * its thread id), as the kernel knew it at its exit: what /proc can no longer
+ * say of it. Its data shows in /proc/PID/io of the process that reaped it (a
+ * shell that started the writer), so proc_io names the writer from this
+ * (collectors/procfs/proc_io.cpp). */
+struct iod_exit_info {
+    unsigned int tgid;
+    unsigned int pad;
+    unsigned long long write_bytes;   /* task_io_accounting write_bytes: its own, since it started */
     char comm[IOD_COMM_LEN];
 };
 

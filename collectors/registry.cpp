@@ -36,7 +36,11 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     c.push_back(std::make_unique<VmstatCollector>());
     c.push_back(std::make_unique<MeminfoCollector>());
     c.push_back(std::make_unique<DirtyLimitsCollector>());
-    c.push_back(std::make_unique<ProcIoCollector>());
+    // Who dirtied the window's data: /proc, with the threads that exit inside
+    // it as the syscall collector's BPF program records them at their exit
+    // (collectors/bpf/exited_writers.hpp).
+    auto exited = std::make_shared<ExitedWriters>();
+    c.push_back(std::make_unique<ProcIoCollector>(exited));
     c.push_back(std::make_unique<ProcCpuCollector>());
     c.push_back(std::make_unique<PsiCollector>());
     c.push_back(std::make_unique<CgroupCollector>());
@@ -47,6 +51,7 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     auto syscalls = std::make_unique<SyscallBpfCollector>();
     syscalls->share_sys_exit(sys_exit);
     syscalls->share_bio_queue(bio_queue);
+    syscalls->share_exited_writers(exited);
     c.push_back(std::move(syscalls));
     c.push_back(std::make_unique<CephCollector>());
     return c;

@@ -476,6 +476,12 @@ std::vector<BlockSubmitterSums> BlockTracer::submitters() {
     auto add = [&](const iodiag_submitter_key& k, const iodiag_submitter_sums& c, bool hashed) {
         auto& s = sums[{k.dev, k.tgid, k.cgroup}];
         if (c.cgroup_id) s.cgroup_id = c.cgroup_id;
+        // Each CPU's entry read the comm when it was made: they differ only
+        // when the process exec'd in between; the first one read stays.
+        if (s.comm.empty() && c.comm[0]) {
+            s.comm.assign(c.comm, strnlen(c.comm, sizeof(c.comm)));
+            s.kthread = c.kthread != 0;
+        }
         s.count += c.count;
         s.q2c_ns += c.q2c_ns;
         s.d2c_ns += c.d2c_ns;
@@ -747,20 +753,16 @@ void BlockBpfCollector::emit_submitters(Evidence& ev,
     std::map<std::string, std::map<std::pair<std::string, std::string>, BlockSubmitterSums>> by_dev;
     for (const auto& s : sums) {
         if (!devices_.empty() && std::find(devices_.begin(), devices_.end(), s.device) == devices_.end()) continue;
-        const auto it = submitter_comm_.find(s.tgid);
-        // tgid 0: a request the block layer made itself (a flush), or one
-        // first seen after its queueing; "?": a process gone before a sample.
-        const std::string comm = s.tgid == 0 ? "(none)" : it == submitter_comm_.end() ? "?" : it->second;
-        const auto who = submitter_who_.find(s.tgid);
-        const bool named = who != submitter_who_.end() && !who->second.app.empty();
-        auto& a = by_dev[s.device][{named ? who->second.app : comm, comm}];
+        const std::string comm = submitter_command(s);
+        auto& a = by_dev[s.device][{submitter_application(s), comm}];
         a.count += s.count;
         a.q2c_ns += s.q2c_ns;
         a.d2c_ns += s.d2c_ns;
     }
     const Provenance p = prov("tracepoint:block:block_bio_queue -> block_rq_complete, summed per submitter (the "
-                              "thread group that queued the bio) and here per application (its command from "
-                              "/proc/PID/comm, its application from /proc/PID/{stat,cmdline} while it ran)");
+                              "thread group that queued the bio) and here per application: its command as the "
+                              "kernel recorded it with the sums (a kernel thread's from /proc/PID/comm), its "
+                              "application from /proc/PID/{stat,cmdline} while it ran");
     for (auto& [dev, apps] : by_dev) {
         std::vector<std::pair<std::pair<std::string, std::string>, BlockSubmitterSums>> v(apps.begin(), apps.end());
         std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.q2c_ns > b.second.q2c_ns; });

@@ -93,6 +93,11 @@ struct BlockSubmitterSums {
     std::string device;
     uint32_t tgid = 0;
     uint64_t cgroup_id = 0;   // kernfs id of the cgroup's directory; 0 = none
+    // The submitter's command as the kernel read it when the sums were made
+    // (its task's comm, a kernel worker's without the work's description),
+    // "" when its thread was already gone; and whether it is a kernel thread.
+    std::string comm;
+    bool kthread = false;
     uint64_t count = 0, q2c_ns = 0, d2c_ns = 0;
     uint64_t bytes = 0, write_bytes = 0;
     // Of count: completions on a CPU whose slot another submitter held (the
@@ -182,7 +187,8 @@ private:
 // disks) over the previous one-second interval. Series (sample()): the
 // per-interval block.d2c_us and block.q2c_us {device}, from the cumulative
 // in-kernel histograms (no per-I/O work beyond the window's own histograms).
-// What a submitter is, read from /proc/PID while the window runs.
+// What a submitter is, read from /proc/PID while the window runs (a process's
+// command is the kernel's record, BlockSubmitterSums::comm, where there is one).
 struct SubmitterIdentity {
     std::string comm;       // /proc/PID/comm (a kernel worker's with its work's description)
     std::string app;        // a process's application (collectors/procfs/applications.hpp)
@@ -236,9 +242,18 @@ private:
     std::vector<BlockIoExemplar> exemplars_;
     std::string provenance_suffix_;
     // Submitters' commands and identities, read from /proc at each sample (a
-    // process that exits before the window ends keeps its name), and the
+    // process that exits before the window ends keeps its name; a process's
+    // command recorded by the kernel wins over /proc's), and the
     // paths of the cgroups their requests were charged to (block_submitters.cpp).
     void learn_submitter_names();
+    // A submitter's command in block.submitter_*: the kernel's record for a
+    // process, /proc's first read for a kernel thread, "?" when neither,
+    // "(none)" for tgid 0 (block_submitters.cpp).
+    std::string submitter_command(const BlockSubmitterSums& s) const;
+    // A process's application (collectors/procfs/applications.hpp) as it was
+    // named while it ran, else as its recorded command gives it; anything
+    // else (a kernel thread, the block layer, unknown): its command.
+    std::string submitter_application(const BlockSubmitterSums& s) const;
     void emit_submitters(Evidence& ev, const std::function<Provenance(const std::string&)>& prov);
     // Per device and (command, cgroup): who used it, and how much
     // (block_submitters.cpp).

@@ -1,5 +1,7 @@
 // Who used each device: the block tracer's per-(disk, thread group, cgroup)
-// sums (bpf/block_events.h) named from /proc while the window runs, grouped
+// sums (bpf/block_events.h), a process named by the command the kernel
+// recorded with them and by its application (collectors/procfs/applications.hpp),
+// a kernel thread and the cgroups from /proc while the window runs; grouped
 // per device by (application, cgroup) and emitted as block.submitter.*.
 #include <algorithm>
 #include <set>
@@ -31,11 +33,24 @@ std::string worker_description(const std::string& comm) {
 
 // The name a submitter group is shown under (a process: its application), and what it is: a process, the
 // writeback flusher (writing what others dirtied), other kernel work, or
-// unknown (gone before it was named).
-std::pair<std::string, std::string> display(uint32_t tgid, const SubmitterIdentity* who) {
-    if (tgid == 0) return {"(none)", "kernel"};   // a request the block layer made (a flush), or seen after its Q
-    if (!who || who->comm.empty()) return {"?", "unknown"};
-    if (!who->kthread) return {who->app.empty() ? who->comm : who->app, "process"};
+// unknown (gone before it was named). A process is named by the command the
+// kernel recorded with its sums (as of its requests: a shell's child that
+// exec'd the program is the program, and one gone before /proc was read keeps
+// its name); /proc's where the kernel has none (its thread had gone by its
+// first completion). A kernel thread by /proc's (its work's description).
+std::pair<std::string, std::string> display(const BlockSubmitterSums& s, const SubmitterIdentity* who) {
+    if (s.tgid == 0) return {"(none)", "kernel"};   // a request the block layer made (a flush), or seen after its Q
+    SubmitterIdentity recorded;
+    if (!who || who->comm.empty()) {
+        if (s.comm.empty()) return {"?", "unknown"};
+        recorded.comm = s.comm;   // gone before /proc was read: the kernel's record only
+        recorded.kthread = s.kthread;
+        who = &recorded;
+    }
+    if (!who->kthread)
+        return {who->app.empty() ? ApplicationIndex::host().application_of(s.tgid, s.comm.empty() ? who->comm : s.comm)
+                                 : who->app,
+                "process"};
     if (who->flusher) return {"writeback (kworker flush)", "writeback"};
     const std::string desc = worker_description(who->comm);
     if (who->comm.rfind("kworker/", 0) == 0) return {desc.empty() ? "kworker" : "kworker (" + desc + ")", "kernel"};
@@ -43,6 +58,24 @@ std::pair<std::string, std::string> display(uint32_t tgid, const SubmitterIdenti
 }
 
 }  // namespace
+
+std::string BlockBpfCollector::submitter_command(const BlockSubmitterSums& s) const {
+    if (s.tgid == 0) return "(none)";   // a request the block layer made (a flush), or first seen after its Q
+    const auto w = submitter_who_.find(s.tgid);
+    const bool kthread = w != submitter_who_.end() && !w->second.comm.empty() ? w->second.kthread : s.kthread;
+    if (!kthread && !s.comm.empty()) return s.comm;
+    if (const auto it = submitter_comm_.find(s.tgid); it != submitter_comm_.end()) return it->second;
+    return s.comm.empty() ? "?" : s.comm;   // "?": gone before it was named
+}
+
+std::string BlockBpfCollector::submitter_application(const BlockSubmitterSums& s) const {
+    const std::string comm = submitter_command(s);
+    const auto w = submitter_who_.find(s.tgid);
+    const bool kthread = w != submitter_who_.end() && !w->second.comm.empty() ? w->second.kthread : s.kthread;
+    if (s.tgid == 0 || kthread || comm == "?") return comm;
+    if (w != submitter_who_.end() && !w->second.app.empty()) return w->second.app;
+    return ApplicationIndex::host().application_of(s.tgid, comm);
+}
 
 void BlockBpfCollector::learn_submitter_names() {
     const auto subs = tracer_->submitters();
@@ -104,7 +137,7 @@ void BlockBpfCollector::emit_submitter_groups(Evidence& ev, const std::vector<Bl
         if (!devices_.empty() && std::find(devices_.begin(), devices_.end(), s.device) == devices_.end()) continue;
         const auto w = submitter_who_.find(s.tgid);
         const SubmitterIdentity* who = w == submitter_who_.end() ? nullptr : &w->second;
-        const auto [shown, kind] = display(s.tgid, who);
+        const auto [shown, kind] = display(s, who);
         const auto p = blkcg_paths_.find(s.cgroup_id);
         const std::string charged = p == blkcg_paths_.end() ? "" : p->second;
         std::string memory = who ? who->memory_v1 : "", blkio = who ? who->blkio_v1 : "", v2 = who ? who->v2 : "";
@@ -124,9 +157,10 @@ void BlockBpfCollector::emit_submitter_groups(Evidence& ev, const std::vector<Bl
     }
     const Provenance p =
         prov(std::string("tracepoint:block:block_rq_complete, every completed request summed in the kernel per ") +
-             "(disk, thread group that queued its bio, cgroup) and here per (application, cgroup): application from "
-             "/proc/PID/{stat,cmdline} while it ran (collectors/procfs/applications.hpp; a kernel worker by its "
-             "work: flush-* = the writeback flusher), cgroup " +
+             "(disk, thread group that queued its bio, cgroup) and here per (application, cgroup): command as "
+             "the kernel recorded it with the sums (task comm), application from /proc/PID/{stat,cmdline} while "
+             "it ran (collectors/procfs/applications.hpp), a kernel worker's from /proc/PID/comm (by its work: "
+             "flush-* = the writeback flusher), cgroup " +
              (blkcg ? "the one the kernel charged the request to (its head bio's blkcg, bio->bi_blkg) with the "
                       "process's other cgroups from /proc/PID/cgroup"
                     : "the submitter's (no blk-cgroup in this kernel), read through its task at completion"));

@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -32,6 +33,7 @@
 #include "collectors/bpf/kallsyms_cache.hpp"
 #include "collectors/procfs/applications.hpp"
 #include "collectors/procfs/kernel_hz.hpp"
+#include "collectors/procfs/proc_cmdline.hpp"
 #include "collectors/bpf/syscall_bpf_classes.hpp"
 #include "collectors/bpf/syscall_bpf_snapshot.hpp"
 #include "collectors/text_file.hpp"
@@ -45,6 +47,8 @@
 
 #include "bpf/syscall_events.h"
 #include "syscall.skel.h"
+
+static_assert(IOD_CMDLINE_LEN == iodiag::kCmdlineMaxBytes, "one bound for the kernel's command lines and /proc's");
 #endif
 
 namespace iodiag {
@@ -601,6 +605,7 @@ CollectorStatus SyscallBpfCollector::start_attached(const CollectOptions& opts, 
     st.reason = reason;
     st.available = true;
     impl_ = std::move(impl);
+    if (exited_ && has("sched_process_exit")) exited_->offer(bpf_map__fd(impl_->skel->maps.exits));
     if (chain_)
         chain_->offer(bpf_map__fd(impl_->skel->maps.io_uring_exit_chain),
                       per_syscall ? ChainKind::PerfTracepoint : ChainKind::TpBtf);
@@ -715,14 +720,25 @@ void SyscallBpfCollector::finish(Evidence& ev) {
                 }
             });
     }
+    // Who each process was, as the kernel recorded it (procs: at its first
+    // traced syscall, the command and command line again at each exec); the
+    // command line from /proc where the kernel could not read it, if the pid
+    // is still that command's.
     const int p_fd = bpf_map__fd(im.skel->maps.procs);
+    std::map<uint32_t, const syscall_bpf::ProcessTime*> named;
+    s.procs.reserve(by_pid.size());
     for (auto& [pid, p] : by_pid) {
         iod_proc_info info{};
         p.pid = pid;
         if (bpf_map_lookup_elem(p_fd, &pid, &info) == 0) {
             p.comm.assign(info.comm, strnlen(info.comm, sizeof(info.comm)));
             p.cgroup = cg.label(info.cgid, info.memcg, info.io_cg);
+            const size_t len = std::min<size_t>(info.cmdline_len, sizeof(info.cmdline));
+            p.cmdline = cmdline_of_argv(std::string_view(info.cmdline, len));
         }
+        if (p.cmdline.empty() && !p.comm.empty() &&
+            try_read_first_line(under_root(im.root, "/proc/" + std::to_string(pid) + "/comm")) == p.comm)
+            p.cmdline = read_proc_cmdline(im.root, pid);
         // What the kernel recorded of it, for the other collectors should it
         // have exited; then its application, as every collector names it.
         if (!p.comm.empty()) ApplicationIndex::of_root(im.root).remember(pid, p.comm, p.cmdline);
@@ -730,6 +746,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
         if (!victim_.empty())
             p.cgroup_now = try_read_text_file(under_root(im.root, "/proc/" + std::to_string(pid) + "/cgroup")).value_or("");
         s.procs.push_back(std::move(p));
+        named[pid] = &s.procs.back();
     }
     t.mark("procs map");
 
@@ -743,6 +760,10 @@ void SyscallBpfCollector::finish(Evidence& ev) {
         for (const auto& e : sorted) {
             syscall_bpf::SlowOp op;
             op.comm.assign(e.comm, strnlen(e.comm, sizeof(e.comm)));
+            // The process's command line while it still ran this command (a
+            // later exec gave the process another one).
+            if (const auto n = named.find(e.tgid); n != named.end() && n->second->comm == op.comm)
+                op.cmdline = n->second->cmdline;
             op.pid = e.tgid;
             op.tid = e.tid;
             op.app = ApplicationIndex::of_root(im.root).application_of(op.pid, op.comm);
@@ -758,6 +779,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
         }
     }
     t.mark("exemplars");
+    if (opts_.on_snapshot) opts_.on_snapshot(s);
     syscall_bpf::emit(s, ev);
     t.mark("emit");
     impl_.reset();

@@ -5,13 +5,19 @@
 // (bpf/syscall.bpf.c); only slow syscalls come to user space as exemplars.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 
 #include "collectors/collector.hpp"
+#include "collectors/bpf/exited_writers.hpp"
 #include "collectors/bpf/tail_call_chain.hpp"
 
 namespace iodiag {
+
+namespace syscall_bpf {
+struct Snapshot;
+}
 
 struct SyscallBpfOptions {
     // Slow set for attr.slow.*: syscalls at or above this (us); unset = the window's p99.
@@ -25,6 +31,9 @@ struct SyscallBpfOptions {
     // classify_stack); 0 = IOD_STACK_FIRST_WALK. Tests set 1 to send every
     // wait through the second, whole walk.
     unsigned first_walk_frames = 0;
+    // Tests: called in finish() with what was read from the kernel, before
+    // it becomes evidence (the processes' command lines are not evidence).
+    std::function<void(const syscall_bpf::Snapshot&)> on_snapshot;
 };
 
 class SyscallBpfCollector : public Collector {
@@ -46,6 +55,9 @@ public:
     // Its block_bio_queue program goes into the block collector's chain when
     // that one offers it, else it is attached in all_started(); set before start().
     void share_bio_queue(std::shared_ptr<TailCallChain> chain) { bio_queue_chain_ = std::move(chain); }
+    // Offers its record of the threads that exit in the window having
+    // dirtied data (sched_process_exit) to proc_io once attached; set before start().
+    void share_exited_writers(std::shared_ptr<ExitedWriters> exited) { exited_ = std::move(exited); }
     void all_started() override;
 
     struct Impl;
@@ -62,6 +74,7 @@ private:
     std::string victim_;   // CollectOptions::victim, for the snapshot
     std::shared_ptr<TailCallChain> chain_;
     std::shared_ptr<TailCallChain> bio_queue_chain_;
+    std::shared_ptr<ExitedWriters> exited_;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -18,8 +18,12 @@ namespace iodiag::syscall_bpf {
 struct ProcessTime {
     uint32_t pid = 0;
     std::string comm;
-    // Its command line as of its I/O (argv joined by spaces, cut), "" when
+    // Its command line as of its I/O (argv joined by spaces, cut at
+    // kCmdlineMaxBytes, collectors/procfs/proc_cmdline.hpp), "" when
     // unknown: what tells two programs with one comm apart (two `python3`).
+    // Recorded in the kernel at its first traced syscall and again at each
+    // exec, as its comm is; /proc/PID/cmdline at the window's end where the
+    // kernel could not read it; "" for a kernel thread.
     std::string cmdline;
     // The application it is part of (collectors/procfs/applications.hpp);
     // "" in snapshots built without one: its comm stands for it.
@@ -43,6 +47,9 @@ struct ProcParts {
 struct SlowOp {
     std::string comm;
     std::string app;                // as ProcessTime::app
+    // Its process's command line (as ProcessTime's), "" when unknown or when
+    // the process ran another program (exec) by the window's end.
+    std::string cmdline;
     uint32_t pid = 0;
     uint32_t tid = 0;
     std::string cgroup;

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "collectors/procfs/proc_cmdline.hpp"
 #include "collectors/procfs/proc_pid_stat.hpp"
 #include "collectors/text_file.hpp"
 
@@ -23,23 +24,8 @@ std::string stat_comm(const std::string& line) {
 
 }  // namespace
 
-std::string cmdline_from_proc(const std::string& raw) {
-    std::string out;
-    bool gap = false;
-    for (const char c : raw) {
-        if (c == '\0' || c == '\n' || c == '\t' || c == ' ') {
-            gap = !out.empty();
-            continue;
-        }
-        if (gap) out += ' ';
-        gap = false;
-        out += c;
-    }
-    return out;
-}
-
 std::string command_line_shown(const std::string& cmdline, const std::string& comm) {
-    const std::string line = cmdline_from_proc(cmdline);
+    const std::string line = cmdline_of_argv(cmdline);
     if (line.empty()) return comm;
     const size_t arg0_end = line.find(' ');
     const std::string arg0 = line.substr(0, arg0_end);
@@ -85,8 +71,7 @@ std::optional<ProcessIdentity> ApplicationIndex::identity_locked(uint32_t pid) {
             }
             // The kernel's record as of the I/O wins over a later look.
             if (p.comm.empty()) p.comm = stat_comm(*stat);
-            if (p.cmdline.empty())
-                if (const auto raw = try_read_text_file(dir + "/cmdline")) p.cmdline = cmdline_from_proc(*raw);
+            if (p.cmdline.empty()) p.cmdline = read_proc_cmdline(root_, pid);
         }
     }
     const auto it = known_.find(pid);

@@ -41,13 +41,9 @@ struct ProcessIdentity {
 inline constexpr size_t kApplicationNameMax = 64;
 
 // A command line as shown: argv[0]'s last path component and the arguments
-// (NULs read from /proc/PID/cmdline as spaces), cut to kApplicationNameMax;
-// the comm when the command line is empty.
+// (NULs read from /proc/PID/cmdline as spaces: proc_cmdline.hpp), cut to
+// kApplicationNameMax; the comm when the command line is empty.
 std::string command_line_shown(const std::string& cmdline, const std::string& comm);
-
-// argv from /proc/PID/cmdline (NUL-separated, maybe NUL-terminated) as one
-// line, arguments separated by one space.
-std::string cmdline_from_proc(const std::string& raw);
 
 class ApplicationIndex {
 public:

@@ -96,6 +96,17 @@ std::string skip_reason() {
     return missing_tool("losetup");
 }
 
+// Starts `collector` on `loop` alone, once udev's first look at the new
+// device is over; "" or why not.
+std::string start_on(BlockBpfCollector& collector, const LoopDevice& loop) {
+    if (!loop.ok()) return loop.error();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    CollectOptions opts;
+    opts.devices = {loop.name()};
+    const CollectorStatus st = collector.start(opts);
+    return st.available ? "" : st.reason;
+}
+
 // The real probe really loads programs: tp_btf and raw_tp on a block
 // tracepoint; fentry either attaches or says why not (EPERM under lockdown).
 TEST(KernelFeatureProbeLive, ProbesByLoading) {
@@ -267,13 +278,8 @@ TEST(BlockBpfLive, EveryRequestIsInItsSubmittersSums) {
     REQUIRE(skip_reason());
     if (auto why = KernelFeatureProbe().btf_available(); !why.empty()) GTEST_SKIP() << why;
     LoopDevice loop("/dev/shm", 64);
-    ASSERT_TRUE(loop.ok()) << loop.error();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     BlockBpfCollector collector;
-    CollectOptions opts;
-    opts.devices = {loop.name()};
-    const CollectorStatus st = collector.start(opts);
-    ASSERT_TRUE(st.available) << st.reason;
+    ASSERT_EQ(start_on(collector, loop), "");
     {
         live::Background fio("fio --name=r --filename=" + loop.path() +
                              " --rw=randread --bs=4k --direct=1 --ioengine=psync --time_based --runtime=2"
@@ -503,6 +509,36 @@ TEST(BlockBpfLive, CollectorEmitsEvidence) {
 
 // `iodiag slow --threshold 1ms` prints only I/Os of at least 1 ms, and each
 // line's stage columns add up to its total.
+// A submitter named as the kernel knew it when its sums were made: a program
+// a shell exec'd, gone before anything read /proc (no sample ran while it
+// did), is named by its own command, not "?".
+TEST(BlockBpfLive, ASubmitterGoneBeforeTheEndKeepsItsName) {
+    REQUIRE(skip_reason());
+    if (auto why = KernelFeatureProbe().btf_available(); !why.empty()) GTEST_SKIP() << why;
+    LoopDevice loop("/dev/shm", 64);
+    BlockBpfCollector collector;
+    ASSERT_EQ(start_on(collector, loop), "");
+    std::string out;
+    ASSERT_EQ(run_capture("sh -c 'exec dd if=" + loop.path() + " of=/dev/null bs=4k count=256 iflag=direct 2>&1'", &out),
+              0)
+        << out;
+    Evidence ev;
+    collector.finish(ev);
+    std::string names;
+    for (const auto& m : ev.metrics)
+        if (m.name == "block.submitter_requests" && m.labels.at("device") == loop.name())
+            names += m.labels.at("comm") + "=" + std::to_string(m.value) + " ";
+    const Metric* dd = ev.find_metric("block.submitter_requests", {{"device", loop.name()}, {"comm", "dd"}});
+    ASSERT_NE(dd, nullptr) << names;
+    EXPECT_GE(dd->value, 256) << names;
+    EXPECT_EQ(ev.find_metric("block.submitter_requests", {{"device", loop.name()}, {"comm", "?"}}), nullptr) << names;
+    bool grouped = false;
+    for (const auto& m : ev.metrics)
+        grouped = grouped || (m.name == "block.submitter.requests" && m.labels.at("device") == loop.name() &&
+                              m.labels.at("comm") == "dd" && m.labels.at("kind") == "process" && m.value >= 256);
+    EXPECT_TRUE(grouped) << names;
+}
+
 // A user slow threshold (CollectOptions::slow_threshold_us) applies from the
 // first request: at 1 us every request is slow, so the exemplars are the
 // slowest kMaxExemplars of all (without it the first interval has none: its

@@ -20,11 +20,13 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "collectors/bpf/block_bpf.hpp"
 #include "collectors/bpf/syscall_bpf.hpp"
+#include "collectors/bpf/syscall_bpf_snapshot.hpp"
 #include "engine/evidence/layers.hpp"
 #include "tests/live/live_support.hpp"
 
@@ -834,3 +836,132 @@ TEST(LiveSyscallBpf, BlkThrottleHoldIsChargedToTheCgroup) { blk_throttle_hold_is
 TEST(LiveSyscallBpf, BlkThrottleHoldIsChargedToTheCgroupThroughTheBlockCollectorsHook) {
     blk_throttle_hold_is_charged_to_the_cgroup(true);
 }
+
+// ---- names as of the I/O -----------------------------------------------------
+
+namespace {
+
+// What the collector read from the kernel (every process) over `seconds`
+// while `during` starts the work; *why says why not when it could not start.
+syscall_bpf::Snapshot snapshot_while(const std::function<void()>& during, double seconds, std::string* why) {
+    syscall_bpf::Snapshot got;
+    SyscallBpfOptions so;
+    so.on_snapshot = [&](const syscall_bpf::Snapshot& s) { got = s; };
+    SyscallBpfCollector c(so);
+    CollectOptions o;
+    o.duration_s = seconds;
+    const CollectorStatus st = c.start(o);
+    if (!st.available) {
+        *why = st.reason;
+        return got;
+    }
+    c.all_started();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int>(seconds * 1000));
+    during();
+    std::this_thread::sleep_until(until);
+    Evidence ev;
+    c.finish(ev);
+    return got;
+}
+
+const syscall_bpf::ProcessTime* process(const syscall_bpf::Snapshot& s, pid_t pid) {
+    for (const auto& p : s.procs)
+        if (p.pid == static_cast<uint32_t>(pid)) return &p;
+    return nullptr;
+}
+
+// A file for the shell's own read (one line: dash's `read` reads byte by byte).
+std::string shell_line_file(const std::string& dir) {
+    const std::string path = dir + "/line.txt";
+    write_text(path, "a line\n");
+    return path;
+}
+
+std::string listing(const syscall_bpf::Snapshot& s) {
+    std::string out;
+    for (const auto& p : s.procs) out += std::to_string(p.pid) + " " + p.comm + " [" + p.cmdline + "]; ";
+    return out;
+}
+
+// A 1 MiB file on a filesystem of its own (a storage file: its syscalls are
+// traced), for a program to read.
+class LiveSyscallBpfNames : public ::testing::Test {
+protected:
+    void SetUp() override {
+        REQUIRE(missing_bpf_prereqs());
+        fs_ = std::make_unique<Ext4Mount>(64);
+        ASSERT_TRUE(fs_->ok()) << fs_->error();
+        file = fs_->dir() + "/names.dat";
+        write_file(file, 1 << 20);
+    }
+    std::string dir() const { return fs_->dir(); }
+    std::unique_ptr<Ext4Mount> fs_;
+    std::string file;
+};
+
+// A shell that reads a file itself (its `read` builtin: traced, so the process
+// is first seen as sh) and then exec's the program (same pid): the process is
+// named as the program, with the program's command line, not as the shell.
+TEST_F(LiveSyscallBpfNames, AProgramAShellExecdIsNamedAsItself) {
+    std::unique_ptr<Background> child;
+    std::string why;
+    const auto s = snapshot_while(
+        [&] {
+            child = std::make_unique<Background>("read line < " + shell_line_file(dir()) + "; exec tail -f " + file +
+                                                 " >/dev/null");
+        },
+        2, &why);
+    ASSERT_TRUE(why.empty()) << why;
+    ASSERT_TRUE(child && child->running());
+    const auto* p = process(s, child->pid());
+    ASSERT_NE(p, nullptr) << listing(s);
+    EXPECT_EQ(p->comm, "tail") << listing(s);
+    EXPECT_EQ(p->cmdline, "tail -f " + file) << listing(s);
+}
+
+// The same program gone before the window ends: the kernel's record names it
+// (/proc has nothing left to read).
+TEST_F(LiveSyscallBpfNames, AProgramThatExitedInsideTheWindowKeepsItsName) {
+    pid_t pid = -1;
+    bool exited = false;
+    std::string why;
+    const auto s = snapshot_while(
+        [&] {
+            Background child("read line < " + shell_line_file(dir()) + "; exec dd if=" + file +
+                             " of=/dev/null bs=4k 2>/dev/null");
+            pid = child.pid();
+            for (int i = 0; i < 100 && !(exited = !child.running()); ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        },
+        2, &why);
+    ASSERT_TRUE(why.empty()) << why;
+    ASSERT_TRUE(exited) << "dd still running after 1 s";
+    ASSERT_NE(access(("/proc/" + std::to_string(pid)).c_str(), F_OK), 0) << "pid " << pid << " still there";
+    const auto* p = process(s, pid);
+    ASSERT_NE(p, nullptr) << listing(s);
+    EXPECT_EQ(p->comm, "dd") << listing(s);
+    EXPECT_EQ(p->cmdline, "dd if=" + file + " of=/dev/null bs=4k") << listing(s);
+}
+
+// A shell's child that exec's a program before its first traced syscall (the
+// usual fork and exec: its redirection to /dev/null is no storage file) and
+// exits inside the window: named, command line included, from the kernel's
+// record at its first I/O.
+TEST_F(LiveSyscallBpfNames, AChildThatExitedInsideTheWindowIsNamedWithItsCommandLine) {
+    std::string why;
+    const auto s = snapshot_while(
+        [&] {
+            Background shell("cat " + file + " >/dev/null; true");
+            for (int i = 0; i < 100 && shell.running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        },
+        2, &why);
+    ASSERT_TRUE(why.empty()) << why;
+    const syscall_bpf::ProcessTime* cat = nullptr;
+    for (const auto& p : s.procs)
+        if (p.cmdline == "cat " + file) cat = &p;
+    ASSERT_NE(cat, nullptr) << listing(s);
+    EXPECT_EQ(cat->comm, "cat");
+    EXPECT_GT(cat->ops, 0u);
+}
+
+}  // namespace
