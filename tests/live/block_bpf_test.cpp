@@ -22,6 +22,7 @@
 namespace iodiag {
 namespace {
 
+using live::find_metric_with;
 using live::LoopDevice;
 using live::missing_root;
 using live::missing_tool;
@@ -300,11 +301,11 @@ TEST(BlockBpfLive, EveryRequestIsInItsSubmittersSums) {
         if (m.name == "block.submitter_requests" && m.labels.at("device") == loop.name()) summed += m.value;
     EXPECT_EQ(summed, requests->value);
     const Labels fio_l{{"device", loop.name()}, {"comm", "fio"}};
-    const Metric* own = ev.find_metric("block.submitter_requests", fio_l);
+    const Metric* own = find_metric_with(ev, "block.submitter_requests", fio_l);
     ASSERT_NE(own, nullptr);
     EXPECT_GE(own->value, 0.9 * requests->value);
-    const Metric* own_q2c = ev.find_metric("block.submitter_q2c_total_us", fio_l);
-    const Metric* own_d2c = ev.find_metric("block.submitter_d2c_total_us", fio_l);
+    const Metric* own_q2c = find_metric_with(ev, "block.submitter_q2c_total_us", fio_l);
+    const Metric* own_d2c = find_metric_with(ev, "block.submitter_d2c_total_us", fio_l);
     const Metric* q2c = ev.find_metric("block.q2c_total_us", {{"device", loop.name()}});
     ASSERT_TRUE(own_q2c && own_d2c && q2c);
     EXPECT_GT(own_q2c->value, 0);
@@ -528,10 +529,10 @@ TEST(BlockBpfLive, ASubmitterGoneBeforeTheEndKeepsItsName) {
     for (const auto& m : ev.metrics)
         if (m.name == "block.submitter_requests" && m.labels.at("device") == loop.name())
             names += m.labels.at("comm") + "=" + std::to_string(m.value) + " ";
-    const Metric* dd = ev.find_metric("block.submitter_requests", {{"device", loop.name()}, {"comm", "dd"}});
+    const Metric* dd = find_metric_with(ev, "block.submitter_requests", {{"device", loop.name()}, {"comm", "dd"}});
     ASSERT_NE(dd, nullptr) << names;
     EXPECT_GE(dd->value, 256) << names;
-    EXPECT_EQ(ev.find_metric("block.submitter_requests", {{"device", loop.name()}, {"comm", "?"}}), nullptr) << names;
+    EXPECT_EQ(find_metric_with(ev, "block.submitter_requests", {{"device", loop.name()}, {"comm", "?"}}), nullptr) << names;
     bool grouped = false;
     for (const auto& m : ev.metrics)
         grouped = grouped || (m.name == "block.submitter.requests" && m.labels.at("device") == loop.name() &&

@@ -65,6 +65,28 @@ std::string missing_tool(const std::string& tool) {
     return run_capture("command -v " + tool + " >/dev/null 2>&1", &out) == 0 ? "" : "needs " + tool + " in PATH";
 }
 
+namespace {
+
+bool labels_include(const Labels& all, const Labels& some) {
+    for (const auto& [k, v] : some)
+        if (const auto it = all.find(k); it == all.end() || it->second != v) return false;
+    return true;
+}
+
+}  // namespace
+
+const Metric* find_metric_with(const Evidence& ev, const std::string& name, const Labels& some) {
+    for (const auto& m : ev.metrics)
+        if (m.name == name && labels_include(m.labels, some)) return &m;
+    return nullptr;
+}
+
+const Fact* find_fact_with(const Evidence& ev, const std::string& name, const Labels& some) {
+    for (const auto& f : ev.facts)
+        if (f.name == name && labels_include(f.labels, some)) return &f;
+    return nullptr;
+}
+
 int run_capture(const std::string& command, std::string* out) {
     FILE* p = popen(command.c_str(), "r");
     if (!p) return -1;

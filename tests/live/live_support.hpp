@@ -8,6 +8,8 @@
 
 #include <sys/types.h>
 
+#include "engine/evidence/evidence.hpp"
+
 namespace iodiag::live {
 
 // Empty when the test can run; otherwise the reason to GTEST_SKIP with.
@@ -20,6 +22,12 @@ std::string missing_tool(const std::string& tool);   // looked up in PATH
         const std::string reason_ = (reason_expr);     \
         if (!reason_.empty()) GTEST_SKIP() << reason_; \
     } while (0)
+
+// The first metric (fact) `name` whose labels include `some`, whatever its
+// other labels (a live run's application label names a command line the test
+// does not spell out); nullptr when none.
+const Metric* find_metric_with(const Evidence& ev, const std::string& name, const Labels& some);
+const Fact* find_fact_with(const Evidence& ev, const std::string& name, const Labels& some);
 
 // Runs a shell command, returns its exit status and captures stdout.
 int run_capture(const std::string& command, std::string* out);

@@ -28,6 +28,8 @@ namespace iodiag {
 namespace {
 
 namespace fs = std::filesystem;
+using live::find_fact_with;
+using live::find_metric_with;
 using live::LoopDevice;
 using live::missing_root;
 using live::missing_tool;
@@ -161,7 +163,7 @@ TEST(SubmitterAccountingLive, EachJobsRequestsAndBytesMatchFioInItsOwnCgroup) {
     // By (command, cgroup): the two jobs are both "fio", told apart by the
     // cgroup each one's bios were charged to.
     auto figure = [&](const std::string& name, const IoGroup& g) {
-        const Metric* x = ev.find_metric(name, {{"device", loop.name()}, {"comm", "fio"}, {"cgroup", g.label},
+        const Metric* x = find_metric_with(ev, name, {{"device", loop.name()}, {"comm", "fio"}, {"cgroup", g.label},
                                                 {"kind", "process"}});
         return x ? x->value : -1.0;
     };
@@ -195,7 +197,7 @@ TEST(SubmitterAccountingLive, EachJobsRequestsAndBytesMatchFioInItsOwnCgroup) {
         }
     }
     // Their busiest thread group is the fio process the shell started.
-    const Fact* top_a = ev.find_fact("block.submitter.top_pid", {{"device", loop.name()}, {"comm", "fio"},
+    const Fact* top_a = find_fact_with(ev, "block.submitter.top_pid", {{"device", loop.name()}, {"comm", "fio"},
                                                                  {"cgroup", a.label}, {"kind", "process"}});
     ASSERT_NE(top_a, nullptr) << listing;
     EXPECT_EQ(top_a->value, std::to_string(pid_a));
