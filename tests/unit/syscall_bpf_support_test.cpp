@@ -479,11 +479,9 @@ ProcessTime slow_process(uint32_t pid, const std::string& comm, const std::strin
     return p;
 }
 
-}  // namespace
-
-// Two programs with one command name are two applications (issue 33): the
-// bulk loader's slow time is not the ingester's.
-TEST(SyscallEmit, TwoProgramsWithOneCommAreJudgedApart) {
+// Two python3 programs: ingest.py waiting 40 x 200 ms on the journal,
+// bulk_load.py 100 x 200 ms on the page cache.
+Snapshot two_python_programs() {
     Snapshot s = seed000_snapshot();
     s.exemplar_min_us = 1000;
     s.proc_parts.clear();
@@ -491,6 +489,15 @@ TEST(SyscallEmit, TwoProgramsWithOneCommAreJudgedApart) {
                slow_process(20, "python3", "python3 bulk_load.py", 100)};
     s.proc_parts[10] = slow_parts(40, CLS_JOURNAL);
     s.proc_parts[20] = slow_parts(100, CLS_PAGE_CACHE);
+    return s;
+}
+
+}  // namespace
+
+// Two programs with one command name are two applications (issue 33): the
+// bulk loader's slow time is not the ingester's.
+TEST(SyscallEmit, TwoProgramsWithOneCommAreJudgedApart) {
+    const Snapshot s = two_python_programs();
     Evidence ev;
     emit(s, ev);
     ASSERT_NE(ev.find_fact("attr.app.name"), nullptr);
@@ -504,14 +511,8 @@ TEST(SyscallEmit, TwoProgramsWithOneCommAreJudgedApart) {
 // --victim: the operator's application is judged whatever its rank, and the
 // evidence says it was given.
 TEST(SyscallEmit, AGivenVictimIsJudgedWhateverItsRank) {
-    Snapshot s = seed000_snapshot();
-    s.exemplar_min_us = 1000;
-    s.proc_parts.clear();
-    s.procs = {slow_process(10, "python3", "python3 ingest.py", 40),
-               slow_process(20, "python3", "python3 bulk_load.py", 100)};
+    Snapshot s = two_python_programs();
     s.procs[0].cgroup = "/system.slice/ingest.service";
-    s.proc_parts[10] = slow_parts(40, CLS_JOURNAL);
-    s.proc_parts[20] = slow_parts(100, CLS_PAGE_CACHE);
     for (const std::string given : {"10", "python3 ingest.py", "ingest.service", "ingest"}) {
         s.victim = given;
         Evidence ev;
