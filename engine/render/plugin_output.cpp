@@ -59,16 +59,19 @@ std::string without_cgroup_paths(std::string text, const Verdict& v) {
 }
 
 // "; who: postgres pid 4242 in postgresql@15-main.service": who suffered,
-// one process, its cgroup by name.
+// one process, its cgroup by name; "(given by --victim)" when the operator
+// named it (a nightly check of one service).
 std::string who_clause(const Verdict& v) {
-    std::string app, pid, cgroup;
+    std::string app, pid, cgroup, given;
     for (const auto& w : v.who_suffered) {
         if (w.what == "app") app = w.value;
         if (w.what == "pid") pid = w.value;
         if (w.what == "cgroup") cgroup = name_only(v, w.value);
+        if (w.what == "given") given = w.value;
     }
     if (app.empty()) return "";
-    return "; who: " + app + (pid.empty() ? "" : " pid " + pid) + (cgroup.empty() ? "" : " in " + cgroup);
+    return "; who: " + app + (pid.empty() ? "" : " pid " + pid) + (cgroup.empty() ? "" : " in " + cgroup) +
+           (given.empty() ? "" : " (--victim " + given + ")");
 }
 
 const Finding* headline_finding(const Verdict& v) {
@@ -166,6 +169,9 @@ PluginResult plugin_result(const Verdict& v) {
         r.summary += who_clause(v);
     } else {
         r.summary = "no findings; " + coverage;
+        // A check of one service says whom it judged, found or not.
+        for (const auto& w : v.who_suffered)
+            if (w.what == "given") r.summary += "; judged for --victim " + w.value;
     }
 
     r.perfdata.push_back({"status", static_cast<double>(static_cast<int>(r.state)), "", 1, 2, 0, 3});

@@ -56,6 +56,17 @@ TEST(PluginOutput, HealthyWindowIsOk) {
     expect_plugin_grammar(r.status_line());
 }
 
+// A nightly check of one service (--victim) says whom it judged.
+TEST(PluginOutput, ACheckOfOneServiceSaysWhomItJudged) {
+    Evidence ev = load_bundle(kBundles + std::string("cached_reads.json"));
+    ev.add_fact("attr.victim.given", {}, "postgresql@15-main.service", {"config", "--victim"});
+    ev.add_fact("attr.victim.application", {}, "(none)", {"derived", "no process matches"});
+    const PluginResult r = plugin_result(analyze(ev, shipped_rules()));
+    EXPECT_NE(r.status_line().find("judged for --victim postgresql@15-main.service"), std::string::npos)
+        << r.status_line();
+    expect_plugin_grammar(r.status_line());
+}
+
 TEST(PluginOutput, FaultIsWarningOrCriticalWithTheTopFindingsTitle) {
     for (const char* bundle : {"dirty_throttle", "slow_device", "fsync_storm", "blkio_throttle"}) {
         SCOPED_TRACE(bundle);
