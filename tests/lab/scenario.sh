@@ -65,9 +65,15 @@ loop_on() {   # loop_on DIR SIZE_MB -> sets $dev to /dev/loopN
   local sys=/sys/block/$(basename "$dev")
   echo none > "$sys/queue/scheduler"; cat "$sys/mq/0/nr_tags" > "$sys/queue/nr_requests"
 }
-slow_loop_on() {   # slow_loop_on MODEL SIZE_MB -> $dev: a loop device over a file on tests/lab/slowfs.py
-  mkdir -p "$work/slowback" "$work/slowfs"; truncate -s "${2}M" "$work/slowback/disk.img"
-  setsid /usr/bin/python3 "$here/tests/lab/slowfs.py" "$work/slowback" "$work/slowfs" "$1" >/dev/null 2>&1 &
+slow_loop_on() {   # slow_loop_on MODEL SIZE_MB [BACKDIR] -> $dev: a loop device over a file on tests/lab/slowfs.py
+  # BACKDIR ($work/slowback): where slowfs keeps the file, disk.img (kept if it exists: made beforehand)
+  local back=${3:-$work/slowback} prio=()
+  mkdir -p "$back" "$work/slowfs"; truncate -s "${2}M" "$back/disk.img"
+  # A capped volume's queue is the model's timing alone: its daemon (Python,
+  # a CPU's work per request) runs ahead of the machine's other programs, as
+  # a disk's own processor does not wait for the host's CPUs.
+  [[ $1 == cap:* ]] && prio=(nice -n -10)
+  setsid "${prio[@]}" /usr/bin/python3 "$here/tests/lab/slowfs.py" "$back" "$work/slowfs" "$1" >/dev/null 2>&1 &
   local pid=$!; undo+=("umount -l $work/slowfs; kill $pid")
   for _ in $(seq 100); do mountpoint -q "$work/slowfs" && break; sleep 0.1; done
   dev=$(losetup -f --show --direct-io=on "$work/slowfs/disk.img")
