@@ -125,7 +125,7 @@ victim() {
 record() {
   sleep 1
   if [[ -n ${IODIAG_LAB_RUN:-} ]]; then bash -c "$IODIAG_LAB_RUN"; return; fi
-  local gt_pid=""
+  local gt_pid="" procs_pid=""
   if [[ -n ${IODIAG_LAB_GT:-} ]]; then
     victim_dir
     local id; id=$(stat -c %i "$victim_cg")
@@ -138,6 +138,9 @@ record() {
     # without ground truth.
     for _ in $(seq 600); do grep -q attached_probes "$work/gt.json" 2>/dev/null && break; sleep 0.1; done
     grep -q attached_probes "$work/gt.json" || { echo "ground truth: bpftrace did not attach" >&2; exit 1; }
+    # Who ran: command lines for the matrix's victims and culprit (tests/lab/procs.py)
+    setsid python3 "$here/tests/lab/procs.py" "$work/procs.json" >/dev/null 2>&1 & procs_pid=$!
+    undo+=("kill -KILL $procs_pid")
   fi
   # A scenario that knows its device's real class says so the way an operator
   # does: a site configuration (written to $site_config), kept in the bundle.
@@ -154,6 +157,8 @@ record() {
     wait "$gt_pid" || true
     grep -q '"@sys_ops"' "$work/gt.json" || echo "ground truth: bpftrace printed no totals" >&2
     cp "$work/gt.json" "$IODIAG_LAB_GT"
+    kill -KILL "$procs_pid" 2>/dev/null || true
+    cp "$work/procs.json" "$IODIAG_LAB_GT.procs" 2>/dev/null || true
   fi
 }
 
