@@ -120,11 +120,12 @@ CLASSES = [
     # saturate it, the application's small ones wait behind them). Victims and culprit are
     # the ground truth's processes (accuracy_matrix.py: judge_who).
     Klass("bulk_reader_neighbor", "bulk_reader_neighbor",
-          "a bulk sequential reader (fio as \"backup\", or a dd loop; direct or buffered) beside a reader",
+          "a bulk sequential reader (fio as \"backup\", maybe rate-limited, or a dd loop; direct or buffered) beside a reader",
           NEIGHBOR, params(CAP_MBPS=CAP, VICTIM=pick("fio_read", "fio_read", "sqlite_read", "postgres_read"),
                            JOBS=LIGHT, THREADS=pick(0, 1), BS=pick("4k", "8k", "16k"), CLIENTS=LIGHT,
                            BULK=pick("fio", "dd"), BULK_DIRECT=pick(1, 0), BULK_BS=pick("256k", "1m", "4m"),
-                           BULK_DEPTH=pick(4, 16, 32), BULK_JOBS=pick(1, 2), NEIGHBOR_CG=UNIT, FS=FS),
+                           BULK_DEPTH=pick(4, 16, 32), BULK_JOBS=pick(1, 2), BULK_RATE_PCT=pick(0, 0, 30, 60),
+                           NEIGHBOR_CG=UNIT, FS=FS),
           culprit="device"),
     Klass("same_name_neighbor", "same_name_neighbor",
           "victim and bulk neighbor run one command (python3 scripts, or fio) with other arguments",

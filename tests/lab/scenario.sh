@@ -628,7 +628,8 @@ case $name in
   #                  fio_fsync, sqlite_commit, redis, postgres: durable commits (app_victim)
   #   NEIGHBOR_CG  unit: the neighbor in a unit of its own (bulk.service), none: where the lab runs [unit]
   #   bulk_reader_neighbor: BULK (fio: a sequential direct reader, libaio BULK_DEPTH (16) deep,
-  #                BULK_JOBS (1) jobs, run as "backup"; dd: a shell loop of dd, BULK_DIRECT (1)
+  #                BULK_JOBS (1) jobs, run as "backup", each at most BULK_RATE_PCT (0: no
+  #                limit) % of the cap; dd: a shell loop of dd, BULK_DIRECT (1)
   #                iflag=direct, 0: buffered, dropping what it read from the cache) of BULK_BS (1m)
   #   same_name_neighbor: victim and neighbor run one command (SAME: python, python3 scripts;
   #                fio): the victim does VICTIM_IO (read: point lookups / random reads; commit:
@@ -714,8 +715,11 @@ case $name in
       bulk_reader_neighbor|shared_bulk_alone)
         kind=reader; [[ $name == shared_bulk_alone ]] && kind=$(p BULK_KIND reader)
         if [[ $kind == reader && $(p BULK fio) == fio ]]; then
+          # BULK_RATE_PCT: a backup with a bandwidth limit of its own, per job (0: none)
+          rate=(); pct=$(p BULK_RATE_PCT 0)
+          ((pct > 0)) && rate=(--rate="$(( $(p CAP_MBPS 100) * pct / 100 ))m")
           launch "$backup" --name=bulk --filename="$mnt/bulk/src" --rw=read --bs="$bs" --direct=1 --ioengine=libaio \
-             --iodepth="$(p BULK_DEPTH 16)" --numjobs="$(p BULK_JOBS 1)" --time_based --runtime=120
+             --iodepth="$(p BULK_DEPTH 16)" --numjobs="$(p BULK_JOBS 1)" "${rate[@]}" --time_based --runtime=120
         elif [[ $kind == reader ]]; then
           flag=iflag=direct; [[ $(p BULK_DIRECT 1) == 0 ]] && flag=iflag=nocache
           launch sh -c "while dd if=$mnt/bulk/src of=/dev/null bs=${bs^^} $flag status=none; do :; done"
