@@ -29,6 +29,25 @@ when the others' part is the largest, and then the first finding must also
 name the neighbor the ground truth found (its command, and the unit of the
 cgroup the scenario put it in).
 
+Who suffered, and who caused it (issue 33): the ground truth also measures
+each victim process (its syscall time, and each mechanism's part of it) and
+who loaded what they waited for; tests/lab/procs.py samples every process's
+command line over the window. A victim is a process of the victims' cgroup
+with 5 % or more of their time that ran 1.5x or more slower (its mean
+syscall latency against its program's in the unfaulted run); the culprit, in
+the classes with a neighbor (Klass.culprit), is the other process with the
+most device time on the victims' devices while a victim's request was in
+flight (the flusher's and the journal's counted for the processes whose
+data they wrote), or the most CPU time while a victim waited for a CPU. On
+every draw where a victim ran 1.5x slower, scored whether or not its cause
+was material: the verdict's who_suffered.pid (or its cmdline, where the
+verdict gives one) must be a victim's pid or command line, and its
+caused_by.pid (before caused_by: the first finding's *neighbor_pid evidence)
+the culprit's pid or command line (a shell loop's dd is a new process each
+pass, fio's jobs are processes of one command line). A draw whose verdict
+names nobody is "not named", a miss. And no STATUS OK where a victim ran
+1.5x slower with half its time or more in one of the class's mechanisms.
+
 Scored: top-1 right when the status is warning or critical AND the first
 finding (not a note) names the cause; share right when that finding's share is
 within 15 points of the ground truth over the same syscalls (its share
@@ -60,6 +79,7 @@ SHARE_TOLERANCE = 15.0
 MATERIAL_SHARE_PCT = 50.0
 MATERIAL_SLOWDOWN = 1.5
 REJUDGE_DIR = ""
+CULPRIT_CLASSES = {k.name for k in draws.CLASSES if k.culprit}
 
 # The rules that name each mechanism; "rule@layer" for the judgement model's
 # per-layer finding (judgement.dominant_layer), whose instance is a layer.
@@ -168,6 +188,12 @@ def read_cgroups(path):
         return dict(line.split(None, 1) for line in f.read().splitlines() if " " in line)
 
 
+def load_truth(path):
+    """A run's ground truth and its process sample (tests/lab/procs.py), {} when not recorded."""
+    gt = gt_lib.parse_bpftrace_json(path) if os.path.exists(path) else {}
+    return gt, gt_lib.read_procs(path + ".procs")
+
+
 def run_draw(a, klass, seed):
     """Records (or, with --rejudge, reloads) one draw: its verdict, ground truth and baseline."""
     p = klass.draw(seed)
@@ -184,9 +210,11 @@ def run_draw(a, klass, seed):
                 run_scenario(a.iodiag, klass, p, max(2, a.secs - 1), out_dir, tag + ".base", fault=False,
                              baseline_only=True)
         base_path = os.path.join(out_dir, tag + ".base.gt.json")
+        (gt, procs), (base, base_procs) = load_truth(gt_path), load_truth(base_path)
+        if "CAP_MBPS" in p:   # the capped volume: the neighbor split by service, not D2C
+            gt = gt_lib.weigh_by_service(gt, float(p["CAP_MBPS"]))
         res = {"params": p, "verdict": replay(a.iodiag, bundle), "thresholds": thresholds_of(bundle),
-               "gt": gt_lib.parse_bpftrace_json(gt_path) if os.path.exists(gt_path) else {},
-               "base": gt_lib.parse_bpftrace_json(base_path) if os.path.exists(base_path) else {},
+               "gt": gt, "base": base, "procs": procs, "base_procs": base_procs,
                "cgroups": read_cgroups(gt_path + ".cgroups")}
     except Skipped as e:
         return {"params": p, "skipped": str(e)}
@@ -298,6 +326,105 @@ def names_the_neighbor(finding, res, mech):
     return {"who": " in ".join(want), "ok": bool(comm) and all(w and w in title for w in want)}
 
 
+# ---- who suffered and who caused it (issue 33) ----
+
+def named_victim(verdict):
+    """Whom the verdict names as who suffered: who_suffered {pid, cmdline, comm}."""
+    w = verdict.get("who_suffered") or {}
+    if isinstance(w, list):   # a list of sufferers, the first the one that suffered most
+        w = w[0] if w else {}
+    return {"pid": str(w.get("pid") or ""), "cmdline": w.get("cmdline") or "",
+            "comm": w.get("comm") or w.get("app") or ""}
+
+
+def named_culprit(verdict):
+    """Whom the verdict names as the cause: its caused_by {pid, cmdline, comm};
+    before that field, the first finding's evidence *neighbor_pid and
+    *neighbor_comm (the contention rules' facts)."""
+    c = verdict.get("caused_by") or (first_finding(verdict) or {}).get("caused_by")
+    if isinstance(c, list):
+        c = c[0] if c else None
+    if c:
+        return {"pid": str(c.get("pid") or ""), "cmdline": c.get("cmdline") or "", "comm": c.get("comm") or ""}
+    found = {"pid": "", "cmdline": "", "comm": ""}
+    for e in (first_finding(verdict) or {}).get("evidence", []):
+        name = e.get("name", "")
+        if name.endswith("neighbor_pid") and not found["pid"]:
+            found["pid"] = str(e.get("value") or "")
+        elif name.endswith("neighbor_comm") and not found["comm"]:
+            found["comm"] = str(e.get("value") or "")
+    return found
+
+
+def naming(named, truth, procs, starters=()):
+    """Whether a named process is one of the ground truth's ({pid, cmdline}
+    each): the same pid, or the same command line (the verdict's, else the
+    one sampled for the named pid), or one of starters (pids). None when the
+    verdict named no process."""
+    if not named["pid"] and not named["cmdline"]:
+        return None
+    if named["pid"] in {t["pid"] for t in truth} or named["pid"] in starters:
+        return True
+    cmdline = named["cmdline"] or procs.get(named["pid"], {}).get("cmdline", "")
+    return bool(cmdline) and cmdline in {t["cmdline"] for t in truth if t["cmdline"]}
+
+
+def ancestors(pid, procs):
+    """pid's parent, its parent's, ... as far as the sample knows them."""
+    out, seen = [], {pid}
+    while True:
+        pid = procs.get(pid, {}).get("ppid", "")
+        if not pid or pid in seen or pid not in procs:
+            return out
+        out.append(pid)
+        seen.add(pid)
+
+
+def starters(culprit_pids, victim_pids, procs):
+    """The processes that started the culprit and not the victims: the shell
+    loop or script whose dd it is (named for it, it is the culprit as people
+    see it: a dd's pid is gone at the next pass), not the lab's shell above both."""
+    shared = {a for v in victim_pids for a in ancestors(v, procs)}
+    return {a for c in culprit_pids for a in ancestors(c, procs)} - shared - set(victim_pids)
+
+
+def judge_who(klass, res, row):
+    """The victim and culprit columns, and the per-victim never-OK check."""
+    gt, procs = res["gt"], res.get("procs", {})
+    if "@p_ops" not in gt:   # recorded before the per-process ground truth
+        return row
+    everyone = gt_lib.victims(gt, procs, res["base"], res.get("base_procs", {}))
+    slowed = [v for v in everyone if v["slowdown"] is not None and v["slowdown"] >= MATERIAL_SLOWDOWN]
+    split = "neighbor" in klass.candidates
+    for v in slowed:
+        mech = gt_lib.mechanisms(gt_lib.process_view(gt, v["pid"]), split)
+        cands = {m: s for m, s in mech.items() if m in klass.candidates and s is not None}
+        v["mechanism"] = max(cands, key=cands.get) if cands else None
+        v["mechanism_pct"] = cands.get(v["mechanism"])
+    row["victims"] = slowed
+    row["victim_slowdown"] = max((v["slowdown"] for v in everyone if v["slowdown"]), default=None)
+    row["who_scored"] = bool(slowed)
+    # A victim 1.5x slower with half its time in one mechanism: the verdict must not be OK.
+    row["material_victims"] = [v["pid"] for v in slowed if (v["mechanism_pct"] or 0) >= MATERIAL_SHARE_PCT]
+    if not slowed:
+        return row
+    verdict = res["verdict"]
+    row["victim_named"] = named_victim(verdict)
+    row["victim_ok"] = naming(row["victim_named"], slowed, procs)
+    if klass.culprit:
+        truth = gt_lib.culprit(gt, procs, cpu=klass.culprit == "cpu")
+        row["culprit"] = truth
+        if truth:
+            # Every process of the culprit's command line is the culprit (fio's jobs, a loop's dd).
+            same = [{"pid": p, "cmdline": i["cmdline"]} for p, i in procs.items()
+                    if truth["cmdline"] and i.get("cmdline") == truth["cmdline"]]
+            row["culprit_named"] = named_culprit(verdict)
+            started = starters([truth["pid"]] + [s["pid"] for s in same], list(gt.get("@p_ops", {})), procs)
+            row["culprit_ok"] = naming(row["culprit_named"], [truth] + same, procs, started)
+            row["culprit_by_starter"] = row["culprit_named"]["pid"] in started
+    return row
+
+
 def judge(klass, res, seed):
     v = res["verdict"]
     t = first_finding(v)
@@ -309,6 +436,7 @@ def judge(klass, res, seed):
         return row
     if klass.special:
         return judge_special(klass, res, row)
+    judge_who(klass, res, row)
     split = "neighbor" in klass.candidates   # a contention class: the waits split by whose load they were
     every = gt_lib.everything(res["gt"])
     mech_all = gt_lib.mechanisms(every, split)
@@ -339,23 +467,57 @@ def fmt(x, digits=1):
 def print_row(row):
     ok = lambda b: "-" if b is None else ("yes" if b else "NO")
     if "error" in row:
-        print(f"{row['class']:<17} {row['seed']:<7} ERROR {row['error']}")
+        print(f"{row['class']:<21} {row['seed']:<7} ERROR {row['error']}")
         return
     params = ",".join(f"{k}={v}" for k, v in sorted(row["params"].items()))
     if row["control"]:
-        print(f"{row['class']:<17} {row['seed']:<7} {row['top1'][:48]:<48} {'':>6} {'':>6} {'':>6}  "
+        print(f"{row['class']:<21} {row['seed']:<7} {row['top1'][:48]:<48} {'':>6} {'':>6} {'':>6}  "
               f"quiet {ok(row['top_ok']):<4} {row['status']:<8} {params}")
         return
     scored = "" if row.get("scored") else " (weak: not scored)"
     named = f" (names {row['named']['who']}: {ok(row['named']['ok'])})" if row.get("named") else ""
-    print(f"{row['class']:<17} {row['seed']:<7} {row['top1'][:48]:<48} {fmt(row['share']):>6} {fmt(row['gt']):>6} "
+    print(f"{row['class']:<21} {row['seed']:<7} {row['top1'][:48]:<48} {fmt(row['share']):>6} {fmt(row['gt']):>6} "
           f"{fmt(row.get('slowdown'), 2):>6}  {ok(row['top_ok']):<4} {ok(row.get('share_ok')):<4} "
           f"{row['status']:<8} cause {row.get('cause')} {fmt(row.get('cause_all'))} %{scored}{named} {params}")
+    who = who_line(row)
+    if who:
+        print(f"{'':<29} {who}")
+
+
+def said(ok_value):
+    return "not named" if ok_value is None else ("yes" if ok_value else "NO")
+
+
+def proc_name(p):
+    if not p.get("pid") and not p.get("cmdline") and not p.get("comm"):
+        return "nobody"
+    return f"{p.get('pid') or '?'} {p.get('cmdline') or p.get('comm') or '?'}"[:60]
+
+
+def who_line(row):
+    """The victim and culprit columns of a draw: the ground truth's and the verdict's."""
+    if "victims" not in row:
+        return ""
+    if not row.get("who_scored"):
+        return f"who: no victim ran {MATERIAL_SLOWDOWN}x slower (at most {fmt(row.get('victim_slowdown'), 2)}x): not scored"
+    vs = row["victims"]
+    truth = "; ".join(f"{proc_name(v)} {fmt(v['slowdown'], 1)}x {v['mechanism']} {fmt(v['mechanism_pct'], 0)} %"
+                      for v in vs[:3]) + (f" (+{len(vs) - 3})" if len(vs) > 3 else "")
+    line = f"victim {said(row['victim_ok'])}: named {proc_name(row['victim_named'])}; truth {truth}"
+    if "culprit_ok" in row:
+        c = row["culprit"]
+        starter = " (which started it)" if row.get("culprit_by_starter") else ""
+        line += (f" | culprit {said(row['culprit_ok'])}: named {proc_name(row['culprit_named'])}{starter}; "
+                 f"truth {proc_name(c)} ({fmt(100 * c['part'], 0)} % of the others' load)")
+    elif row.get("culprit") is None and "culprit_named" not in row and row.get("class") in CULPRIT_CLASSES:
+        line += " | culprit: the ground truth found no other load"
+    return line
 
 
 def summarize(rows):
     print()
-    print(f"{'class':<18} {'draws':>5} {'scored':>6} {'top-1':>6} {'share':>6} {'weak':>5} {'errors':>6}")
+    print(f"{'class':<22} {'draws':>5} {'scored':>6} {'top-1':>6} {'share':>6} {'weak':>5} {'errors':>6}  "
+          f"{'slowed':>6} {'victim':>6} {'culprit':>7}")
     for klass in draws.CLASSES:
         mine = [r for r in rows if r["class"] == klass.name]
         if not mine:
@@ -364,11 +526,16 @@ def summarize(rows):
         good = [r for r in mine if "error" not in r]
         if klass.control:
             quiet = sum(1 for r in good if r["top_ok"])
-            print(f"{klass.name:<18} {len(mine):>5} {'':>6} {'':>6} {'':>6} {'':>5} {errors:>6}   quiet {quiet}/{len(good)}")
+            print(f"{klass.name:<22} {len(mine):>5} {'':>6} {'':>6} {'':>6} {'':>5} {errors:>6}   quiet {quiet}/{len(good)}")
             continue
         scored = [r for r in good if r.get("scored")]
-        print(f"{klass.name:<18} {len(mine):>5} {len(scored):>6} {sum(r['top_ok'] for r in scored):>6} "
-              f"{sum(bool(r['share_ok']) for r in scored):>6} {len(good) - len(scored):>5} {errors:>6}")
+        slowed = [r for r in good if r.get("who_scored")]
+        blamed = [r for r in slowed if r.get("culprit")]
+        culprit = f"{sum(bool(r.get('culprit_ok')) for r in blamed)}/{len(blamed)}" if klass.culprit else "-"
+        victim = f"{sum(bool(r.get('victim_ok')) for r in slowed)}/{len(slowed)}"
+        print(f"{klass.name:<22} {len(mine):>5} {len(scored):>6} {sum(r['top_ok'] for r in scored):>6} "
+              f"{sum(bool(r['share_ok']) for r in scored):>6} {len(good) - len(scored):>5} {errors:>6}  "
+              f"{len(slowed):>6} {victim:>6} {culprit:>7}")
     faults = [r for r in rows if not r["control"]]
     scored = [r for r in faults if "error" not in r and r.get("scored")]
     controls = [r for r in rows if r["control"]]
@@ -384,8 +551,34 @@ def summarize(rows):
               f"({100.0 * share / n:.0f} %, goal >= 90 %); STATUS OK where the cause was material: {len(never_ok)}")
     if controls:
         print(f"control draws: {len(controls)}; quiet (nothing above info) {quiet}/{len(controls)}")
-    ok = (not n or (top >= 0.95 * n and share >= 0.9 * n)) and not never_ok and quiet == len(controls)
-    return ok
+    return summarize_who(faults) and (not n or (top >= 0.95 * n and share >= 0.9 * n)) and not never_ok \
+        and quiet == len(controls)
+
+
+def summarize_who(faults):
+    """The victim and culprit lines; whether they meet the goal (95 % right,
+    each culprit class's top-1 4 of 5, no material victim OK)."""
+    good = [r for r in faults if "error" not in r]
+    slowed = [r for r in good if r.get("who_scored")]
+    # A culprit is scored where the ground truth found one (another process loaded the resource).
+    blamed = [r for r in slowed if r["class"] in CULPRIT_CLASSES and r.get("culprit")]
+    victim = sum(bool(r.get("victim_ok")) for r in slowed)
+    culprit = sum(bool(r.get("culprit_ok")) for r in blamed)
+    unnamed = sum(1 for r in slowed if r.get("victim_ok") is None)
+    if slowed:
+        print(f"draws with a victim {MATERIAL_SLOWDOWN}x slower: {len(slowed)}; victim named right {victim}/{len(slowed)} "
+              f"({unnamed} not named)" + (f"; culprit named right {culprit}/{len(blamed)} "
+                                          f"({sum(1 for r in blamed if r.get('culprit_ok') is None)} not named)"
+                                          if blamed else ""))
+    material = [r for r in good if r.get("material_victims")]
+    ok_anyway = [f"{r['class']} {r['seed']}" for r in material if r["status"] == "ok"]
+    print(f"STATUS OK where a victim ran {MATERIAL_SLOWDOWN}x slower with {MATERIAL_SHARE_PCT:.0f} % or more of its "
+          f"time in one mechanism: {len(ok_anyway)} of {len(material)}" + (f" ({', '.join(ok_anyway)})" if ok_anyway else ""))
+    per_class = True
+    for name in CULPRIT_CLASSES:
+        scored = [r for r in good if r["class"] == name and r.get("scored")]
+        per_class = per_class and (not scored or sum(r["top_ok"] for r in scored) >= 0.8 * len(scored))
+    return per_class and not ok_anyway and victim >= 0.95 * len(slowed) and culprit >= 0.95 * len(blamed)
 
 
 def main():
@@ -439,7 +632,7 @@ def main():
 
 def run_matrix(a, only):
     print(f"seed {a.seed}: reproduce with --seed {a.seed} (a class: --only CLASS)")
-    print(f"{'class':<17} {'seed':<7} {'iodiag top-1 (rule@instance)':<48} {'share':>6} {'truth':>6} {'slow x':>6}  "
+    print(f"{'class':<21} {'seed':<7} {'iodiag top-1 (rule@instance)':<48} {'share':>6} {'truth':>6} {'slow x':>6}  "
           f"top  share status   cause")
     rows = []
     start = time.time()
@@ -453,7 +646,7 @@ def run_matrix(a, only):
             if res is None:   # --rejudge: this draw was not kept
                 continue
             if "skipped" in res:
-                print(f"{klass.name:<17} {seed:<7} {res['skipped']}")
+                print(f"{klass.name:<21} {seed:<7} {res['skipped']}")
                 continue
             if "error" in res:
                 row = {"class": klass.name, "seed": seed, "params": res["params"], "error": res["error"],

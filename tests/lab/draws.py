@@ -13,7 +13,7 @@ import random
 
 
 class Klass:
-    def __init__(self, name, scenario, about, candidates, params, control=False, special=None):
+    def __init__(self, name, scenario, about, candidates, params, control=False, special=None, culprit=None):
         self.name = name
         self.scenario = scenario
         self.about = about
@@ -21,6 +21,9 @@ class Klass:
         self.params = params           # rng -> {PARAM: value} (IODIAG_LAB_<PARAM>; FS for the filesystem)
         self.control = control
         self.special = special         # a judge of its own (two causes in one run)
+        # The resource a neighbor loads ("device" or "cpu"): the matrix scores the
+        # culprit the verdict names against the process that loaded it most.
+        self.culprit = culprit
 
     def draw(self, seed):
         rng = random.Random(seed)
@@ -38,8 +41,17 @@ def params(**choosers):
 
 
 FS = pick("ext4", "xfs")
-# Generic waits measured exactly for every victim: always candidates.
+# issue 33: the shared volume's throughput cap (MB/s: a cloud disk's), where the neighbor's runs
+CAP = pick(50, 100, 200, 400)
+UNIT = pick("unit", "unit", "none")   # the neighbor in a systemd-like unit of its own, or not
+# The latency-sensitive application's threads or clients there: few, so that what its requests
+# wait behind in the volume's queue is mostly the bulk job's (seed 33, four PostgreSQL clients
+# beside 8 bulk requests: half their wait was behind each other's requests, the ground truth's
+# neighbor part 49.8 % while they ran 9.8x slower)
+LIGHT = pick(1, 1, 2)
+# Generic waits measured exactly for every victim: always candidates (below).
 GENERIC = ["cpu", "lock", "dirty"]
+NEIGHBOR = ["neighbor", "device", "queue"] + GENERIC
 
 CLASSES = [
     # -- slow or stalling storage
@@ -91,15 +103,45 @@ CLASSES = [
     Klass("neighbor_direct", "neighbor_direct", "a direct-I/O neighbor (\"backup\") on the victim's healthy device",
           ["neighbor", "device", "queue"] + GENERIC,
           params(NEIGHBOR_BS=pick("64k", "128k", "256k", "1m"), NEIGHBOR_DEPTH=pick(8, 16, 32, 64),
-                 NEIGHBOR_JOBS=pick(1, 2), JOBS=pick(1, 2, 4), BS=pick("4k", "8k", "16k"), BLKIO=pick(0, 1))),
+                 NEIGHBOR_JOBS=pick(1, 2), JOBS=pick(1, 2, 4), BS=pick("4k", "8k", "16k"), BLKIO=pick(0, 1)),
+          culprit="device"),
     Klass("neighbor_buffered", "neighbor_buffered",
           "buffered neighbor writers: the flusher writes their data on the victim's device",
           ["neighbor", "device", "queue"] + GENERIC,
           params(NEIGHBOR_BS=pick("256k", "1m", "4m"), NEIGHBOR_JOBS=pick(1, 2, 3), JOBS=pick(1, 2),
-                 BS=pick("4k", "8k"), BLKIO=pick(0, 1), FS=FS)),
+                 BS=pick("4k", "8k"), BLKIO=pick(0, 1), FS=FS),
+          culprit="device"),
     Klass("neighbor_cpu", "neighbor_cpu", "CPU hogs in another cgroup on the victim's CPU",
           ["neighbor", "cpu", "device", "queue", "lock"],
-          params(HOGS=pick(2, 3, 4), NICE=pick(0, -5, -10), JOBS=pick(2, 4), BS=pick("4k", "16k"))),
+          params(HOGS=pick(2, 3, 4), NICE=pick(0, -5, -10), JOBS=pick(2, 4), BS=pick("4k", "16k")),
+          culprit="cpu"),
+    # -- issue 33: a latency-sensitive application (fio, SQLite, PostgreSQL, Redis) beside a
+    # bulk job on a volume with a throughput cap (scenario.sh: the bulk job's large requests
+    # saturate it, the application's small ones wait behind them). Victims and culprit are
+    # the ground truth's processes (accuracy_matrix.py: judge_who).
+    Klass("bulk_reader_neighbor", "bulk_reader_neighbor",
+          "a bulk sequential reader (fio as \"backup\", maybe rate-limited, or a dd loop; direct or buffered) beside a reader",
+          NEIGHBOR, params(CAP_MBPS=CAP, VICTIM=pick("fio_read", "fio_read", "sqlite_read", "postgres_read"),
+                           JOBS=LIGHT, THREADS=pick(0, 1), BS=pick("4k", "8k", "16k"), CLIENTS=LIGHT,
+                           BULK=pick("fio", "dd"), BULK_DIRECT=pick(1, 0), BULK_BS=pick("256k", "1m", "4m"),
+                           BULK_DEPTH=pick(4, 16, 32), BULK_JOBS=pick(1, 2), BULK_RATE_PCT=pick(0, 0, 30, 60),
+                           NEIGHBOR_CG=UNIT, FS=FS),
+          culprit="device"),
+    Klass("same_name_neighbor", "same_name_neighbor",
+          "victim and bulk neighbor run one command (python3 scripts, or fio) with other arguments",
+          NEIGHBOR + ["fsync"], params(CAP_MBPS=CAP, SAME=pick("python", "fio"), VICTIM_IO=pick("read", "commit"),
+                           BULK_RW=pick("read", "write"), BULK_MODE=pick("direct", "buffered", "fsync"),
+                           BULK_BS=pick("256k", "1m", "4m"), JOBS=LIGHT, CLIENTS=LIGHT, NEIGHBOR_CG=UNIT, FS=FS),
+          culprit="device"),
+    Klass("shell_writer_neighbor", "shell_writer_neighbor",
+          "bulk writes from a shell loop or script (dd, cp) beside a reader or a committing application",
+          NEIGHBOR + ["fsync"],
+          params(CAP_MBPS=CAP, VICTIM=pick("fio_read", "sqlite_read", "fio_fsync", "sqlite_commit", "redis", "postgres"),
+                 WRITER=pick("sh_dd:buffered", "sh_dd:fsync", "sh_dd:direct", "script_dd:buffered", "script_dd:direct",
+                             "script_cp:buffered", "script_cp:fsync"),
+                 WRITER_BS=pick("256k", "1m", "4m"), WBT=pick(1, 0), DIRTY_BG_MB=pick(16, 64, 256),
+                 JOBS=LIGHT, CLIENTS=LIGHT, NEIGHBOR_CG=UNIT, FS=FS),
+          culprit="device"),
     # -- two causes at once: judged by their own rules (accuracy_matrix.py)
     Klass("two_causes", "two_causes", "dirty throttling (writer) + blkio limit (reader)", [], params(),
           special="two_causes"),
@@ -118,6 +160,18 @@ CLASSES = [
           [], params(DEPTH=pick(8, 16, 32, 64), JOBS=pick(1, 2), BS=pick("4k", "16k", "64k")), control=True),
     Klass("app_alone", "app_alone", "a real application alone on its filesystem", [],
           params(APP=pick("sqlite", "postgres", "redis", "fio"), CLIENTS=pick(1, 2, 4), FS=FS), control=True),
+    # issue 33's controls, on the same capped volume: the application alone; the bulk job
+    # alone (its slowness is its own size: nobody's victim); both, the bulk job far below the cap
+    Klass("shared_app_alone", "shared_app_alone", "a latency-sensitive application alone on the capped volume", [],
+          params(CAP_MBPS=CAP, VICTIM=pick("fio_read", "sqlite_read", "postgres_read", "fio_fsync", "sqlite_commit",
+                                           "redis", "postgres"),
+                 JOBS=pick(1, 2, 4), CLIENTS=pick(1, 2, 4), FS=FS), control=True),
+    Klass("shared_bulk_alone", "shared_bulk_alone", "a bulk reader or writer alone, saturating the capped volume", [],
+          params(CAP_MBPS=CAP, BULK_KIND=pick("reader", "writer"), BULK=pick("fio", "dd"), BULK_DIRECT=pick(1, 0),
+                 BULK_BS=pick("256k", "1m", "4m"), BULK_DEPTH=pick(1, 4, 16), FS=FS), control=True),
+    Klass("shared_light", "shared_light", "an application beside a bulk reader at a few % of the cap", [],
+          params(CAP_MBPS=CAP, VICTIM=pick("fio_read", "sqlite_read", "fio_fsync", "sqlite_commit"), LIGHT_PCT=pick(2, 5),
+                 JOBS=pick(1, 2), CLIENTS=pick(1, 2), FS=FS), control=True),
 ]
 
 BY_NAME = {k.name: k for k in CLASSES}

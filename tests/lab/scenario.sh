@@ -11,7 +11,9 @@
 #       classless_slow | stacked_slow | loop_cgroup_limit | cpu_starved | lock_contention |
 #       pgbench_writer | two_causes | two_apps | two_apps_device | hdd_seek | hdd_seek_known |
 #       stacked_slow_busy_disk | bfq_idling | stall_tail | stacked_tail | db_commits | app_alone |
-#       neighbor_direct | neighbor_buffered | neighbor_cpu | neighbor_control
+#       neighbor_direct | neighbor_buffered | neighbor_cpu | neighbor_control |
+#       bulk_reader_neighbor | same_name_neighbor | shell_writer_neighbor |
+#       shared_app_alone | shared_light | shared_bulk_alone
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -65,9 +67,15 @@ loop_on() {   # loop_on DIR SIZE_MB -> sets $dev to /dev/loopN
   local sys=/sys/block/$(basename "$dev")
   echo none > "$sys/queue/scheduler"; cat "$sys/mq/0/nr_tags" > "$sys/queue/nr_requests"
 }
-slow_loop_on() {   # slow_loop_on MODEL SIZE_MB -> $dev: a loop device over a file on tests/lab/slowfs.py
-  mkdir -p "$work/slowback" "$work/slowfs"; truncate -s "${2}M" "$work/slowback/disk.img"
-  setsid /usr/bin/python3 "$here/tests/lab/slowfs.py" "$work/slowback" "$work/slowfs" "$1" >/dev/null 2>&1 &
+slow_loop_on() {   # slow_loop_on MODEL SIZE_MB [BACKDIR] -> $dev: a loop device over a file on tests/lab/slowfs.py
+  # BACKDIR ($work/slowback): where slowfs keeps the file, disk.img (kept if it exists: made beforehand)
+  local back=${3:-$work/slowback} prio=()
+  mkdir -p "$back" "$work/slowfs"; truncate -s "${2}M" "$back/disk.img"
+  # A capped volume's queue is the model's timing alone: its daemon (Python,
+  # a CPU's work per request) runs ahead of the machine's other programs, as
+  # a disk's own processor does not wait for the host's CPUs.
+  [[ $1 == cap:* ]] && prio=(nice -n -10)
+  setsid "${prio[@]}" /usr/bin/python3 "$here/tests/lab/slowfs.py" "$back" "$work/slowfs" "$1" >/dev/null 2>&1 &
   local pid=$!; undo+=("umount -l $work/slowfs; kill $pid")
   for _ in $(seq 100); do mountpoint -q "$work/slowfs" && break; sleep 0.1; done
   dev=$(losetup -f --show --direct-io=on "$work/slowfs/disk.img")
@@ -75,12 +83,15 @@ slow_loop_on() {   # slow_loop_on MODEL SIZE_MB -> $dev: a loop device over a fi
   local sys=/sys/block/$(basename "$dev")
   echo none > "$sys/queue/scheduler"; cat "$sys/mq/0/nr_tags" > "$sys/queue/nr_requests"
 }
-fs_on() {     # fs_on DEV DIR: makes $fs on DEV (quiet, over any old signature) and mounts it on DIR
+mkfs_on() {   # mkfs_on DEV|FILE: makes $fs on it (quiet, over any old signature)
   case $fs in
     ext4)  mkfs.ext4 -q -F "$1" ;;
     xfs)   mkfs.xfs -q -f "$1" ;;
     btrfs) mkfs.btrfs -q -f "$1" ;;
   esac
+}
+fs_on() {     # fs_on DEV DIR: makes $fs on DEV and mounts it on DIR
+  mkfs_on "$1"
   mkdir "$2"; mount "$1" "$2"; undo+=("umount $2 || umount -l $2")
 }
 # set_dirty_bytes dirty|dirty_background BYTES: vm.<which>_bytes; the limit in
@@ -114,12 +125,42 @@ victim() {
   local f enter=""; for f in "${files[@]}"; do enter+="echo \$\$ > $f; "; done
   bg sh -c "$enter exec \"\$@\"" victim "$@"
 }
+# The neighbor of the contention scenarios, in a cgroup of its own shaped as a
+# systemd unit: neighbor_unit NAME makes /iodiag-lab-PID.slice/NAME (v2, in the
+# unified hierarchy, and v1 memory; with BLKIO=1 also the v1 blkio group of that
+# path, where the kernel charges its bios), so iodiag can name it as people do,
+# and tells the matrix which cgroup the ground truth's (v2) id of it is.
+# neighbor CMD...: CMD as the neighbor (in that unit once made), only with the fault.
+nb_enter=""
+neighbor_unit() {
+  local slice=iodiag-lab-$$.slice unit=iodiag-lab-$$.slice/$1 h hierarchies=(unified memory)
+  # As systemd places a unit on a host with v1 controllers: its group in the
+  # unified hierarchy and in the v1 memory one (MemoryAccounting), so that
+  # its v1 memory group is the unit's and not the group of whatever started
+  # the lab (here every process's memory group is the sandbox's); blkio only
+  # with BLKIO=1 (IOAccounting), the draws without it leave writeback and
+  # the neighbor's bios to the root blkcg.
+  if [[ $(p BLKIO 0) == 1 ]]; then hierarchies+=(blkio); fi
+  for h in "${hierarchies[@]}"; do
+    mkdir -p "/sys/fs/cgroup/$h/$unit"
+    # Last made, first removed: the unit, then its slice (retried: a killed
+    # neighbor may not have left the group yet).
+    undo+=("rmdir /sys/fs/cgroup/$h/$slice" "for _ in \$(seq 50); do rmdir /sys/fs/cgroup/$h/$unit 2>/dev/null && break; sleep 0.1; done")
+    nb_enter+="echo \$\$ > /sys/fs/cgroup/$h/$unit/cgroup.procs; "
+  done
+  # For the matrix: which cgroup the ground truth's (v2) id of the neighbor is
+  if [[ -n ${IODIAG_LAB_GT:-} ]]; then
+    echo "$(stat -c %i "/sys/fs/cgroup/unified/$unit") /$unit" > "$IODIAG_LAB_GT.cgroups"
+  fi
+}
+neighbor() { ((fault)) && bg sh -c "$nb_enter exec \"\$@\"" neighbor "$@"; return 0; }
+
 # IODIAG_LAB_RUN: a command to run while the fault happens instead of the
 # recording (the fleet and watch tests drive iodiag themselves); OUT is unused then.
 record() {
   sleep 1
   if [[ -n ${IODIAG_LAB_RUN:-} ]]; then bash -c "$IODIAG_LAB_RUN"; return; fi
-  local gt_pid=""
+  local gt_pid="" procs_pid=""
   if [[ -n ${IODIAG_LAB_GT:-} ]]; then
     victim_dir
     local id; id=$(stat -c %i "$victim_cg")
@@ -132,6 +173,9 @@ record() {
     # without ground truth.
     for _ in $(seq 600); do grep -q attached_probes "$work/gt.json" 2>/dev/null && break; sleep 0.1; done
     grep -q attached_probes "$work/gt.json" || { echo "ground truth: bpftrace did not attach" >&2; exit 1; }
+    # Who ran: command lines for the matrix's victims and culprit (tests/lab/procs.py)
+    setsid python3 "$here/tests/lab/procs.py" "$work/procs.json" >/dev/null 2>&1 & procs_pid=$!
+    undo+=("kill -KILL $procs_pid")
   fi
   # A scenario that knows its device's real class says so the way an operator
   # does: a site configuration (written to $site_config), kept in the bundle.
@@ -148,6 +192,8 @@ record() {
     wait "$gt_pid" || true
     grep -q '"@sys_ops"' "$work/gt.json" || echo "ground truth: bpftrace printed no totals" >&2
     cp "$work/gt.json" "$IODIAG_LAB_GT"
+    kill -KILL "$procs_pid" 2>/dev/null || true
+    cp "$work/procs.json" "$IODIAG_LAB_GT.procs" 2>/dev/null || true
   fi
 }
 
@@ -508,30 +554,9 @@ case $name in
   neighbor_direct|neighbor_buffered|neighbor_cpu|neighbor_control)
     backing=$(p BACKING /tmp)
     # A unit named for what runs in it: backup.service (fio as "backup"), batch.service (stress-ng)
-    slice=iodiag-lab-$$.slice; unit=$slice/backup.service; [[ $name == neighbor_cpu ]] && unit=$slice/batch.service
-    nb_enter=""
-    if ((fault)) && [[ $name != neighbor_control ]]; then
-      # As systemd places a unit on a host with v1 controllers: its group in the
-      # unified hierarchy and in the v1 memory one (MemoryAccounting), so that
-      # its v1 memory group is the unit's and not the group of whatever started
-      # the lab (here every process's memory group is the sandbox's); blkio only
-      # with BLKIO=1 (IOAccounting), the draws without it leave writeback and
-      # the neighbor's bios to the root blkcg.
-      hierarchies=(unified memory); if [[ $(p BLKIO 0) == 1 ]]; then hierarchies+=(blkio); fi
-      for h in "${hierarchies[@]}"; do
-        mkdir -p "/sys/fs/cgroup/$h/$unit"
-        # Last made, first removed: the unit, then its slice (retried: a killed
-        # neighbor may not have left the group yet).
-        undo+=("rmdir /sys/fs/cgroup/$h/$slice" "for _ in \$(seq 50); do rmdir /sys/fs/cgroup/$h/$unit 2>/dev/null && break; sleep 0.1; done")
-        nb_enter+="echo \$\$ > /sys/fs/cgroup/$h/$unit/cgroup.procs; "
-      done
-      # For the matrix: which cgroup the ground truth's (v2) id of the neighbor is
-      if [[ -n ${IODIAG_LAB_GT:-} ]]; then
-        echo "$(stat -c %i "/sys/fs/cgroup/unified/$unit") /$unit" > "$IODIAG_LAB_GT.cgroups"
-      fi
-    fi
+    unit=backup.service; [[ $name == neighbor_cpu ]] && unit=batch.service
+    if ((fault)) && [[ $name != neighbor_control ]]; then neighbor_unit "$unit"; fi
     backup=$work/backup; ln -s "$(command -v fio)" "$backup"
-    neighbor() { ((fault)) && bg sh -c "$nb_enter exec \"\$@\"" neighbor "$@"; return 0; }
     disk_loop() {   # disk_loop SIZE_MB: $dev over a file with real blocks (holes read as zeros without I/O)
       loop_on "$backing" "$1"
       if [[ $backing != /dev/shm ]]; then
@@ -584,6 +609,173 @@ case $name in
         disk_loop 512
         victim -- fio --name=r --filename="$dev" --rw=randread --bs="$(p BS 4k)" --direct=1 --ioengine=libaio \
            --iodepth="$(p DEPTH 32)" --numjobs="$(p JOBS 1)" --time_based --runtime=120 ;;
+    esac
+    record ;;
+  # ---- issue 33: a latency-sensitive application beside a bulk job, on storage they share ----
+  # A volume with a throughput cap (tests/lab/slowfs.py cap:CAP_MBPS under a loop
+  # device, its backing file in memory; a cloud disk's MB/s limit): alone, the
+  # application's small requests are fast, and a bulk job's large ones saturate
+  # it. $fs on it, its files made before the cap at memory speed; mounted fresh,
+  # so the page cache is cold. The application is the victim (its cgroup); the
+  # bulk job the neighbor (IODIAG_LAB_FAULT=0: the application alone).
+  # Parameters:
+  #   CAP_MBPS     the volume's throughput [100]
+  #   VICTIM       the application [fio_read]:
+  #                  fio_read       fio, 4 KiB random direct reads of a file: JOBS (1) jobs of BS (4k),
+  #                                 THREADS=1 as threads of one process
+  #                  sqlite_read    tests/lab/sqlite_lookup.py: point lookups, CLIENTS (2) threads
+  #                  postgres_read  PostgreSQL, pgbench -S (select only, scale 16) with CLIENTS clients
+  #                  fio_fsync, sqlite_commit, redis, postgres: durable commits (app_victim)
+  #   NEIGHBOR_CG  unit: the neighbor in a unit of its own (bulk.service), none: where the lab runs [unit]
+  #   bulk_reader_neighbor: BULK (fio: a sequential direct reader, libaio BULK_DEPTH (16) deep,
+  #                BULK_JOBS (1) jobs, run as "backup", each at most BULK_RATE_PCT (0: no
+  #                limit) % of the cap; dd: a shell loop of dd, BULK_DIRECT (1)
+  #                iflag=direct, 0: buffered, dropping what it read from the cache) of BULK_BS (1m)
+  #   same_name_neighbor: victim and neighbor run one command (SAME: python, python3 scripts;
+  #                fio): the victim does VICTIM_IO (read: point lookups / random reads; commit:
+  #                SQLite commits / fsynced writes), the neighbor BULK_RW (read, write) in
+  #                BULK_MODE (direct, buffered; writes also fsync: one at the end of each pass)
+  #   shell_writer_neighbor: WRITER (sh_dd:buffered), HOW:MODE the bulk writes are started
+  #                (sh_dd: a `sh -c 'while dd ...; do :; done'` loop; script_dd, script_cp: a
+  #                bash script looping over dd or cp) and made (buffered; fsync: conv=fsync or
+  #                sync FILE after each pass; direct: oflag=direct), writes of WRITER_BS (1m);
+  #                WBT=0 turns the device's writeback throttling off (wbt_lat_usec, restored),
+  #                DIRTY_BG_MB (64) is vm.dirty_background_bytes (restored): where the flusher
+  #                starts, as servers set it (at the default 10 % of this machine's memory a
+  #                short run would never write back)
+  #   shared_light (control): a bulk reader (fio) at LIGHT_PCT (5) % of the cap, 128k requests
+  #   shared_bulk_alone (control): the bulk job alone (BULK_KIND reader|writer), as the only program
+  bulk_reader_neighbor|same_name_neighbor|shell_writer_neighbor|shared_app_alone|shared_light|shared_bulk_alone)
+    app=$(p VICTIM fio_read)
+    if [[ $name == same_name_neighbor ]]; then   # the victim's program is the neighbor's
+      case $(p SAME python):$(p VICTIM_IO read) in
+        python:read) app=sqlite_read ;; python:*) app=sqlite_commit ;; fio:read) app=fio_read ;; *) app=fio_fsync ;;
+      esac
+    fi
+    role=neighbor; [[ $name == shared_bulk_alone ]] && role=alone app=none
+    # The bulk job's files: written before the cap, only where a bulk job runs
+    bulk_files=0; if ((fault)) && [[ $name != shared_app_alone ]]; then bulk_files=1; fi
+    size=4096
+    back=$(mktemp -d /dev/shm/iodiag-lab-XXXXXX); undo+=("rm -rf $back")
+    img=$back/disk.img; truncate -s ${size}M "$img"; mkfs_on "$img"
+    mkdir "$work/prep"; mount -o loop "$img" "$work/prep"; undo+=("umount $work/prep")
+    mkdir "$work/prep/app" "$work/prep/bulk"
+    if ((bulk_files)); then dd if=/dev/zero of="$work/prep/bulk/src" bs=1M count=1024 status=none; fi
+    case $app in
+      fio_read)    dd if=/dev/zero of="$work/prep/app/data" bs=1M count=256 status=none ;;
+      sqlite_read) python3 "$here/tests/lab/sqlite_lookup.py" build "$work/prep/app/lookup.db" 384 ;;
+      postgres_read)
+        pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+        chown postgres "$work/prep/app"; chmod 755 "$work"
+        runuser -u postgres -- "$pgbin/initdb" -D "$work/prep/app/pgdata" -A trust >/dev/null
+        port=$(free_port)
+        undo+=("runuser -u postgres -- $pgbin/pg_ctl -D $work/prep/app/pgdata -m immediate stop")
+        runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/prep/app/pgdata" -w -l "$work/prep/app/server.log" \
+           -o "-p $port -k $work/prep/app -c listen_addresses=" start >/dev/null
+        runuser -u postgres -- "$pgbin/pgbench" -h "$work/prep/app" -p "$port" -i -s 16 -q postgres >/dev/null 2>&1
+        runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/prep/app/pgdata" -w stop >/dev/null ;;
+    esac
+    umount "$work/prep"
+    slow_loop_on "cap:$(p CAP_MBPS 100)" $size "$back"
+    mnt=$work/mnt; mkdir "$mnt"; mount "$dev" "$mnt"; undo+=("umount $mnt || umount -l $mnt")
+    q=/sys/block/$(basename "$dev")/queue
+    # -- the application (the victim)
+    case $app in
+      fio_read)
+        threads=(); [[ $(p THREADS 0) == 1 ]] && threads=(--thread)
+        victim -- fio --name=app --filename="$mnt/app/data" --rw=randread --bs="$(p BS 4k)" --direct=1 \
+           --ioengine=psync --numjobs="$(p JOBS 1)" "${threads[@]}" --time_based --runtime=120 ;;
+      sqlite_read)
+        victim -- python3 "$here/tests/lab/sqlite_lookup.py" read "$mnt/app/lookup.db" "$(p CLIENTS 2)" ;;
+      postgres_read)
+        port=$(free_port); victim_dir
+        undo+=("runuser -u postgres -- $pgbin/pg_ctl -D $mnt/app/pgdata -m immediate stop")
+        sh -c "echo \$\$ > $victim_cg/cgroup.procs; exec runuser -u postgres -- $pgbin/pg_ctl -D $mnt/app/pgdata -w \
+           -l $mnt/app/server.log -o '-p $port -k $mnt/app -c listen_addresses=' start" >/dev/null
+        clients=$(p CLIENTS 2)
+        bg runuser -u postgres -- "$pgbin/pgbench" -h "$mnt/app" -p "$port" -S -c "$clients" \
+           -j "$(( clients < 2 ? 1 : 2 ))" -T 120 postgres ;;
+      fio_fsync)     app_victim fio "$mnt/app" ;;
+      sqlite_commit) app_victim sqlite "$mnt/app" ;;
+      redis)         app_victim redis "$mnt/app" ;;
+      postgres)      app_victim postgres "$mnt/app" ;;
+      none) ;;   # shared_bulk_alone: no application
+      *) echo "IODIAG_LAB_VICTIM=$app: fio_read, sqlite_read, postgres_read, fio_fsync, sqlite_commit, redis or postgres" >&2; exit 2 ;;
+    esac
+    # -- the bulk job (the neighbor; shared_bulk_alone: the only program, in the victims' group)
+    if ((fault)) && [[ $name != shared_app_alone && $(p NEIGHBOR_CG unit) == unit && $role == neighbor ]]; then
+      neighbor_unit bulk.service
+    fi
+    launch() { if [[ $role == alone ]]; then victim -- "$@"; else neighbor "$@"; fi; }
+    backup=$work/backup; ln -s "$(command -v fio)" "$backup"
+    # Sizes as 256k, 1m; dd takes them in capitals (dd: invalid number: '4m')
+    bs=$(p BULK_BS 1m); bs_bytes=$(numfmt --from=iec "${bs^^}")
+    sleep 1   # the application started first, as a server runs before a backup does
+    case $name in
+      bulk_reader_neighbor|shared_bulk_alone)
+        kind=reader; [[ $name == shared_bulk_alone ]] && kind=$(p BULK_KIND reader)
+        if [[ $kind == reader && $(p BULK fio) == fio ]]; then
+          # BULK_RATE_PCT: a backup with a bandwidth limit of its own, per job (0: none)
+          rate=(); pct=$(p BULK_RATE_PCT 0)
+          ((pct > 0)) && rate=(--rate="$(( $(p CAP_MBPS 100) * pct / 100 ))m")
+          launch "$backup" --name=bulk --filename="$mnt/bulk/src" --rw=read --bs="$bs" --direct=1 --ioengine=libaio \
+             --iodepth="$(p BULK_DEPTH 16)" --numjobs="$(p BULK_JOBS 1)" "${rate[@]}" --time_based --runtime=120
+        elif [[ $kind == reader ]]; then
+          flag=iflag=direct; [[ $(p BULK_DIRECT 1) == 0 ]] && flag=iflag=nocache
+          launch sh -c "while dd if=$mnt/bulk/src of=/dev/null bs=${bs^^} $flag status=none; do :; done"
+        else
+          launch sh -c "while dd if=/dev/zero of=$mnt/bulk/out bs=${bs^^} count=$(( (256 << 20) / bs_bytes )) status=none; do :; done"
+        fi ;;
+      same_name_neighbor)
+        rw=$(p BULK_RW read) mode=$(p BULK_MODE direct)
+        [[ $rw == read && $mode == fsync ]] && mode=buffered
+        if [[ $(p SAME python) == python ]]; then
+          launch python3 "$here/tests/lab/bulk_io.py" "$rw" "$mnt/bulk/$([[ $rw == read ]] && echo src || echo out)" \
+             "$((bs_bytes / 1024))" "$mode" 256
+        else
+          direct=0; [[ $mode == direct ]] && direct=1
+          fsync_end=(); [[ $mode == fsync ]] && fsync_end=(--end_fsync=1)
+          target=(--filename="$mnt/bulk/src"); [[ $rw == write ]] && target=(--filename="$mnt/bulk/out" --size=256m)
+          # Passes (loops) rather than time_based: fio drops the file's cached pages
+          # before each (invalidate=1), so buffered reads read the storage every pass
+          launch fio --name=bulk "${target[@]}" --rw="$rw" --bs="$bs" --direct=$direct --ioengine=psync \
+             "${fsync_end[@]}" --invalidate=1 --loops=10000 --runtime=120
+        fi ;;
+      shell_writer_neighbor)
+        if ((fault)); then
+          set_dirty_bytes dirty_background $(( $(p DIRTY_BG_MB 64) * 1024 * 1024 ))
+          if [[ $(p WBT 1) == 0 && -w $q/wbt_lat_usec ]]; then
+            undo+=("echo $(cat $q/wbt_lat_usec) > $q/wbt_lat_usec"); echo 0 > $q/wbt_lat_usec
+          fi
+        fi
+        writer=$(p WRITER sh_dd:buffered); how=${writer%%:*} mode=${writer#*:}
+        bs=$(p WRITER_BS 1m); bs_bytes=$(numfmt --from=iec "${bs^^}")
+        count=$(( 256 * 1024 * 1024 / bs_bytes ))
+        flags=""; case $mode in fsync) flags=conv=fsync ;; direct) flags=oflag=direct ;; esac
+        case $how in
+          sh_dd)
+            launch sh -c "while dd if=/dev/zero of=$mnt/bulk/out bs=${bs^^} count=$count $flags status=none; do :; done" ;;
+          script_dd|script_cp)
+            script=$work/backup.sh
+            {
+              echo '#!/bin/bash'
+              echo '# a nightly-backup-like script: copies, again and again'
+              echo 'set -e'
+              echo 'while :; do'
+              if [[ $how == script_dd ]]; then
+                echo "  dd if=/dev/zero of=$mnt/bulk/out bs=${bs^^} count=$count $flags status=none"
+              else
+                echo "  cp $mnt/bulk/src $mnt/bulk/copy"
+                [[ $mode == fsync ]] && echo "  sync $mnt/bulk/copy"
+              fi
+              echo 'done'
+            } > "$script"
+            chmod +x "$script"; launch "$script" ;;
+        esac ;;
+      shared_light)   # far from saturated: a reader at LIGHT_PCT % of the cap
+        rate=$(( $(p CAP_MBPS 100) * $(p LIGHT_PCT 5) / 100 )); ((rate >= 1)) || rate=1
+        launch "$backup" --name=bulk --filename="$mnt/bulk/src" --rw=read --bs=128k --direct=1 --ioengine=psync \
+           --rate="${rate}m" --time_based --runtime=120 ;;
     esac
     record ;;
   *) echo "unknown scenario $name" >&2; exit 2 ;;

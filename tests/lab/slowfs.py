@@ -21,6 +21,11 @@
 #                 half a rotation at 7200 rpm (4.2 ms): a 4 KiB random request
 #                 takes ~8-12 ms at QD 1, and a deeper queue raises latency, not
 #                 throughput (seed 004 §2)
+#   cap:MBPS      a volume with a throughput cap (a cloud disk's MB/s limit):
+#                 one queue served in arrival order, each request taking
+#                 0.1 ms plus its size at MBPS megabytes a second. Alone, a
+#                 4 KiB read is fast; behind a bulk job's large requests it
+#                 waits for them (the cap is what they share)
 #
 # Files are opened with FUSE's direct_io, so the kernel's page cache of the
 # FUSE file never answers a request: every loop-device request reaches the model.
@@ -47,6 +52,9 @@ class SlowFs(Operations):
         elif model.startswith("stall:"):
             _, pct, ms = model.split(":")
             self.stall_p, self.stall_s = float(pct) / 100.0, float(ms) / 1000.0
+        elif model.startswith("cap:"):
+            self.cap_bps = float(model.split(":", 1)[1]) * 1e6
+            self.next_free = 0.0   # when the queue's last request will be done
         elif model != "hdd":
             raise SystemExit(f"unknown model {model}")
 
@@ -69,6 +77,15 @@ class SlowFs(Operations):
                 wait = self.stalled_until - now
             if wait > 0:
                 time.sleep(wait)
+        elif self.model.startswith("cap:"):
+            # A place in the queue is taken on arrival (first come, first
+            # served); the request is done when everything before it is and
+            # its own transfer has passed. No lock is held while waiting.
+            with self.head_lock:
+                start = max(time.monotonic(), self.next_free)
+                self.next_free = start + 0.0001 + size / self.cap_bps
+                done = self.next_free
+            time.sleep(max(0.0, done - time.monotonic()))
         else:
             time.sleep(self.fixed_s)
 
