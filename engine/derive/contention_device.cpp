@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "engine/derive/derived_metrics.hpp"
 #include "engine/derive/slow_floor.hpp"
 #include "engine/evidence/format.hpp"
 
@@ -135,6 +136,15 @@ void add_device_contention(Evidence& ev) {
     const std::string app_name = app_fact ? app_fact->value : "";
     const double window_us = ev.window.duration_s * 1e6;
     const auto by_device = submitters_by_device(ev);
+    // Its page-cache misses' wait for their data (the page_cache class, off
+    // CPU in a folio wait under filemap_*) is a wait for reads from the
+    // devices its own requests went to: split by its own Q2C there, as its
+    // I/O wait is. A buffered reader behind a backup waits for the backup's
+    // requests this way, not in the device class.
+    const auto own_by_device = app_own_q2c(ev, lower_devices(ev));
+    double own_total = 0;
+    for (const auto& [d, q] : own_by_device) own_total += q;
+    const double cache_fill_pct = metric_or(ev, "attr.sufferer.page_cache_pct", {}, 0);
     for (const auto& [dev, subs] : by_device) {
         std::string app = app_name;
         if (app.empty())
@@ -213,17 +223,28 @@ void add_device_contention(Evidence& ev) {
         // hold the tags as they hold the device).
         const Metric* io_wait = ev.find_metric("device.io_wait_share_pct", l);
         const Metric* tag_wait = ev.find_metric("device.tag_wait_share_pct", l);
+        const auto own_here = own_by_device.find(dev);
+        const double fill = own_total > 0 && own_here != own_by_device.end() && !app_name.empty()
+                                ? cache_fill_pct * own_here->second / own_total
+                                : 0;
         if (io_wait) {
-            const double w = std::min(100.0, io_wait->value + (tag_wait ? tag_wait->value : 0));
+            // Copied out: adding metrics may move the vector these point into.
+            const double io = io_wait->value, tag = tag_wait ? tag_wait->value : 0;
+            ev.add_metric("device.cache_fill_wait_pct", l, fill, "pct",
+                          derived("attr.sufferer.page_cache_pct x " + app + "'s own Q2C total on " + dev +
+                                  " / its own Q2C total on the devices it submits to: its page-cache misses' wait "
+                                  "for data read from " + dev));
+            const double w = std::min(100.0, io + tag + fill);
             ev.add_metric("device.sufferer_wait_pct", l, w, "pct",
-                          derived("device.io_wait_share_pct + device.tag_wait_share_pct: " + app +
-                                  "'s slow syscalls' wait for its I/O on " + dev + ", its wait for a request or tag "
-                                  "included"));
+                          derived("device.io_wait_share_pct + device.tag_wait_share_pct + device.cache_fill_wait_pct: " +
+                                  app + "'s slow syscalls' wait for its I/O on " + dev + ", its wait for a request "
+                                  "or tag and its page-cache misses' wait for data read from it included"));
             // Against the largest other part of its slow time (a CPU, dirty
             // throttling, a lock...): whether this wait is what it felt most.
             double next = 0;
             for (const auto& c : slow_set_classes())
-                if (c != "device" && c != "block_queue") next = std::max(next, metric_or(ev, "attr.sufferer." + c + "_pct", {}, 0));
+                if (c != "device" && c != "block_queue" && !(c == "page_cache" && fill > 0))
+                    next = std::max(next, metric_or(ev, "attr.sufferer." + c + "_pct", {}, 0));
             ev.add_metric("device.sufferer_wait_lead_pct", l, w - next, "pct",
                           derived("device.sufferer_wait_pct - the largest other part of " + app +
                                   "'s slow time (attr.sufferer.<layer>_pct, device and block queue left out)"));
@@ -289,7 +310,11 @@ std::vector<MetricSpec> device_contention_specs() {
          "3x the slowest flash class's time for a request of the device's mean size (0.3 ms + size / 600 MB/s)"},
         {"device.sufferer_wait_pct", K::Metric, "pct", d, "device",
          "share of the suffering application's slow time spent waiting for its I/O on the device, its wait for a "
-         "request or tag included (device.io_wait_share_pct + device.tag_wait_share_pct)"},
+         "request or tag and its page-cache misses' wait for data read from it included (device.io_wait_share_pct + "
+         "device.tag_wait_share_pct + device.cache_fill_wait_pct)"},
+        {"device.cache_fill_wait_pct", K::Metric, "pct", d, "device",
+         "share of the suffering application's slow time its page-cache misses waited for data read from the device "
+         "(its page_cache share split by its own requests' Q2C over the devices)"},
         {"device.sufferer_wait_lead_pct", K::Metric, "pct", d, "device",
          "device.sufferer_wait_pct less the largest other part of the application's slow time (>= 0: the wait "
          "on this device is what it felt most)"},

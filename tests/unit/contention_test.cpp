@@ -124,6 +124,22 @@ TEST(Contention, NeighborSaturatingAHealthyDeviceIsTheFirstFindingWithItsShare) 
     EXPECT_EQ(find(v.findings, "judgement.dominant_layer"), nullptr) << render_text(v);
 }
 
+// A buffered reader's misses wait for their data in the page cache (a folio
+// wait), not in the device class: read from a device the backup holds, that
+// wait is behind the backup's requests too (issue 33's bulk reader).
+TEST(Contention, ABufferedReadersMissesWaitBehindTheNeighborToo) {
+    Evidence ev;
+    sufferer(ev, "postgres", {{"page_cache", 85}, {"cpu", 15}});
+    fast_device(ev, "loop0", 120, 80000, 24);
+    group(ev, "loop0", "postgres", "/system.slice/db.service", "process", 1e6, 40e6, "100");
+    group(ev, "loop0", "backup", "/system.slice/backup.service", "process", 9e6, 4e9, "4242");
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v);
+    EXPECT_EQ(v.findings.front().rule_id, "contention.device_neighbor") << render_text(v);
+    ASSERT_TRUE(v.findings.front().share_pct);
+    EXPECT_NEAR(*v.findings.front().share_pct, 85 * 0.9, 0.01);   // its misses' wait x the others' share
+}
+
 // The cgroup's name, where the evidence has it (cgroup.name), comes first and
 // the path after it; the culprit says the name alone.
 TEST(Contention, TheCgroupsNameIsSaidWhereTheEvidenceHasIt) {
