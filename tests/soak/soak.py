@@ -47,6 +47,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "bench"))
 from bench_support import hold_machine_lock  # noqa: E402
 
 SKIP = 77
+# How long iodiag's release process may take to let its programs go after
+# iodiag exits: one RCU grace period per detached link, about 40 of them;
+# measured 2-3 s on this project's 2-vCPU VM with a build beside it.
+kReleaseWait = 15
 
 LOOP_CTL_GET_FREE, LOOP_CONFIGURE, LO_FLAGS_AUTOCLEAR = 0x4C82, 0x4C0A, 4
 PR_SET_PDEATHSIG = 1
@@ -303,9 +307,17 @@ def main():
             print(f"soak: FAIL: fewer than 2 memory samples after the {warmup:g} s warm-up")
             ok = False
 
-        # Nothing left attached.
-        time.sleep(1)   # program release follows the last fd close (RCU)
+        # Nothing left attached. iodiag hands its links to a process of its
+        # own that lets them go when iodiag exits (collectors/bpf/
+        # deferred_release.hpp), and each detach waits for an RCU grace
+        # period: the release takes a few seconds after the exit, not
+        # forever. Waited for up to kReleaseWait, and how long it took said.
+        released_at = time.monotonic()
         after = programs_and_links()
+        while (after[0] - before[0] or after[1] - before[1]) and time.monotonic() - released_at < kReleaseWait:
+            time.sleep(0.25)
+            after = programs_and_links()
+        print(f"  released {time.monotonic() - released_at:.1f} s after iodiag exited")
         if during:
             print(f"  during: {len(during[0]) - len(before[0])} BPF programs and "
                   f"{len(during[1]) - len(before[1])} links of iodiag's")
