@@ -144,8 +144,11 @@ neighbor_unit() {
   for h in "${hierarchies[@]}"; do
     mkdir -p "/sys/fs/cgroup/$h/$unit"
     # Last made, first removed: the unit, then its slice (retried: a killed
-    # neighbor may not have left the group yet).
-    undo+=("rmdir /sys/fs/cgroup/$h/$slice" "for _ in \$(seq 50); do rmdir /sys/fs/cgroup/$h/$unit 2>/dev/null && break; sleep 0.1; done")
+    # neighbor may not have left the group yet). What is still in the unit is
+    # the neighbor's: a loop's or a script's child outlives the shell that was
+    # killed (seed 61's shell_writer_neighbor left its slice behind), so it
+    # is killed too.
+    undo+=("rmdir /sys/fs/cgroup/$h/$slice" "for _ in \$(seq 50); do kill -9 \$(cat /sys/fs/cgroup/$h/$unit/cgroup.procs) 2>/dev/null; rmdir /sys/fs/cgroup/$h/$unit 2>/dev/null && break; sleep 0.1; done")
     nb_enter+="echo \$\$ > /sys/fs/cgroup/$h/$unit/cgroup.procs; "
   done
   # For the matrix: which cgroup the ground truth's (v2) id of the neighbor is
