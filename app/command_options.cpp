@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include "app/data_dirs.hpp"
+#include "collectors/lost_events.hpp"
 #include "engine/evidence/bundle.hpp"
+#include "engine/evidence/recordable.hpp"
 #include "engine/render/render.hpp"
 #include "engine/evidence/json_text.hpp"
 
@@ -57,6 +59,16 @@ std::string render_verdict(const Verdict& v, const std::string& format) {
 
 // The very text a bundle holds, read back: the live path analyses what a
 // replay reads, so record + replay can never disagree.
-Evidence as_recorded(const Evidence& ev) { return parse_bundle(bundle_text(ev)); }
+Evidence as_recorded(const Evidence& ev) {
+    Evidence kept = ev;
+    const std::vector<std::string> dropped = drop_unrecordable(kept);
+    for (const auto& d : dropped) spdlog::warn("not recorded: {}", d);
+    if (!dropped.empty())
+        add_lost_events(kept, "bundle",
+                        {{"unrecordable_values", dropped.size(),
+                          "every other value; each one left out or cut is logged (a collector's error, not the host's)",
+                          "values a bundle refuses (engine/evidence/recordable.hpp)"}});
+    return parse_bundle(bundle_text(kept));
+}
 
 }  // namespace iodiag::cli

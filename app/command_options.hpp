@@ -32,7 +32,8 @@ void add_verdict_options(CLI::App* cmd, VerdictOptions& o);
 std::string render_verdict(const Verdict& v, const std::string& format);
 
 // Same evidence in, same verdict out: the live path analyses what a replay of
-// its bundle would read, so record + replay can never disagree.
+// its bundle would read, so record + replay can never disagree. A value a
+// bundle refuses is left out first, logged and counted (recordable.hpp).
 Evidence as_recorded(const Evidence& ev);
 
 }  // namespace iodiag::cli
