@@ -112,7 +112,12 @@ public:
     ~Ext4Mount() {
         if (mounted_) {
             sync();
-            for (int i = 0; i < 20 && umount(dir_.c_str()) != 0; ++i) usleep(200000);
+            bool gone = false;
+            for (int i = 0; i < 20 && !(gone = umount(dir_.c_str()) == 0); ++i) usleep(200000);
+            // Still busy after 4 s (a killed writer's last references): taken
+            // out of the tree now, released with them, so no test leaves a
+            // mount behind (one did in the test command's run of 096ddad).
+            if (!gone) umount2(dir_.c_str(), MNT_DETACH);
         }
         if (!dir_.empty()) rmdir(dir_.c_str());
     }
@@ -627,11 +632,14 @@ TEST(LiveSyscallBpf, AShortFirstStackWalkClassifiesWaitsAsTheWholeWalkDoes) {
     ASSERT_GT(waits(ev_whole), 100);
     EXPECT_EQ(metric(ev_whole, "syscall_bpf.wait_stack_rewalks"), waits(ev_whole));
     EXPECT_LT(metric(ev_first, "syscall_bpf.wait_stack_rewalks"), 0.5 * waits(ev_first));
-    // The same waits, classified alike: each layer's share within a few points
-    // (the windows start ~0.1 s apart, and each collector's programs run inside
-    // the syscalls the other one times).
+    // The same waits, classified alike: each wait class's share within a few
+    // points (the windows start ~0.1 s apart). The on-CPU part (filesystem)
+    // is not a classified wait: each collector's programs run inside the
+    // syscalls the other one times, and the one that walks every stack twice
+    // costs more, which the other counts as on-CPU time (here 3.0-3.3 points
+    // more for the short walk's collector, from 2026-12-06 on: 4.0 vs 7.2 %).
     for (const auto& m : ev_first.metrics) {
-        if (m.name.rfind("attr.all.", 0) == 0 && m.unit == "pct") {
+        if (m.name.rfind("attr.all.", 0) == 0 && m.unit == "pct" && m.name != "attr.all.filesystem_pct") {
             EXPECT_NEAR(metric(ev_whole, m.name), m.value, 3.0) << m.name;
         }
     }
