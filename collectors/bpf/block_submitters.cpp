@@ -37,8 +37,10 @@ std::string worker_description(const std::string& comm) {
 // kernel recorded with its sums (as of its requests: a shell's child that
 // exec'd the program is the program, and one gone before /proc was read keeps
 // its name); /proc's where the kernel has none (its thread had gone by its
-// first completion). A kernel thread by /proc's (its work's description).
-std::pair<std::string, std::string> display(const BlockSubmitterSums& s, const SubmitterIdentity* who) {
+// first completion), shown as its application (`app`, submitter_application).
+// A kernel thread by /proc's (its work's description).
+std::pair<std::string, std::string> display(const BlockSubmitterSums& s, const SubmitterIdentity* who,
+                                            const std::string& app) {
     if (s.tgid == 0) return {"(none)", "kernel"};   // a request the block layer made (a flush), or seen after its Q
     SubmitterIdentity recorded;
     if (!who || who->comm.empty()) {
@@ -47,10 +49,7 @@ std::pair<std::string, std::string> display(const BlockSubmitterSums& s, const S
         recorded.kthread = s.kthread;
         who = &recorded;
     }
-    if (!who->kthread)
-        return {who->app.empty() ? ApplicationIndex::host().application_of(s.tgid, s.comm.empty() ? who->comm : s.comm)
-                                 : who->app,
-                "process"};
+    if (!who->kthread) return {app, "process"};
     if (who->flusher) return {"writeback (kworker flush)", "writeback"};
     const std::string desc = worker_description(who->comm);
     if (who->comm.rfind("kworker/", 0) == 0) return {desc.empty() ? "kworker" : "kworker (" + desc + ")", "kernel"};
@@ -137,7 +136,7 @@ void BlockBpfCollector::emit_submitter_groups(Evidence& ev, const std::vector<Bl
         if (!devices_.empty() && std::find(devices_.begin(), devices_.end(), s.device) == devices_.end()) continue;
         const auto w = submitter_who_.find(s.tgid);
         const SubmitterIdentity* who = w == submitter_who_.end() ? nullptr : &w->second;
-        const auto [shown, kind] = display(s, who);
+        const auto [shown, kind] = display(s, who, submitter_application(s));
         const auto p = blkcg_paths_.find(s.cgroup_id);
         const std::string charged = p == blkcg_paths_.end() ? "" : p->second;
         std::string memory = who ? who->memory_v1 : "", blkio = who ? who->blkio_v1 : "", v2 = who ? who->v2 : "";

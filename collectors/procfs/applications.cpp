@@ -78,11 +78,6 @@ std::optional<ProcessIdentity> ApplicationIndex::identity_locked(uint32_t pid) {
     return it == known_.end() ? std::nullopt : std::optional<ProcessIdentity>(it->second);
 }
 
-std::optional<ProcessIdentity> ApplicationIndex::identity(uint32_t pid) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return identity_locked(pid);
-}
-
 std::string ApplicationIndex::application_of(uint32_t pid, const std::string& comm) {
     std::lock_guard<std::mutex> lock(mu_);
     auto self = identity_locked(pid);

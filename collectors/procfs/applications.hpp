@@ -64,9 +64,6 @@ public:
     // in the chain, else of the process itself, else `comm`.
     std::string application_of(uint32_t pid, const std::string& comm);
 
-    // The identity seen of `pid` (reading /proc for it once), if any.
-    std::optional<ProcessIdentity> identity(uint32_t pid);
-
 private:
     std::optional<ProcessIdentity> identity_locked(uint32_t pid);
     std::string root_;
