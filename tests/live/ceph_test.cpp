@@ -461,20 +461,36 @@ void check_slow_osd_disk(const Cluster& cluster) {
     const double block_per_s = q2c / bundle_s;
     const double kv_cpu = bundle_metric(r.bundle, "ceph.osd.kv_sync_thread_cpu_ms", {{"osd", "osd." + std::to_string(slow)}});
     const double kv_cpu_per_s = std::isnan(kv_cpu) ? 0.0 : kv_cpu / bundle_s;
-    auto share_of = [&](double aio_ms, double kv_ms, double kv_busy_ms, double w_ms) {
+    // The parts of a write are means of different counters: the commit
+    // latency also counts the transactions of writes this OSD only holds a
+    // replica of, so the parts may add up to more than the client write
+    // latency. iodiag then scales them to their sum (op queue + commit +
+    // replica wait = max(w, w - process + prepare + commit)), and so does
+    // this expectation.
+    const Bounds commit = window_mean_bounds(p, "bluestore", "commit_lat");
+    const Bounds process = window_mean_bounds(p, "osd", "op_w_process_latency");
+    const Bounds prepare = window_mean_bounds(p, "osd", "op_w_prepare_latency");
+    auto share_of = [&](double aio_ms, double kv_ms, double kv_busy_ms, double w_ms, double not_queued_ms, double commit_ms) {
         const double kv_busy_per_s = kv_busy_ms / p.window_s;
         const double f_blk = std::min({1.0, block_per_s / kv_busy_per_s, std::max(0.0, 1.0 - kv_cpu_per_s / kv_busy_per_s)});
-        const double io = aio_ms + kv_ms * f_blk;
-        return std::min(100.0, 100.0 * io * (d2c / q2c) / w_ms);
+        const double io = std::min(commit_ms, aio_ms + kv_ms * f_blk);
+        const double parts_ms = std::max(w_ms, w_ms - std::max(0.0, not_queued_ms) + commit_ms);
+        return std::min(100.0, 100.0 * io * (d2c / q2c) / parts_ms);
     };
     // The block part falls with the kv sync time through the block bound and
-    // rises with it through the CPU bound: both ends of it are tried.
-    const double expected_lo = std::min(share_of(aio.lo, kv.lo, kv_busy.hi, w.hi), share_of(aio.lo, kv.lo, kv_busy.lo, w.hi));
-    const double expected_hi = std::max(share_of(aio.hi, kv.hi, kv_busy.lo, w.lo), share_of(aio.hi, kv.hi, kv_busy.hi, w.lo));
+    // rises with it through the CPU bound, and the commit both caps the block
+    // time and adds to the parts' sum: both ends of each are tried. The sum is
+    // largest with the least of the process time outside prepare.
+    double expected_lo = 100.0, expected_hi = 0.0;
+    for (double kv_busy_ms : {kv_busy.lo, kv_busy.hi})
+        for (double commit_ms : {commit.lo, commit.hi}) {
+            expected_lo = std::min(expected_lo, share_of(aio.lo, kv.lo, kv_busy_ms, w.hi, process.lo - prepare.hi, commit_ms));
+            expected_hi = std::max(expected_hi, share_of(aio.hi, kv.hi, kv_busy_ms, w.lo, process.hi - prepare.lo, commit_ms));
+        }
     std::printf("slow OSD disk: finding share %.1f %%, from the perf counters and the block tracer %.1f-%.1f %% "
-                "(write latency %.1f-%.1f ms, kv wait %.1f-%.1f ms, D2C/Q2C %.2f, kv sync thread on or waiting for a "
-                "CPU %.0f ms/s; dumps %.2f s before and %.2f s after the window)\n", share, expected_lo, expected_hi,
-                w.lo, w.hi, kv.lo, kv.hi, d2c / q2c, kv_cpu_per_s, p.before_gap_s, p.after_gap_s);
+                "(write latency %.1f-%.1f ms, commit %.1f-%.1f ms, kv wait %.1f-%.1f ms, D2C/Q2C %.2f, kv sync thread on "
+                "or waiting for a CPU %.0f ms/s; dumps %.2f s before and %.2f s after the window)\n", share, expected_lo,
+                expected_hi, w.lo, w.hi, commit.lo, commit.hi, kv.lo, kv.hi, d2c / q2c, kv_cpu_per_s, p.before_gap_s, p.after_gap_s);
     {
         // iodiag's own figures for the same window, to tell a counter from a
         // formula when the two disagree.
