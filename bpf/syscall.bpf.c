@@ -44,6 +44,8 @@ const volatile __u8 sys_of_nr[IOD_MAX_NR] = {};
  * read from a table, the group is one unknown to the verifier, where the
  * switch gave it one path per group through everything that follows */
 const volatile __u8 group_of_sys[SYS_COUNT] = {};
+/* log2 of the page size (the page cache's index unit), from user space */
+const volatile __u32 page_shift = 12;
 /* The wait classifier's function ranges, sorted by start: filled by user space
  * after load and before attach (writable data, so that /proc/kallsyms is read
  * while the kernel verifies the programs). */
@@ -110,6 +112,15 @@ struct {
     __type(key, __u32);
     __type(value, struct iod_proc_info);
 } procs SEC(".maps");
+
+/* struct iod_ra_misses per filesystem device and process (syscall_events.h). */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 4096);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, struct iod_ra_key);
+    __type(value, struct iod_ra_misses);
+} ra_misses SEC(".maps");
 
 /* Threads that exited having dirtied data (syscall_events.h iod_exit_info).
  * When it is full, later exits are not recorded, and their data not named. */
@@ -1187,16 +1198,54 @@ int BPF_PROG(on_cqring_wait)
     return 0;
 }
 
+/* Whether this miss continues a sequential read of its file, the kernel's
+ * own test (mm/readahead.c: the page asked for is the one after the file's
+ * previous read, ra->prev_pos, or the same page). prev_pos moves only when a
+ * read() returns, so the later misses of one read inherit the answer of its
+ * first: a 1 MiB sequential read() with readahead off misses page by page. */
+static __always_inline bool ra_sequential(struct inflight *f, unsigned long index, struct file_ra_state *ra)
+{
+    if (f && (f->flags & IOD_F_RA_MISSED)) return f->flags & IOD_F_RA_SEQUENTIAL;
+    const __u64 prev_index = (__u64)ra->prev_pos >> (page_shift & 63);
+    const bool seq = index > 0 && index - prev_index <= 1;
+    if (f) f->flags |= IOD_F_RA_MISSED | (seq ? IOD_F_RA_SEQUENTIAL : 0);
+    return seq;
+}
+
 /* A read missed the page cache: what its thread does on CPU from here to the
  * wait for the data (allocating and charging folios, the filesystem mapping
  * their blocks, submitting the bios: on a loop device or a contended queue
- * lock that is most of a miss's cost) is the miss's, not the filesystem's. */
+ * lock that is most of a miss's cost) is the miss's, not the filesystem's.
+ * The miss is also counted per device and process with its sequentiality
+ * and the file's readahead window: a sequential miss the window could not
+ * widen beyond the pages asked for (read_ahead_kb 0 or tiny) is one
+ * synchronous device read per read(). */
 SEC("tp_btf/page_cache_sync_ra")
-int BPF_PROG(on_sync_ra)
+int BPF_PROG(on_sync_ra, struct inode *inode, unsigned long index, struct file_ra_state *ra, unsigned long req_count)
 {
     if (stopped) return 0;
     count(CNT_RA_SYNC, 1);
     struct inflight *f = current_inflight();
+    const __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+    if (tgid != self_tgid && (!target_tgid || tgid == target_tgid)) {
+        const bool seq = ra_sequential(f, index, ra);
+        const __u32 window = ra->ra_pages;
+        struct iod_ra_key k = {.dev = inode->i_sb->s_dev, .tgid = tgid};
+        struct iod_ra_misses *m = bpf_map_lookup_elem(&ra_misses, &k);
+        if (!m) {
+            struct iod_ra_misses zero = {};
+            bpf_map_update_elem(&ra_misses, &k, &zero, BPF_NOEXIST);
+            m = bpf_map_lookup_elem(&ra_misses, &k);
+        }
+        if (m) {
+            __sync_fetch_and_add(&m->misses, 1);
+            __sync_fetch_and_add(&m->window_pages, window);
+            if (seq) __sync_fetch_and_add(&m->sequential, 1);
+            if (seq && window <= req_count) __sync_fetch_and_add(&m->unwidened, 1);
+        } else {
+            count(CNT_RA_TABLE_FULL, 1);
+        }
+    }
     if (f) {
         charge(f, bpf_ktime_get_ns());
         f->flags |= IOD_F_READAHEAD | IOD_F_MISS_FILL;

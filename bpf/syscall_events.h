@@ -157,6 +157,7 @@ enum iod_counter {
     CNT_PROCS_FULL,            /* a process's time not kept: its slot taken and the overflow hash full */
     CNT_WAIT_STACK_FAILED,     /* an off-CPU wait whose kernel stack could not be read: charged to other */
     CNT_WAIT_STACK_REWALKS,    /* waits whose first IOD_STACK_FIRST_WALK frames named no class: walked again whole */
+    CNT_RA_TABLE_FULL,         /* a synchronous readahead not kept per device and process: its table full */
     CNT_COUNT
 };
 /* CNT_INFLIGHT_FULL: a syscall not timed because its thread's task storage
@@ -202,5 +203,22 @@ struct iod_exemplar {
 #define IOD_F_Q_INLINE 0x10u       /* a bio of this syscall reached block_bio_queue in its own context */
 #define IOD_F_CQ_WAIT 0x20u        /* io_uring_enter is waiting for completions (io_uring_cqring_wait fired) */
 #define IOD_F_MISS_FILL 0x40u      /* on CPU filling a page-cache miss: from page_cache_sync_ra to the data wait */
+#define IOD_F_RA_MISSED 0x80u      /* this syscall had a synchronous readahead (a page-cache miss) already */
+#define IOD_F_RA_SEQUENTIAL 0x100u /* ...and its first one continued the file's previous read */
+
+/* Synchronous readahead (a read that missed the page cache and waits for
+ * it) per filesystem device and process: what tells whether the readahead
+ * setting explains a reader's misses. Cumulative; user space reads it at
+ * the window's end. */
+struct iod_ra_key {
+    unsigned int dev;     /* the filesystem's s_dev (kernel encoding: major << 20 | minor) */
+    unsigned int tgid;
+};
+struct iod_ra_misses {
+    unsigned long long misses;       /* page_cache_sync_ra calls */
+    unsigned long long sequential;   /* ...of a read continuing the file's previous one */
+    unsigned long long unwidened;    /* ...sequential, with a window no larger than the pages asked for */
+    unsigned long long window_pages; /* sum of the file's readahead window (ra_pages) at each call */
+};
 
 #endif

@@ -284,6 +284,47 @@ syscall_bpf::Reading read_aggregates(const ::syscall_bpf* skel) {
     return r;
 }
 
+// The page-cache misses per filesystem device and process (ra_misses), each
+// named by its disk and its process's application: the comm the kernel
+// recorded for processes with traced syscalls (`named`), else the procs
+// map's, else /proc's.
+void read_readahead_misses(SyscallBpfCollector::Impl& im,
+                           const std::map<uint32_t, const syscall_bpf::ProcessTime*>& named,
+                           syscall_bpf::Snapshot& s) {
+    s.page_bytes = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
+    const int fd = bpf_map__fd(im.skel->maps.ra_misses);
+    const int p_fd = bpf_map__fd(im.skel->maps.procs);
+    std::map<uint32_t, std::string> devices;
+    iod_ra_key key{}, next{};
+    const iod_ra_key* at = nullptr;
+    while (bpf_map_get_next_key(fd, at, &next) == 0) {
+        key = next;
+        at = &key;
+        iod_ra_misses v{};
+        if (bpf_map_lookup_elem(fd, &key, &v) != 0 || !v.misses) continue;
+        auto dev = devices.find(key.dev);
+        if (dev == devices.end())
+            dev = devices.emplace(key.dev, syscall_bpf::readahead_device_name(im.root, key.dev)).first;
+        std::string comm;
+        if (const auto n = named.find(key.tgid); n != named.end()) {
+            comm = n->second->comm;
+        } else if (iod_proc_info info{}; bpf_map_lookup_elem(p_fd, &key.tgid, &info) == 0) {
+            comm.assign(info.comm, strnlen(info.comm, sizeof(info.comm)));
+        } else {
+            comm = try_read_first_line(under_root(im.root, "/proc/" + std::to_string(key.tgid) + "/comm")).value_or("");
+        }
+        syscall_bpf::ReadaheadMisses m;
+        m.device = dev->second;
+        m.pid = key.tgid;
+        m.app = comm.empty() ? "" : ApplicationIndex::of_root(im.root).application_of(key.tgid, comm);
+        m.misses = v.misses;
+        m.sequential = v.sequential;
+        m.unwidened = v.unwidened;
+        m.window_pages = v.window_pages;
+        s.readahead.push_back(std::move(m));
+    }
+}
+
 // The programs of the per-syscall attach (bpf/syscall.bpf.c): three enter
 // programs by the arguments they read, one exit program.
 std::vector<bpf_program*> event_programs(::syscall_bpf* skel) {
@@ -405,6 +446,7 @@ CollectorStatus SyscallBpfCollector::start_attached(const CollectOptions& opts, 
     auto* ro = impl->skel->rodata;
     ro->target_tgid = opts.pid > 0 ? static_cast<uint32_t>(opts.pid) : 0;
     ro->self_tgid = static_cast<uint32_t>(getpid());
+    ro->page_shift = static_cast<uint32_t>(__builtin_ctzl(static_cast<unsigned long>(sysconf(_SC_PAGESIZE))));
     ro->exemplar_min_ns = static_cast<uint64_t>(opts_.exemplar_min_us * 1000);
     if (opts_.first_walk_frames > 0)
         ro->first_walk_frames = std::min<unsigned>(opts_.first_walk_frames, IOD_STACK_DEPTH);
@@ -749,6 +791,8 @@ void SyscallBpfCollector::finish(Evidence& ev) {
         named[pid] = &s.procs.back();
     }
     t.mark("procs map");
+    read_readahead_misses(im, named, s);
+    t.mark("readahead map");
 
     {
         std::lock_guard<std::mutex> g(im.mu);

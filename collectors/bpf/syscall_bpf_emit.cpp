@@ -387,6 +387,7 @@ std::vector<MetricSpec> metric_specs() {
                          std::string("longest jbd2 commit ") + ph + " phase (jiffies resolution)"});
     }
     for (const auto& spec : lost_events_specs(layer::kSyscall)) v.push_back(spec);
+    for (const auto& spec : readahead_specs()) v.push_back(spec);
     for (const char* set : {"slow", "all"})
         for (const auto& l : class_layers()) {
             v.push_back({std::string("attr.") + set + "." + l + "_pct", K::Metric, "pct",
@@ -553,6 +554,7 @@ void emit(const Snapshot& s, Evidence& ev) {
                               jiffies_ms(counter(s, ph.max), s.hz), "ms", pj);
         }
     }
+    emit_readahead(s.readahead, s.page_bytes, ev);
     ev.add_metric("cgroup.blk_throttled_bios", {}, counter(s, CNT_THROTTLED_BIOS), "count",
                   {"tracepoint", "tp_btf:block:block_bio_queue of bios flagged BIO_BPS_THROTTLED (released by blk-throttle)"});
     const Provenance pself{"tracepoint", "syscall_bpf self-accounting"};
@@ -570,7 +572,11 @@ void emit(const Snapshot& s, Evidence& ev) {
          "bpf/syscall.bpf.c counter CNT_WAIT_STACK_FAILED (bpf_get_stack failed at sched_switch)"},
         {"process_table_full", counter(s, CNT_PROCS_FULL),
          "shares and histograms are complete; who-suffered (per process and cgroup) misses those processes",
-         "bpf/syscall.bpf.c counter CNT_PROCS_FULL (process tables full)"}};
+         "bpf/syscall.bpf.c counter CNT_PROCS_FULL (process tables full)"},
+        {"readahead_table_full", counter(s, CNT_RA_TABLE_FULL),
+         "the page-cache misses of those devices and processes are missing from fs.readahead_* (the readahead "
+         "setting's evidence); everything else is complete",
+         "bpf/syscall.bpf.c counter CNT_RA_TABLE_FULL (ra_misses hash full)"}};
     if (s.program_runs_skipped)
         lost.push_back({"program_runs_skipped", *s.program_runs_skipped,
                         "a skipped sys_enter or sys_exit leaves that syscall untimed, a skipped sched_switch "

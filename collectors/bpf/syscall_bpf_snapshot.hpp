@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collectors/bpf/readahead_misses.hpp"
 #include "collectors/bpf/syscall_bpf_attribution.hpp"
 #include "engine/evidence/evidence.hpp"
 #include "engine/evidence/metric_catalog.hpp"
@@ -87,6 +88,9 @@ struct Snapshot {
     // Every exemplar received (not only the slowest kept), summed per process
     // (tgid): what each process's own slow syscalls waited for.
     std::map<uint32_t, ProcParts> proc_parts;
+    // Synchronous readahead per filesystem device and process (readahead_misses.hpp).
+    std::vector<ReadaheadMisses> readahead;
+    uint32_t page_bytes = 4096;
     uint64_t exemplars_received = 0;
     // Tracepoint runs the kernel skipped (collectors/bpf/bpf_program_stats.hpp);
     // absent where the kernel does not report them.

@@ -245,11 +245,31 @@ std::optional<Judged> judge_journal(const Evidence& ev) {
     return Judged{false, why};
 }
 
-// A cache that loses pages, or misses served by an abnormal device.
+// Misses a setting makes: most of the application's misses on a device
+// continued a sequential read that readahead did not widen (docs/settings.md).
+std::optional<Judged> readahead_setting(const Evidence& ev) {
+    std::string worst;
+    double most = 0;
+    for (const auto& d : ev.instances("device"))
+        if (const Metric* m = ev.find_metric("setting.readahead_unwidened_pct", {{"device", d}});
+            m && m->value >= kOthersMajorityPct && m->value > most) {
+            most = m->value;
+            worst = d;
+        }
+    if (worst.empty()) return std::nullopt;
+    return Judged{true, pct_text(most) + " of its misses on " + worst +
+                            " continued a sequential read that readahead did not widen (window " +
+                            format_value(metric_or(ev, "setting.readahead_window_kb", {{"device", worst}}, 0), "KiB") +
+                            "): a setting, not its demand"};
+}
+
+// A cache that loses pages, misses a setting makes, or misses served by an
+// abnormal device.
 std::optional<Judged> judge_page_cache(const Evidence& ev, const std::string& d) {
     if (metric_or(ev, "page_cache.evicting", {}, 0) == 1)
         return Judged{true, "the page cache loses pages in the window (reclaim or a memory limit): reads miss "
                             "what it held"};
+    if (auto setting = readahead_setting(ev)) return setting;
     if (const auto dev = judge_device(ev, d)) {
         if (dev->abnormal) return Judged{true, "its misses are read from " + dev->reason};
         return Judged{false, "first reads of data never cached, from a device that " + dev->reason};

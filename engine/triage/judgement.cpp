@@ -32,7 +32,9 @@ bool share_of_applications_time(const std::string& metric) {
                                "device.slow_share_pct", "device.io_wait_share_pct", "device.tag_wait_share_pct",
                                "device.scheduler_wait_share_pct", "device.submitter_share_all_pct",
                                // a wait x the others' share of it (engine/derive/contention_*.cpp)
-                               "device.contention_share_pct", "cpu.contention_share_pct", "journal.contention_share_pct"})
+                               "device.contention_share_pct", "cpu.contention_share_pct", "journal.contention_share_pct",
+                               // the part of its time a setting explains (engine/derive/setting_*.cpp)
+                               "setting.readahead_share_pct"})
         if (metric.rfind(prefix, 0) == 0) return true;
     return false;
 }

@@ -1,0 +1,87 @@
+#include "collectors/bpf/readahead_misses.hpp"
+
+#include <filesystem>
+#include <map>
+#include <algorithm>
+#include <tuple>
+
+#include "collectors/text_file.hpp"
+#include "engine/evidence/layers.hpp"
+
+namespace iodiag::syscall_bpf {
+
+namespace fs = std::filesystem;
+
+std::string readahead_device_name(const std::string& root, uint32_t kernel_dev) {
+    const std::string majmin = std::to_string(kernel_dev >> 20) + ":" + std::to_string(kernel_dev & 0xfffff);
+    std::error_code ec;
+    const fs::path link = fs::path(root.empty() ? "/" : root) / "sys/dev/block" / majmin;
+    const fs::path target = fs::read_symlink(link, ec);
+    if (ec) return majmin;
+    // A partition's readahead is its disk's (the filesystem's backing_dev_info
+    // is the disk's): the parent directory in /sys/devices.
+    if (fs::exists(link / "partition", ec)) return target.parent_path().filename().string();
+    return target.filename().string();
+}
+
+std::vector<MetricSpec> readahead_specs() {
+    using K = MetricSpec::Kind;
+    return {
+        {"fs.readahead_misses", K::Metric, "count", layer::kPageCache, "device",
+         "reads that missed the page cache and waited (page_cache_sync_ra), per filesystem device and application"},
+        {"fs.readahead_sequential_misses", K::Metric, "count", layer::kPageCache, "device",
+         "of those, misses of a read continuing the file's previous read (the kernel's sequential test)"},
+        {"fs.readahead_unwidened_misses", K::Metric, "count", layer::kPageCache, "device",
+         "of the sequential misses, those whose readahead window was no larger than the pages the read asked for "
+         "(read_ahead_kb 0 or tiny when the file was opened): one synchronous device read each"},
+        {"fs.readahead_window_kb", K::Metric, "KiB", layer::kPageCache, "device",
+         "mean readahead window (the file's ra_pages) at the application's misses on the device"},
+    };
+}
+
+void emit_readahead(const std::vector<ReadaheadMisses>& misses, uint32_t page_bytes, Evidence& ev) {
+    std::map<std::pair<std::string, std::string>, ReadaheadMisses> by_app;
+    for (const auto& m : misses) {
+        const std::string app = m.app.empty() ? "pid " + std::to_string(m.pid) : m.app;
+        auto& sum = by_app[{m.device, app}];
+        sum.misses += m.misses;
+        sum.sequential += m.sequential;
+        sum.unwidened += m.unwidened;
+        sum.window_pages += m.window_pages;
+    }
+    const Provenance prov{"tracepoint",
+                          "tp_btf:readahead:page_cache_sync_ra per filesystem device (inode->i_sb->s_dev) and "
+                          "process: sequential = the page asked for follows the file's previous read (ra->prev_pos, "
+                          "inherited by the later misses of one read), unwidened = sequential with ra->ra_pages <= "
+                          "the pages asked for"};
+    // The applications with the most misses, each with its own values; the
+    // rest (a busy machine's many processes that missed a few times each)
+    // summed, so that a bundle stays small whatever runs.
+    std::vector<std::pair<std::pair<std::string, std::string>, ReadaheadMisses>> ranked(by_app.begin(), by_app.end());
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.second.misses > b.second.misses; });
+    if (ranked.size() > kReadaheadApplicationsKept) {
+        std::map<std::string, ReadaheadMisses> rest;
+        for (size_t i = kReadaheadApplicationsKept; i < ranked.size(); ++i) {
+            auto& r = rest[ranked[i].first.first];
+            r.misses += ranked[i].second.misses;
+            r.sequential += ranked[i].second.sequential;
+            r.unwidened += ranked[i].second.unwidened;
+            r.window_pages += ranked[i].second.window_pages;
+        }
+        ranked.resize(kReadaheadApplicationsKept);
+        for (auto& [device, r] : rest) ranked.push_back({{device, kOtherApplications}, r});
+    }
+    for (const auto& [key, m] : ranked) {
+        const Labels l{{"device", key.first}, {"app", key.second}};
+        ev.add_metric("fs.readahead_misses", l, static_cast<double>(m.misses), "count", prov);
+        ev.add_metric("fs.readahead_sequential_misses", l, static_cast<double>(m.sequential), "count", prov);
+        ev.add_metric("fs.readahead_unwidened_misses", l, static_cast<double>(m.unwidened), "count", prov);
+        if (m.misses)
+            ev.add_metric("fs.readahead_window_kb", l,
+                          static_cast<double>(m.window_pages) * page_bytes / 1024.0 / static_cast<double>(m.misses),
+                          "KiB", prov);
+    }
+}
+
+}  // namespace iodiag::syscall_bpf
