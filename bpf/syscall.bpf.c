@@ -229,6 +229,20 @@ static __always_inline void count(__u32 idx, __u64 v)
     a->counters[idx] += v;
 }
 
+/* The readahead counts of a filesystem device and process, created at its
+ * first miss; NULL (and counted) when the table is full. */
+static __always_inline struct iod_ra_misses *ra_misses_of(struct inode *inode, __u32 tgid)
+{
+    struct iod_ra_key k = {.dev = inode->i_sb->s_dev, .tgid = tgid};
+    struct iod_ra_misses *m = bpf_map_lookup_elem(&ra_misses, &k);
+    if (m) return m;
+    struct iod_ra_misses zero = {};
+    bpf_map_update_elem(&ra_misses, &k, &zero, BPF_NOEXIST);
+    m = bpf_map_lookup_elem(&ra_misses, &k);
+    if (!m) count(CNT_RA_TABLE_FULL, 1);
+    return m;
+}
+
 static __always_inline void count_max(__u32 idx, __u64 v)
 {
     struct iod_aggregates *a = aggs();
@@ -578,6 +592,15 @@ __noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 to
     if (pv) {
         pv->ops += 1;
         pv->ns_by_bucket[b] += total;
+    }
+    /* A read that waited for the page cache (a miss's fill, a page still
+     * under readahead): that wait per filesystem device and process, on
+     * every such read, not only the slow ones sent as exemplars, so that the
+     * readahead setting's part of a fast device's reader is measured too. */
+    if (grp == GRP_READ && (charged & (1u << CLS_PAGE_CACHE)) && f->file && f->file == f->seen_file &&
+        f->seen_inode) {
+        struct iod_ra_misses *m = ra_misses_of(KCAST((void *)f->seen_inode, struct inode), tgid);
+        if (m) __sync_fetch_and_add(&m->cache_wait_ns, f->ns[CLS_PAGE_CACHE]);
     }
     return 0;
 }
@@ -1229,21 +1252,13 @@ int BPF_PROG(on_sync_ra, struct inode *inode, unsigned long index, struct file_r
     const __u32 tgid = bpf_get_current_pid_tgid() >> 32;
     if (tgid != self_tgid && (!target_tgid || tgid == target_tgid)) {
         const bool seq = ra_sequential(f, index, ra);
-        const __u32 window = ra->ra_pages;
-        struct iod_ra_key k = {.dev = inode->i_sb->s_dev, .tgid = tgid};
-        struct iod_ra_misses *m = bpf_map_lookup_elem(&ra_misses, &k);
-        if (!m) {
-            struct iod_ra_misses zero = {};
-            bpf_map_update_elem(&ra_misses, &k, &zero, BPF_NOEXIST);
-            m = bpf_map_lookup_elem(&ra_misses, &k);
-        }
+        struct iod_ra_misses *m = ra_misses_of(inode, tgid);
         if (m) {
+            const __u32 window = ra->ra_pages;
             __sync_fetch_and_add(&m->misses, 1);
             __sync_fetch_and_add(&m->window_pages, window);
             if (seq) __sync_fetch_and_add(&m->sequential, 1);
             if (seq && window <= req_count) __sync_fetch_and_add(&m->unwidened, 1);
-        } else {
-            count(CNT_RA_TABLE_FULL, 1);
         }
     }
     if (f) {
@@ -1253,13 +1268,33 @@ int BPF_PROG(on_sync_ra, struct inode *inode, unsigned long index, struct file_r
     return 0;
 }
 
+/* A sequential read reached the marked page of its readahead window: the
+ * kernel reads the next window now, while the reader goes on. Counted per
+ * device and process with the window's size: a window smaller than the
+ * kernel's default bounds a sequential reader's throughput at a window per
+ * device round trip. */
 SEC("tp_btf/page_cache_async_ra")
-int BPF_PROG(on_async_ra)
+int BPF_PROG(on_async_ra, struct inode *inode, unsigned long index, struct file_ra_state *ra, unsigned long req_count)
 {
     if (stopped) return 0;
     count(CNT_RA_ASYNC, 1);
+    const __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+    if (tgid != self_tgid && (!target_tgid || tgid == target_tgid)) {
+        struct iod_ra_misses *m = ra_misses_of(inode, tgid);
+        if (m) {
+            __sync_fetch_and_add(&m->async, 1);
+            __sync_fetch_and_add(&m->async_window_pages, ra->ra_pages);
+        }
+    }
+    /* The reader submits the next window itself, on its CPU (allocating the
+     * folios, mapping their blocks, submitting the bios: through a loop
+     * device, most of a small window's cost): page-cache filling, as a
+     * synchronous miss's, until a page-cache wait or its return. */
     struct inflight *f = current_inflight();
-    if (f) f->flags |= IOD_F_READAHEAD;
+    if (f) {
+        charge(f, bpf_ktime_get_ns());
+        f->flags |= IOD_F_READAHEAD | IOD_F_MISS_FILL;
+    }
     return 0;
 }
 

@@ -202,7 +202,7 @@ struct iod_exemplar {
 #define IOD_F_PATH_FROM_USER 0x8u  /* name is openat's user-space path */
 #define IOD_F_Q_INLINE 0x10u       /* a bio of this syscall reached block_bio_queue in its own context */
 #define IOD_F_CQ_WAIT 0x20u        /* io_uring_enter is waiting for completions (io_uring_cqring_wait fired) */
-#define IOD_F_MISS_FILL 0x40u      /* on CPU filling a page-cache miss: from page_cache_sync_ra to the data wait */
+#define IOD_F_MISS_FILL 0x40u      /* on CPU filling the page cache: from page_cache_{sync,async}_ra to a page-cache wait or the return */
 #define IOD_F_RA_MISSED 0x80u      /* this syscall had a synchronous readahead (a page-cache miss) already */
 #define IOD_F_RA_SEQUENTIAL 0x100u /* ...and its first one continued the file's previous read */
 
@@ -219,6 +219,9 @@ struct iod_ra_misses {
     unsigned long long sequential;   /* ...of a read continuing the file's previous one */
     unsigned long long unwidened;    /* ...sequential, with a window no larger than the pages asked for */
     unsigned long long window_pages; /* sum of the file's readahead window (ra_pages) at each call */
+    unsigned long long async;        /* page_cache_async_ra calls: a sequential read reached a marked page */
+    unsigned long long async_window_pages;   /* sum of ra_pages at those */
+    unsigned long long cache_wait_ns;        /* the process's reads' page-cache wait on the device's files */
 };
 
 #endif

@@ -34,8 +34,14 @@ std::vector<MetricSpec> readahead_specs() {
         {"fs.readahead_unwidened_misses", K::Metric, "count", layer::kPageCache, "device",
          "of the sequential misses, those whose readahead window was no larger than the pages the read asked for "
          "(read_ahead_kb 0 or tiny when the file was opened): one synchronous device read each"},
+        {"fs.readahead_async", K::Metric, "count", layer::kPageCache, "device",
+         "asynchronous readaheads (page_cache_async_ra): a sequential read reached its window's marked page and "
+         "the kernel started reading the next window"},
+        {"fs.page_cache_wait_us", K::Metric, "us", layer::kPageCache, "device",
+         "the application's reads' wait for the page cache (a miss's fill, a page still being read ahead) on the "
+         "device's files, over all its reads"},
         {"fs.readahead_window_kb", K::Metric, "KiB", layer::kPageCache, "device",
-         "mean readahead window (the file's ra_pages) at the application's misses on the device"},
+         "mean readahead window (the file's ra_pages) at the application's misses and asynchronous readaheads"},
     };
 }
 
@@ -43,32 +49,23 @@ void emit_readahead(const std::vector<ReadaheadMisses>& misses, uint32_t page_by
     std::map<std::pair<std::string, std::string>, ReadaheadMisses> by_app;
     for (const auto& m : misses) {
         const std::string app = m.app.empty() ? "pid " + std::to_string(m.pid) : m.app;
-        auto& sum = by_app[{m.device, app}];
-        sum.misses += m.misses;
-        sum.sequential += m.sequential;
-        sum.unwidened += m.unwidened;
-        sum.window_pages += m.window_pages;
+        by_app[{m.device, app}].add_counts(m);
     }
     const Provenance prov{"tracepoint",
                           "tp_btf:readahead:page_cache_sync_ra per filesystem device (inode->i_sb->s_dev) and "
                           "process: sequential = the page asked for follows the file's previous read (ra->prev_pos, "
                           "inherited by the later misses of one read), unwidened = sequential with ra->ra_pages <= "
-                          "the pages asked for"};
-    // The applications with the most misses, each with its own values; the
+                          "the pages asked for; tp_btf:readahead:page_cache_async_ra per the same"};
+    // The applications that waited longest, each with its own values; the
     // rest (a busy machine's many processes that missed a few times each)
     // summed, so that a bundle stays small whatever runs.
     std::vector<std::pair<std::pair<std::string, std::string>, ReadaheadMisses>> ranked(by_app.begin(), by_app.end());
     std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const auto& a, const auto& b) { return a.second.misses > b.second.misses; });
+                     [](const auto& a, const auto& b) { return a.second.cache_wait_ns > b.second.cache_wait_ns; });
     if (ranked.size() > kReadaheadApplicationsKept) {
         std::map<std::string, ReadaheadMisses> rest;
-        for (size_t i = kReadaheadApplicationsKept; i < ranked.size(); ++i) {
-            auto& r = rest[ranked[i].first.first];
-            r.misses += ranked[i].second.misses;
-            r.sequential += ranked[i].second.sequential;
-            r.unwidened += ranked[i].second.unwidened;
-            r.window_pages += ranked[i].second.window_pages;
-        }
+        for (size_t i = kReadaheadApplicationsKept; i < ranked.size(); ++i)
+            rest[ranked[i].first.first].add_counts(ranked[i].second);
         ranked.resize(kReadaheadApplicationsKept);
         for (auto& [device, r] : rest) ranked.push_back({{device, kOtherApplications}, r});
     }
@@ -77,9 +74,15 @@ void emit_readahead(const std::vector<ReadaheadMisses>& misses, uint32_t page_by
         ev.add_metric("fs.readahead_misses", l, static_cast<double>(m.misses), "count", prov);
         ev.add_metric("fs.readahead_sequential_misses", l, static_cast<double>(m.sequential), "count", prov);
         ev.add_metric("fs.readahead_unwidened_misses", l, static_cast<double>(m.unwidened), "count", prov);
-        if (m.misses)
+        ev.add_metric("fs.readahead_async", l, static_cast<double>(m.async), "count", prov);
+        ev.add_metric("fs.page_cache_wait_us", l, static_cast<double>(m.cache_wait_ns) / 1000.0, "us",
+                      {"tracepoint", "syscall_bpf: the page_cache class of every traced read (from page_cache_sync_ra "
+                                     "to its data, and off-CPU waits in the page cache's functions) per the read "
+                                     "file's device and process"});
+        if (const uint64_t events = m.misses + m.async)
             ev.add_metric("fs.readahead_window_kb", l,
-                          static_cast<double>(m.window_pages) * page_bytes / 1024.0 / static_cast<double>(m.misses),
+                          static_cast<double>(m.window_pages + m.async_window_pages) * page_bytes / 1024.0 /
+                              static_cast<double>(events),
                           "KiB", prov);
     }
 }

@@ -21,7 +21,16 @@ struct ReadaheadMisses {
     uint64_t misses = 0;        // synchronous readahead calls: reads that missed and wait
     uint64_t sequential = 0;    // ...continuing the file's previous read (the kernel's own test)
     uint64_t unwidened = 0;     // ...sequential, with a readahead window no larger than the pages asked for
-    uint64_t window_pages = 0;  // sum of the file's readahead window at each call
+    uint64_t window_pages = 0;  // sum of the file's readahead window at each miss
+    uint64_t async = 0;         // asynchronous readaheads: a sequential read reached a window's marked page
+    uint64_t async_window_pages = 0;   // sum of the window at each
+    uint64_t cache_wait_ns = 0; // its reads' page-cache wait on the device's files (every read, not only slow ones)
+
+    // Adds another process's counts (not its names).
+    void add_counts(const ReadaheadMisses& o) {
+        misses += o.misses, sequential += o.sequential, unwidened += o.unwidened, window_pages += o.window_pages;
+        async += o.async, async_window_pages += o.async_window_pages, cache_wait_ns += o.cache_wait_ns;
+    }
 };
 
 // The device name readahead is set on for a filesystem's kernel dev_t
@@ -35,8 +44,8 @@ inline constexpr size_t kReadaheadApplicationsKept = 32;
 inline constexpr const char* kOtherApplications = "(other applications)";
 
 std::vector<MetricSpec> readahead_specs();
-// fs.readahead_{misses,sequential_misses,unwidened_misses} and
-// fs.readahead_window_kb per {device, app}, summed over the processes of
+// fs.readahead_{misses,sequential_misses,unwidened_misses,async},
+// fs.readahead_window_kb and fs.page_cache_wait_us per {device, app}, summed over the processes of
 // each application (the kReadaheadApplicationsKept with the most misses).
 void emit_readahead(const std::vector<ReadaheadMisses>& misses, uint32_t page_bytes, Evidence& ev);
 

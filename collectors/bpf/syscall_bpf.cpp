@@ -301,7 +301,7 @@ void read_readahead_misses(SyscallBpfCollector::Impl& im,
         key = next;
         at = &key;
         iod_ra_misses v{};
-        if (bpf_map_lookup_elem(fd, &key, &v) != 0 || !v.misses) continue;
+        if (bpf_map_lookup_elem(fd, &key, &v) != 0 || !(v.misses + v.async + v.cache_wait_ns)) continue;
         auto dev = devices.find(key.dev);
         if (dev == devices.end())
             dev = devices.emplace(key.dev, syscall_bpf::readahead_device_name(im.root, key.dev)).first;
@@ -321,6 +321,9 @@ void read_readahead_misses(SyscallBpfCollector::Impl& im,
         m.sequential = v.sequential;
         m.unwidened = v.unwidened;
         m.window_pages = v.window_pages;
+        m.async = v.async;
+        m.async_window_pages = v.async_window_pages;
+        m.cache_wait_ns = v.cache_wait_ns;
         s.readahead.push_back(std::move(m));
     }
 }

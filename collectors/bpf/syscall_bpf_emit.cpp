@@ -28,7 +28,8 @@ Provenance attribution_provenance(const std::string& set) {
             "derived per thread in BPF over the " + set +
                 " syscalls: sched_switch (+ kernel stack classified with /proc/kallsyms), sched_wakeup, "
                 "vmscan direct/memcg reclaim begin/end; each instant charged to exactly one layer, "
-                "a read's on-CPU time from page_cache_sync_ra to its data wait = page cache (the miss's fill), "
+                "a read's on-CPU time from page_cache_sync_ra or page_cache_async_ra to a page-cache wait or the return = page cache "
+                "(the miss's fill, the next window's submission), "
                 "other on-CPU time in no child = filesystem, runnable = cpu, unclassified off-CPU = other"};
 }
 

@@ -41,6 +41,9 @@ namespace iodiag::derive {
 
 namespace {
 
+// The kernel's default readahead window (VM_READAHEAD_PAGES, include/linux/mm.h).
+constexpr double kDefaultReadaheadKb = 128;
+
 // A layer holding more than all others together is where the time went.
 constexpr double kDominantPct = 50;
 // Seed 000 §9.4: 10x the baseline is the alert level for block latency. With
@@ -245,22 +248,26 @@ std::optional<Judged> judge_journal(const Evidence& ev) {
     return Judged{false, why};
 }
 
-// Misses a setting makes: most of the application's misses on a device
-// continued a sequential read that readahead did not widen (docs/settings.md).
+// Waits a setting makes: most of the application's readahead on a device
+// was sequential, with a window below the kernel's default
+// (docs/settings.md, rules/settings.yaml).
 std::optional<Judged> readahead_setting(const Evidence& ev) {
     std::string worst;
     double most = 0;
-    for (const auto& d : ev.instances("device"))
-        if (const Metric* m = ev.find_metric("setting.readahead_unwidened_pct", {{"device", d}});
-            m && m->value >= kOthersMajorityPct && m->value > most) {
-            most = m->value;
+    for (const auto& d : ev.instances("device")) {
+        const Labels l{{"device", d}};
+        const Metric* seq = ev.find_metric("setting.readahead_sequential_pct", l);
+        const Metric* window = ev.find_metric("setting.readahead_window_kb", l);
+        if (seq && window && window->value < kDefaultReadaheadKb && seq->value >= kOthersMajorityPct &&
+            seq->value > most) {
+            most = seq->value;
             worst = d;
         }
+    }
     if (worst.empty()) return std::nullopt;
-    return Judged{true, pct_text(most) + " of its misses on " + worst +
-                            " continued a sequential read that readahead did not widen (window " +
+    return Judged{true, pct_text(most) + " of its readahead on " + worst + " was sequential, with a window of " +
                             format_value(metric_or(ev, "setting.readahead_window_kb", {{"device", worst}}, 0), "KiB") +
-                            "): a setting, not its demand"};
+                            " (the kernel's default is 128 KiB): a setting, not its demand"};
 }
 
 // A cache that loses pages, misses a setting makes, or misses served by an

@@ -1,5 +1,5 @@
 // Whether the readahead setting explains the suffering application's
-// page-cache misses (issue 34, docs/settings.md "readahead").
+// page-cache wait (issue 34, docs/settings.md "readahead").
 #include "engine/derive/derive_steps.hpp"
 
 #include <algorithm>
@@ -11,75 +11,95 @@ namespace iodiag::derive {
 
 namespace {
 
-struct Misses {
-    double all = 0, sequential = 0, unwidened = 0;
+// The application's readahead on one filesystem device
+// (fs.readahead_*{device, app}, bpf/syscall.bpf.c on_sync_ra/on_async_ra).
+struct Readahead {
+    double misses = 0, sequential = 0, unwidened = 0, async = 0, cache_wait_us = 0;
+    double events() const { return misses + async; }
+    // An asynchronous readahead happens only in a sequential stream (the
+    // reader reached a window's marked page).
+    double sequential_events() const { return sequential + async; }
 };
 
-// The application's synchronous misses per filesystem device
-// (fs.readahead_*{device, app}, bpf/syscall.bpf.c on_sync_ra).
-std::map<std::string, Misses> misses_of(const Evidence& ev, const std::string& app) {
-    std::map<std::string, Misses> out;
+std::map<std::string, Readahead> readahead_of(const Evidence& ev, const std::string& app) {
+    std::map<std::string, Readahead> out;
     for (const auto& m : ev.metrics) {
         if (m.name.rfind("fs.readahead_", 0) != 0 || application_label(m.labels) != app) continue;
         const auto d = m.labels.find("device");
         if (d == m.labels.end()) continue;
-        if (m.name == "fs.readahead_misses") out[d->second].all += m.value;
-        else if (m.name == "fs.readahead_sequential_misses") out[d->second].sequential += m.value;
-        else if (m.name == "fs.readahead_unwidened_misses") out[d->second].unwidened += m.value;
+        Readahead& r = out[d->second];
+        if (m.name == "fs.readahead_misses") r.misses += m.value;
+        else if (m.name == "fs.readahead_sequential_misses") r.sequential += m.value;
+        else if (m.name == "fs.readahead_unwidened_misses") r.unwidened += m.value;
+        else if (m.name == "fs.readahead_async") r.async += m.value;
     }
+    for (const auto& m : ev.metrics)
+        if (m.name == "fs.page_cache_wait_us" && application_label(m.labels) == app)
+            if (const auto d = m.labels.find("device"); d != m.labels.end()) out[d->second].cache_wait_us += m.value;
     return out;
 }
 
 }  // namespace
 
-// A sequential reader's misses are normally rare: the first read of a file
-// starts a readahead window, and from then on the kernel reads ahead
-// asynchronously as the reader reaches the window's marked page, so the
-// reader finds its pages in the cache. With the window at 0 (or no larger
-// than what each read asks for) every read of a sequential stream misses,
-// and waits for a synchronous device read of its own size: the setting, not
-// the application's demand, makes the page cache's time. The share it
-// explains is the application's page-cache share in the proportion of its
-// misses that were such (each miss counted alike: one device read each).
+// A sequential reader normally waits little: its first read of a file starts
+// a readahead window, and from then on the kernel reads the next window
+// asynchronously as the reader reaches a marked page in the current one. One
+// stream has at most a window in flight, so its throughput is bounded by a
+// window per device round trip: with the window at 0 every read misses and
+// waits for a device read of its own size; with a small one the reader
+// catches up with the readahead and waits for it. What is measured here is
+// the pattern (how much of the application's readahead on each device was
+// sequential, how much of it read no more than asked) and the window the
+// kernel used; the rule (rules/settings.yaml) compares the window with the
+// kernel's default. The part of its time the window governs is its reads'
+// page-cache wait on the device (every read, measured in the kernel) over all
+// its syscall time, in the proportion of its readahead events that were
+// sequential (each counted alike).
 void add_readahead_setting(Evidence& ev) {
     const Fact* app = ev.find_fact("attr.app.name");
-    const Metric* cache_pct = ev.find_metric("attr.sufferer.page_cache_pct");
-    if (!app || !cache_pct) return;
-    const auto by_device = misses_of(ev, app->value);
-    double all = 0;
-    for (const auto& [d, m] : by_device) all += m.all;
-    if (all <= 0) return;
-    for (const auto& [d, m] : by_device) {
-        if (m.all <= 0) continue;
+    if (!app) return;
+    const double app_us = app_syscall_time_us(ev, app->value);
+    if (app_us <= 0) return;
+    for (const auto& [d, r] : readahead_of(ev, app->value)) {
+        if (r.events() <= 0) continue;
         const Labels l{{"device", d}};
-        const std::string of = " of " + app->value + "'s page-cache misses on " + d;
-        ev.add_metric("setting.readahead_unwidened_pct", l, 100.0 * m.unwidened / m.all, "pct",
-                      derived("100 x fs.readahead_unwidened_misses / fs.readahead_misses" + of));
-        ev.add_metric("setting.readahead_sequential_pct", l, 100.0 * m.sequential / m.all, "pct",
-                      derived("100 x fs.readahead_sequential_misses / fs.readahead_misses" + of));
-        ev.add_metric("setting.readahead_share_pct", l, cache_pct->value * m.unwidened / all, "pct",
-                      derived("attr.sufferer.page_cache_pct x fs.readahead_unwidened_misses on " + d +
-                              " / all its fs.readahead_misses (each miss one synchronous device read)"));
+        const std::string of = " of " + app->value + "'s readahead on " + d;
+        const double seq = r.sequential_events() / r.events();
+        ev.add_metric("setting.readahead_sequential_pct", l, 100.0 * seq, "pct",
+                      derived("100 x (fs.readahead_sequential_misses + fs.readahead_async) / (fs.readahead_misses + "
+                              "fs.readahead_async)" + of));
+        ev.add_metric("setting.readahead_unwidened_pct", l, 100.0 * r.unwidened / r.events(), "pct",
+                      derived("100 x fs.readahead_unwidened_misses / (fs.readahead_misses + fs.readahead_async)" + of));
+        const double wait_pct = std::min(100.0, 100.0 * r.cache_wait_us / app_us);
+        ev.add_metric("setting.readahead_cache_wait_pct", l, wait_pct, "pct",
+                      derived("100 x fs.page_cache_wait_us of " + app->value + " on " + d +
+                              " / its syscall time (syscall.proc.time_us summed)"));
+        ev.add_metric("setting.readahead_share_pct", l, wait_pct * seq, "pct",
+                      derived("setting.readahead_cache_wait_pct x setting.readahead_sequential_pct / 100 on " + d));
         if (const Metric* w = ev.find_metric("fs.readahead_window_kb", {{"device", d}, {"app", app->value}}))
             ev.add_metric("setting.readahead_window_kb", l, w->value, "KiB",
                           derived("fs.readahead_window_kb of " + app->value + " on " + d +
-                                  " (the file's ra_pages when it was opened, from read_ahead_kb then)"));
+                                  " (its files' ra_pages, from read_ahead_kb when each was opened)"));
     }
 }
 
 std::vector<MetricSpec> readahead_setting_specs() {
     using K = MetricSpec::Kind;
     return {
-        {"setting.readahead_unwidened_pct", K::Metric, "pct", layer::kPageCache, "device",
-         "share of the suffering application's page-cache misses on the device that continued a sequential read "
-         "with a readahead window no larger than the read (read_ahead_kb 0 or tiny)"},
         {"setting.readahead_sequential_pct", K::Metric, "pct", layer::kPageCache, "device",
-         "share of the suffering application's page-cache misses on the device that continued a sequential read"},
+         "share of the suffering application's readahead events on the device (misses and asynchronous "
+         "readaheads) that belonged to sequential reads"},
+        {"setting.readahead_unwidened_pct", K::Metric, "pct", layer::kPageCache, "device",
+         "share of those events that were sequential misses read no further than the read asked "
+         "(read_ahead_kb 0 or no larger than each read)"},
+        {"setting.readahead_cache_wait_pct", K::Metric, "pct", layer::kPageCache, "device",
+         "share of the suffering application's syscall time its reads waited for the page cache on the device's "
+         "files"},
         {"setting.readahead_share_pct", K::Metric, "pct", layer::kPageCache, "device",
-         "share of the suffering application's slow syscall time the readahead setting explains: its page-cache "
-         "share in the proportion of its misses readahead did not widen"},
+         "share of the suffering application's syscall time in page-cache waits of its sequential reads of the "
+         "device: what the readahead window governs"},
         {"setting.readahead_window_kb", K::Metric, "KiB", layer::kPageCache, "device",
-         "the readahead window of the suffering application's files at its misses on the device"},
+         "the readahead window of the suffering application's files on the device"},
     };
 }
 

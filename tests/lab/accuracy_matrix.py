@@ -425,6 +425,44 @@ def judge_who(klass, res, row):
     return row
 
 
+# ---- settings as causes (issue 34) ----
+
+# The rules that name each setting.
+SETTING_RULES = {"readahead": {"settings.readahead_off_sequential"}}
+# The draw parameter that holds the setting's value, and how a finding shows it.
+SETTING_VALUE = {"readahead": lambda p: f"{p['RA_KB']} KiB"}
+
+
+def judge_setting(klass, res, row):
+    """A setting's draw: its cause is the setting where the victims ran at
+    least MATERIAL_SLOWDOWN slower than the same workload with the default
+    setting (the baseline run); the part of their time the setting cost is
+    1 - baseline mean / mean. The first finding must be the setting's rule at
+    warning or critical, with the value the draw set in its title."""
+    v, t = res["verdict"], first_finding(res["verdict"])
+    base_mean, mean = gt_lib.mean_latency_us(res["base"]), gt_lib.mean_latency_us(res["gt"])
+    slowdown = mean / base_mean if mean and base_mean else None
+    # A busy machine's own CPU wait (the run queue) is not the setting's: where
+    # it holds most of the victims' time, that is the draw's cause.
+    cpu = gt_lib.mechanisms(gt_lib.everything(res["gt"])).get("cpu") or 0
+    cause = None
+    if slowdown and slowdown >= MATERIAL_SLOWDOWN:
+        cause = "cpu" if cpu >= MATERIAL_SHARE_PCT else "setting"
+    row.update({"cause": cause, "slowdown": slowdown})
+    row["gt"] = cpu if cause == "cpu" else (100.0 * (1 - base_mean / mean) if slowdown else None)
+    row["cause_all"] = row["gt"]
+    row["scored"] = cause is not None
+    value = SETTING_VALUE[klass.setting](res["params"])
+    if cause == "cpu":
+        right = rule_key(t) in MECHANISM_RULES["cpu"] if t else False
+    else:
+        right = bool(t) and rule_key(t) in SETTING_RULES[klass.setting] and value in t.get("title", "")
+    row["top_ok"] = bool(t) and v.get("status") in ("warning", "critical") and right
+    row["share_ok"] = row["top_ok"] and row["share"] is not None and row["gt"] is not None and \
+        abs(row["share"] - row["gt"]) <= SHARE_TOLERANCE
+    return row
+
+
 def judge(klass, res, seed):
     v = res["verdict"]
     t = first_finding(v)
@@ -436,6 +474,8 @@ def judge(klass, res, seed):
         return row
     if klass.special:
         return judge_special(klass, res, row)
+    if klass.setting:
+        return judge_setting(klass, res, row)
     judge_who(klass, res, row)
     split = "neighbor" in klass.candidates   # a contention class: the waits split by whose load they were
     every = gt_lib.everything(res["gt"])

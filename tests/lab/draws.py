@@ -13,7 +13,8 @@ import random
 
 
 class Klass:
-    def __init__(self, name, scenario, about, candidates, params, control=False, special=None, culprit=None):
+    def __init__(self, name, scenario, about, candidates, params, control=False, special=None, culprit=None,
+                 setting=None):
         self.name = name
         self.scenario = scenario
         self.about = about
@@ -24,6 +25,10 @@ class Klass:
         # The resource a neighbor loads ("device" or "cpu"): the matrix scores the
         # culprit the verdict names against the process that loaded it most.
         self.culprit = culprit
+        # A setting as the cause (issue 34): the draw's cause is decided against
+        # the same workload with the default setting (the baseline run), and
+        # the first finding must name the setting and its value.
+        self.setting = setting
 
     def draw(self, seed):
         rng = random.Random(seed)
@@ -142,6 +147,12 @@ CLASSES = [
                  WRITER_BS=pick("256k", "1m", "4m"), WBT=pick(1, 0), DIRTY_BG_MB=pick(16, 64, 256),
                  JOBS=LIGHT, CLIENTS=LIGHT, NEIGHBOR_CG=UNIT, FS=FS),
           culprit="device"),
+    # -- issue 34: settings as causes (the baseline is the same workload with the default)
+    Klass("readahead_off", "readahead_off",
+          "a sequential reader (BS-byte reads, the cache dropped each pass) with read_ahead_kb RA_KB",
+          ["setting"], params(RA_KB=pick(0, 0, 4, 8, 16, 32), BS=pick(4096, 4096, 8192, 16384, 65536),
+                              FILE_MB=pick(256, 384), FS=FS),
+          setting="readahead"),
     # -- two causes at once: judged by their own rules (accuracy_matrix.py)
     Klass("two_causes", "two_causes", "dirty throttling (writer) + blkio limit (reader)", [], params(),
           special="two_causes"),
@@ -162,6 +173,9 @@ CLASSES = [
           params(APP=pick("sqlite", "postgres", "redis", "fio"), CLIENTS=pick(1, 2, 4), FS=FS), control=True),
     # issue 33's controls, on the same capped volume: the application alone; the bulk job
     # alone (its slowness is its own size: nobody's victim); both, the bulk job far below the cap
+    # issue 34's: readahead off under a random reader, which it does not slow
+    Klass("readahead_random", "readahead_random", "a random reader with read_ahead_kb RA_KB", [],
+          params(RA_KB=pick(0, 4, 8), BS=pick(4096, 8192, 16384), FILE_MB=pick(256, 384), FS=FS), control=True),
     Klass("shared_app_alone", "shared_app_alone", "a latency-sensitive application alone on the capped volume", [],
           params(CAP_MBPS=CAP, VICTIM=pick("fio_read", "sqlite_read", "postgres_read", "fio_fsync", "sqlite_commit",
                                            "redis", "postgres"),

@@ -13,7 +13,7 @@
 #       stacked_slow_busy_disk | bfq_idling | stall_tail | stacked_tail | db_commits | app_alone |
 #       neighbor_direct | neighbor_buffered | neighbor_cpu | neighbor_control |
 #       bulk_reader_neighbor | same_name_neighbor | shell_writer_neighbor |
-#       shared_app_alone | shared_light | shared_bulk_alone
+#       shared_app_alone | shared_light | shared_bulk_alone | readahead_off | readahead_random
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -526,6 +526,25 @@ case $name in
     sleep 1
     ((fault)) && bg fio --name=bulk --directory="$work/mnt" --rw=write --bs="$(p WRITER_BS 1m)" --size=512m \
        --ioengine=psync --numjobs="$(p WRITERS 1)" --time_based --runtime=120
+    record ;;
+  readahead_off|readahead_random)
+                      # issue 34, a setting as the cause: a reader (tests/lab/seq_reader.py,
+                      # BS-byte reads; readahead_random: at random offsets, the control) of a
+                      # FILE_MB file on $fs on a loop device over the machine's disk (direct
+                      # I/O), whose read_ahead_kb is RA_KB (fault) or the kernel's default,
+                      # 128 (IODIAG_LAB_FAULT=0, the same workload with the default setting).
+                      # The reader opens its file after the setting is made, as a file's
+                      # window is taken when it is opened.
+    loop_on /tmp $(( $(p FILE_MB 256) + 128 ))
+    losetup --direct-io=on "$dev" 2>/dev/null || true   # the device's reads reach the disk
+    ra=/sys/block/$(basename "$dev")/queue/read_ahead_kb
+    # A loop device keeps its queue settings across detach: the next user gets the default.
+    undo+=("echo 128 > $ra")
+    fs_on "$dev" "$work/mnt"
+    dd if=/dev/urandom of="$work/mnt/data" bs=1M count="$(p FILE_MB 256)" status=none; sync
+    if ((fault)); then echo "$(p RA_KB 0)" > "$ra"; else echo 128 > "$ra"; fi
+    order=(); [[ $name == readahead_random ]] && order=(--random)
+    victim -- python3 "$here/tests/lab/seq_reader.py" "$work/mnt/data" "$(p BS 4096)" "${order[@]}"
     record ;;
   app_alone)          # control: the application (IODIAG_LAB_APP, default sqlite) alone on a
                       # filesystem ($fs) on a loop device over the machine's disk: healthy

@@ -307,25 +307,32 @@ TEST(Judgement, AFsyncTailIsAbnormalOnlyWhenItHoldsAMaterialPartOfTheFsyncTime) 
 
 // Issue 34, settings as causes. A sequential reader with readahead off: its
 // page-cache misses hold most of its time and nearly all of them continued a
-// sequential read that readahead did not widen. The page cache is not "the
-// application's own demand": the setting is named at warning, with its share.
+// sequential read. The page cache is not "the application's own demand": the
+// setting is named at warning, with its share.
 namespace {
-void reader_misses(Evidence& ev, const std::string& app, double misses, double sequential, double unwidened,
-                   double window_kb) {
+void reader_readahead(Evidence& ev, const std::string& app, double misses, double sequential, double unwidened,
+                      double async, double window_kb) {
     const Labels l{{"device", "loop0"}, {"app", app}};
     ev.add_metric("fs.readahead_misses", l, misses, "count", kP);
     ev.add_metric("fs.readahead_sequential_misses", l, sequential, "count", kP);
     ev.add_metric("fs.readahead_unwidened_misses", l, unwidened, "count", kP);
+    ev.add_metric("fs.readahead_async", l, async, "count", kP);
     ev.add_metric("fs.readahead_window_kb", l, window_kb, "KiB", kP);
+}
+
+// A reader on loop0 whose slow time is 90 % in the page cache, and 90 % of
+// all its syscall time (sufferer(): 200,000 us) its reads' page-cache wait.
+void cache_bound_reader(Evidence& ev, const std::string& app) {
+    device(ev, "loop0", "loop", 60, 50000, 0.4);
+    sufferer(ev, app, {{"page_cache", 90}, {"cpu", 6}, {"filesystem", 4}}, 200);
+    ev.add_metric("fs.page_cache_wait_us", {{"device", "loop0"}, {"app", app}}, 180000, "us", kP);
 }
 }  // namespace
 
 TEST(Judgement, ReadaheadOffUnderASequentialReaderIsTheSettingNamed) {
     Evidence ev;
-    device(ev, "loop0", "loop", 60, 50000, 0.4);
-    sufferer(ev, "dd if=big of=/dev/null", {{"page_cache", 90}, {"cpu", 6}, {"filesystem", 4}}, 200);
-    submitter(ev, "dd if=big of=/dev/null", "loop0", 4e6, 3e6, 3e6);
-    reader_misses(ev, "dd if=big of=/dev/null", 50000, 49990, 49990, 0);
+    cache_bound_reader(ev, "dd if=big of=/dev/null");
+    reader_readahead(ev, "dd if=big of=/dev/null", 50000, 49990, 49990, 0, 0);
     ev.add_metric("queue.read_ahead_kb", {{"device", "loop0"}}, 0, "KiB", kP);
     const Verdict v = analyze(ev, shipped_rules());
     ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
@@ -337,32 +344,42 @@ TEST(Judgement, ReadaheadOffUnderASequentialReaderIsTheSettingNamed) {
     EXPECT_NEAR(*f.share_pct, 90.0 * 49990 / 50000, 0.5);
     EXPECT_NE(f.title.find("0 KiB"), std::string::npos) << f.title;
     EXPECT_EQ(find(v.findings, "judgement.dominant_layer"), nullptr) << "the setting's finding covers the layer";
-    EXPECT_NE(row(v, "page_cache").figures.find("readahead did not widen"), std::string::npos)
+    EXPECT_NE(row(v, "page_cache").figures.find("was sequential, with a window of 0 KiB"), std::string::npos)
         << row(v, "page_cache").figures;
 }
 
-// Readahead off under a random reader: its misses are not sequential, and a
-// window would not have helped them. No setting named (the control).
+// A small window (16 KiB) under a sequential reader: the kernel reads ahead
+// (asynchronously, nearly no misses), but a window per round trip bounds
+// the reader, which waits for it. Named too.
+TEST(Judgement, ASmallReadaheadWindowUnderASequentialReaderIsTheSettingNamed) {
+    Evidence ev;
+    cache_bound_reader(ev, "python3 scan.py");
+    reader_readahead(ev, "python3 scan.py", 3, 2, 0, 20000, 16);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
+    EXPECT_EQ(v.findings.front().rule_id, "settings.readahead_off_sequential") << render_text(v, {});
+    EXPECT_NE(v.findings.front().title.find("16 KiB"), std::string::npos) << v.findings.front().title;
+}
+
+// A small window under a random reader: its misses are not sequential, and
+// a window would not have helped them. No setting named (the control).
 TEST(Judgement, ReadaheadOffUnderARandomReaderIsNotTheCause) {
     Evidence ev;
-    device(ev, "loop0", "loop", 60, 50000, 0.4);
-    sufferer(ev, "fio --rw=randread", {{"page_cache", 90}, {"cpu", 6}, {"filesystem", 4}}, 200);
-    submitter(ev, "fio --rw=randread", "loop0", 4e6, 3e6, 3e6);
-    reader_misses(ev, "fio --rw=randread", 50000, 12, 12, 0);
+    cache_bound_reader(ev, "fio --rw=randread");
+    reader_readahead(ev, "fio --rw=randread", 50000, 12, 12, 0, 0);
     const Verdict v = analyze(ev, shipped_rules());
     EXPECT_EQ(find(v.findings, "settings.readahead_off_sequential"), nullptr) << render_text(v, {});
 }
 
-// A sequential reader with a window: the kernel read ahead (its few misses
-// were widened), so readahead explains nothing even when another reader on
-// the machine has the setting off.
-TEST(Judgement, ASequentialReaderWithAWindowIsNotTheSetting) {
+// A sequential reader with the default window, on a slow device: the kernel
+// reads ahead (its readahead is asynchronous), and the window is not below
+// the default, even when another reader on the machine has it off. No
+// setting named.
+TEST(Judgement, ASequentialReaderWithTheDefaultWindowIsNotTheSetting) {
     Evidence ev;
-    device(ev, "loop0", "loop", 60, 50000, 0.4);
-    sufferer(ev, "dd if=big of=/dev/null", {{"page_cache", 90}, {"cpu", 6}, {"filesystem", 4}}, 200);
-    submitter(ev, "dd if=big of=/dev/null", "loop0", 4e6, 3e6, 3e6);
-    reader_misses(ev, "dd if=big of=/dev/null", 40, 39, 0, 128);
-    reader_misses(ev, "other", 5000, 5000, 5000, 0);
+    cache_bound_reader(ev, "dd if=big of=/dev/null");
+    reader_readahead(ev, "dd if=big of=/dev/null", 2, 1, 1, 5000, 128);
+    reader_readahead(ev, "other", 5000, 5000, 5000, 0, 0);
     const Verdict v = analyze(ev, shipped_rules());
     EXPECT_EQ(find(v.findings, "settings.readahead_off_sequential"), nullptr) << render_text(v, {});
 }

@@ -25,14 +25,17 @@ double value(const Evidence& ev, const std::string& name, const std::string& dev
 // their mean in KiB.
 TEST(ReadaheadMisses, ProcessesOfOneApplicationAreSummed) {
     Evidence ev;
-    emit_readahead({{"loop0", "python3 scan.py", 10, 100, 90, 80, 0},
-                    {"loop0", "python3 scan.py", 11, 100, 10, 0, 200 * 32},
-                    {"loop0", "", 12, 5, 0, 0, 5 * 32}},
+    emit_readahead({{"loop0", "python3 scan.py", 10, 100, 90, 80, 0, 100, 100 * 32},
+                    {"loop0", "python3 scan.py", 11, 100, 10, 0, 100 * 32, 0, 0},
+                    {"loop0", "", 12, 5, 0, 0, 5 * 32, 0, 0}},
                    4096, ev);
     EXPECT_EQ(value(ev, "fs.readahead_misses", "loop0", "python3 scan.py"), 200);
     EXPECT_EQ(value(ev, "fs.readahead_sequential_misses", "loop0", "python3 scan.py"), 100);
     EXPECT_EQ(value(ev, "fs.readahead_unwidened_misses", "loop0", "python3 scan.py"), 80);
-    EXPECT_DOUBLE_EQ(value(ev, "fs.readahead_window_kb", "loop0", "python3 scan.py"), 200.0 * 32 * 4 / 200);
+    EXPECT_EQ(value(ev, "fs.readahead_async", "loop0", "python3 scan.py"), 100);
+    // The mean window over its misses and asynchronous readaheads: 200 x 32
+    // pages over 300 events.
+    EXPECT_DOUBLE_EQ(value(ev, "fs.readahead_window_kb", "loop0", "python3 scan.py"), 200.0 * 32 * 4 / 300);
     // A process whose application is unknown is shown by its pid.
     EXPECT_EQ(value(ev, "fs.readahead_misses", "loop0", "pid 12"), 5);
 }
@@ -42,7 +45,7 @@ TEST(ReadaheadMisses, ProcessesOfOneApplicationAreSummed) {
 TEST(ReadaheadMisses, BeyondTheKeptApplicationsTheRestIsSummed) {
     std::vector<ReadaheadMisses> v;
     for (uint32_t i = 0; i < kReadaheadApplicationsKept + 10; ++i)
-        v.push_back({"vda", "app" + std::to_string(i), i + 1, 1000 - i, 0, 0, 0});
+        v.push_back({"vda", "app" + std::to_string(i), i + 1, 1000 - i, 0, 0, 0, 0, 0});
     Evidence ev;
     emit_readahead(v, 4096, ev);
     double total = 0;
