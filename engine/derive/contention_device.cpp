@@ -196,6 +196,15 @@ void add_device_contention(Evidence& ev) {
         const Labels l{{"device", dev}};
         const std::string basis = "block.submitter.*{device=" + dev + "}: each submitter's own completed requests";
         const double others_pct = 100.0 * other_d2c / total_d2c;
+        // The kernel's writeback of others' dirty pages among them: what
+        // writeback throttling (wbt) would have held back for the
+        // application's reads and synchronous writes (rules/settings.yaml).
+        double writeback_d2c = 0;
+        for (const auto& o : others)
+            if (o.kind == "writeback") writeback_d2c += o.d2c;
+        ev.add_metric("device.others_writeback_d2c_share_pct", l, 100.0 * writeback_d2c / total_d2c, "pct",
+                      derived("the flusher's D2C total on " + dev + " for data others dirtied / all requests' D2C "
+                              "total (" + basis + ")"));
         ev.add_fact("device.sufferer", l, app,
                     derived(app_name.empty() ? "device.top_submitter: the command that waited on " + dev +
                                                    " most (no application's own breakdown was measured)"
@@ -291,6 +300,9 @@ std::vector<MetricSpec> device_contention_specs() {
     using K = MetricSpec::Kind;
     const std::string d = layer::kDevice;
     return {
+        {"device.others_writeback_d2c_share_pct", K::Metric, "pct", d, "device",
+         "share of the device's service time spent writing back data other programs dirtied (the flusher's "
+         "requests, the suffering application's own dirty data left out)"},
         {"device.others_d2c_share_pct", K::Metric, "pct", d, "device",
          "share of the device's service time (D2C total) spent on requests of submitters other than the suffering "
          "application (writeback split by who dirtied the data)"},

@@ -244,6 +244,41 @@ TEST(Contention, WritebackIsChargedToWhoeverDirtiedTheData) {
     EXPECT_EQ(theirs.findings.front().title.find("writing back"), std::string::npos);
 }
 
+// Issue 34: the same wait behind another program's writeback on a device
+// whose writeback throttling is off. The setting is named, with the
+// contention it let happen folded in; with wbt on (or under bfq, which turns
+// it off itself) the contention finding stays as it was.
+TEST(Contention, WritebackThrottlingOffIsNamedAsTheSettingBehindTheWait) {
+    auto behind_writeback = [](double wbt_usec, const std::string& scheduler) {
+        Evidence ev;
+        sufferer(ev, "postgres", {{"device", 90}, {"cpu", 10}});
+        fast_device(ev, "loop0", 120, 80000, 24);
+        ev.facts.erase(std::remove_if(ev.facts.begin(), ev.facts.end(),
+                                      [](const Fact& f) { return f.name == "queue.scheduler"; }),
+                       ev.facts.end());
+        ev.add_fact("queue.scheduler", {{"device", "loop0"}}, scheduler, kP);
+        ev.add_metric("queue.wbt_lat_usec", {{"device", "loop0"}}, wbt_usec, "us", kP);
+        group(ev, "loop0", "postgres", "/system.slice/db.service", "process", 1e6, 40e6, "100");
+        group(ev, "loop0", "writeback (kworker flush)", "/system.slice/backup.service", "writeback", 9e6, 4e9, "31",
+              4e9);
+        return ev;
+    };
+    const Verdict off = analyze(behind_writeback(0, "mq-deadline"), shipped_rules());
+    ASSERT_FALSE(off.findings.empty()) << render_text(off);
+    const Finding& f = off.findings.front();
+    EXPECT_EQ(f.rule_id, "settings.wbt_off_under_writeback") << render_text(off);
+    EXPECT_NE(f.title.find("wbt_lat_usec 0 us"), std::string::npos) << f.title;
+    EXPECT_EQ(find(off.findings, "contention.device_neighbor"), nullptr) << "folded into the setting's finding";
+    ASSERT_TRUE(f.share_pct.has_value());
+    EXPECT_NEAR(*f.share_pct, 90.0 * 0.9, 1.0);
+
+    for (const auto& [wbt, scheduler] : {std::pair<double, std::string>{2000, "mq-deadline"}, {0, "bfq"}}) {
+        const Verdict v = analyze(behind_writeback(wbt, scheduler), shipped_rules());
+        EXPECT_EQ(find(v.findings, "settings.wbt_off_under_writeback"), nullptr) << render_text(v);
+        EXPECT_NE(find(v.findings, "contention.device_neighbor"), nullptr) << render_text(v);
+    }
+}
+
 // The CPUs: a hog pinned where the application runs, another program that
 // may run anywhere counted on its CPUs in proportion.
 TEST(Contention, CpuHogInAnotherCgroupIsNamedWithItsShare) {
