@@ -650,6 +650,7 @@ CollectorStatus SyscallBpfCollector::start_attached(const CollectOptions& opts, 
     st.reason = reason;
     st.available = true;
     impl_ = std::move(impl);
+    ApplicationIndex::of_root(opts.root).expect_kernel_names();
     if (exited_ && has("sched_process_exit")) exited_->offer(bpf_map__fd(impl_->skel->maps.exits));
     if (chain_)
         chain_->offer(bpf_map__fd(impl_->skel->maps.io_uring_exit_chain),
@@ -785,14 +786,16 @@ void SyscallBpfCollector::finish(Evidence& ev) {
             try_read_first_line(under_root(im.root, "/proc/" + std::to_string(pid) + "/comm")) == p.comm)
             p.cmdline = read_proc_cmdline(im.root, pid);
         // What the kernel recorded of it, for the other collectors should it
-        // have exited; then its application, as every collector names it.
+        // have exited (they may be waiting for it: given below, once all are).
         if (!p.comm.empty()) ApplicationIndex::of_root(im.root).remember(pid, p.comm, p.cmdline);
-        p.app = ApplicationIndex::of_root(im.root).application_of(pid, p.comm);
         if (!victim_.empty())
             p.cgroup_now = try_read_text_file(under_root(im.root, "/proc/" + std::to_string(pid) + "/cgroup")).value_or("");
         s.procs.push_back(std::move(p));
         named[pid] = &s.procs.back();
     }
+    ApplicationIndex::of_root(im.root).kernel_names_given();
+    // Then each one's application, as every collector names it.
+    for (auto& p : s.procs) p.app = ApplicationIndex::of_root(im.root).application_of(p.pid, p.comm);
     t.mark("procs map");
     read_readahead_misses(im, named, s);
     t.mark("readahead map");

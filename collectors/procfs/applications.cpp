@@ -58,6 +58,19 @@ void ApplicationIndex::remember(uint32_t pid, const std::string& comm, const std
     if (p.cmdline.empty()) p.cmdline = cmdline;
 }
 
+void ApplicationIndex::expect_kernel_names() {
+    std::lock_guard<std::mutex> lock(mu_);
+    expecting_ = true;
+}
+
+void ApplicationIndex::kernel_names_given() {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        expecting_ = false;
+    }
+    given_.notify_all();
+}
+
 std::optional<ProcessIdentity> ApplicationIndex::identity_locked(uint32_t pid) {
     if (!read_[pid]) {
         read_[pid] = true;
@@ -79,8 +92,15 @@ std::optional<ProcessIdentity> ApplicationIndex::identity_locked(uint32_t pid) {
 }
 
 std::string ApplicationIndex::application_of(uint32_t pid, const std::string& comm) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     auto self = identity_locked(pid);
+    // Gone from /proc and not remembered yet: its record may be on the way.
+    if ((!self || self->cmdline.empty()) && expecting_) {
+        // Not given in time (the syscall collector failed in its finish):
+        // nobody waits again in this run.
+        if (!given_.wait_for(lock, kKernelNamesWait, [&] { return !expecting_; })) expecting_ = false;
+        self = identity_locked(pid);
+    }
     if (!self) return comm.empty() ? "?" : comm;
     const std::string program = self->comm.empty() ? comm : self->comm;
     ProcessIdentity lead = *self;

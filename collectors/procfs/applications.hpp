@@ -19,6 +19,8 @@
 // it exec'd inside the window), or its comm alone.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -40,6 +42,10 @@ struct ProcessIdentity {
 // enough for a finding's title.
 inline constexpr size_t kApplicationNameMax = 64;
 
+// How long a collector's question about an exited process waits for the
+// syscall collector's record of it (its finish reads one BPF map).
+inline constexpr std::chrono::seconds kKernelNamesWait{5};
+
 // A command line as shown: argv[0]'s last path component and the arguments
 // (NULs read from /proc/PID/cmdline as spaces: proc_cmdline.hpp), cut to
 // kApplicationNameMax; the comm when the command line is empty.
@@ -59,6 +65,17 @@ public:
     // is read; /proc adds its parent.
     void remember(uint32_t pid, const std::string& comm, const std::string& cmdline);
 
+    // The syscall collector records every process's command line in the
+    // kernel and remembers them all when it finishes, while the other
+    // collectors finish beside it. A process that exited in the window is
+    // then known only from that record: asked about before it is given, the
+    // index waits for it (kKernelNamesWait at most), so that a short-lived
+    // `dd if=... of=...` started by a shell loop gets its command line from
+    // every collector, not its bare comm from the quicker ones (which made
+    // it look like another application beside itself).
+    void expect_kernel_names();
+    void kernel_names_given();
+
     // The application `pid` is part of: the command line shown of the
     // eldest ancestor running the same program (same comm) without a break
     // in the chain, else of the process itself, else `comm`.
@@ -68,6 +85,8 @@ private:
     std::optional<ProcessIdentity> identity_locked(uint32_t pid);
     std::string root_;
     std::mutex mu_;
+    std::condition_variable given_;
+    bool expecting_ = false;   // expect_kernel_names() called, kernel_names_given() not yet
     std::map<uint32_t, ProcessIdentity> known_;
     std::map<uint32_t, bool> read_;   // pid -> /proc read tried
 };

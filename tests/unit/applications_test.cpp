@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "collectors/procfs/applications.hpp"
 
@@ -100,4 +101,36 @@ TEST(Applications, AProcessReadOnceKeepsItsApplicationAfterItExits) {
     EXPECT_EQ(index.application_of(60, "tar"), "tar cf /backup/db.tar /srv/db");
     std::filesystem::remove_all(std::filesystem::path(t.root()) / "proc" / "60");
     EXPECT_EQ(index.application_of(60, "tar"), "tar cf /backup/db.tar /srv/db");
+}
+
+// A collector asking about a process that exited before its finish waits for
+// the syscall collector's record of it (expect_kernel_names), so that every
+// collector names a shell loop's short-lived dd by its command line; once the
+// records are given, nobody waits.
+TEST(Applications, AQuestionAboutAnExitedProcessWaitsForTheKernelsRecord) {
+    ProcTree t;
+    ApplicationIndex index(t.root());
+    index.expect_kernel_names();
+    std::thread syscall_collector([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        index.remember(91, "dd", "dd if=/dev/zero of=/data/f bs=1M oflag=direct");
+        index.kernel_names_given();
+    });
+    EXPECT_EQ(index.application_of(91, "dd"), "dd if=/dev/zero of=/data/f bs=1M oflag=direct");
+    syscall_collector.join();
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(index.application_of(92, "cp"), "cp");   // never recorded: its comm, at once
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+}
+
+// A syscall collector that never gives its records (it failed in its finish)
+// holds the others up once, for kKernelNamesWait at most.
+TEST(Applications, ARecordNeverGivenIsWaitedForOnceOnly) {
+    ProcTree t;
+    ApplicationIndex index(t.root());
+    index.expect_kernel_names();
+    EXPECT_EQ(index.application_of(93, "dd"), "dd");
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(index.application_of(94, "dd"), "dd");
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
 }
