@@ -111,12 +111,13 @@ struct {
     __type(value, __u32);
 } slot_dev SEC(".maps");
 
-/* Requests issued and not yet completed, per disk slot: the depth at issue. */
+/* Requests issued and not yet completed, per disk slot (the depth at issue),
+ * and the disk's last completion (block_events.h iodiag_disk_busy). */
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __uint(max_entries, MAX_DISK_SLOTS);
     __type(key, __u32);
-    __type(value, __s64);
+    __type(value, struct iodiag_disk_busy);
 } issued SEC(".maps");
 
 /* Disks whose slot another disk holds (more queues than slots, or a slot
@@ -133,7 +134,7 @@ struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, OVERFLOW_DISKS);
     __type(key, __u32);
-    __type(value, __s64);
+    __type(value, struct iodiag_disk_busy);
 } overflow_issued SEC(".maps");
 
 /* Source of zeroes for a new overflow entry (too big for the BPF stack). */
@@ -262,18 +263,31 @@ static __always_inline struct iodiag_dev_stats *disk_stats(int slot, __u32 dev)
 }
 
 /* The in-flight counter of a disk: its slot's, or its overflow entry. */
-static __always_inline __s64 *issued_counter(int slot, __u32 dev)
+static __always_inline struct iodiag_disk_busy *disk_busy(int slot, __u32 dev)
 {
     if (slot >= 0) {
         __u32 k = (__u32)slot;
         return bpf_map_lookup_elem(&issued, &k);
     }
-    __s64 *n = bpf_map_lookup_elem(&overflow_issued, &dev);
-    if (n)
-        return n;
-    __s64 zero = 0;
+    struct iodiag_disk_busy *b = bpf_map_lookup_elem(&overflow_issued, &dev);
+    if (b)
+        return b;
+    struct iodiag_disk_busy zero = {};
     bpf_map_update_elem(&overflow_issued, &dev, &zero, BPF_NOEXIST);
     return bpf_map_lookup_elem(&overflow_issued, &dev);
+}
+
+/* The disk's busy time given to this request (iodiag_disk_busy): from the
+ * later of its issue (d) and the disk's previous completion to its own (c).
+ * The exchange is atomic, so each stretch of busy time goes to exactly one
+ * completion; a completion seen after a later one (another CPU) gets 0. */
+static __always_inline __u64 service_ns(struct iodiag_disk_busy *b, __u64 d, __u64 c)
+{
+    if (!b)
+        return c - d;
+    __u64 prev = __sync_lock_test_and_set(&b->last_done_ns, c);
+    __u64 from = prev > d ? prev : d;
+    return c > from ? c - from : 0;
 }
 
 /* An address as a plain number for the table. Under tp_btf the verifier types
@@ -391,9 +405,9 @@ static __always_inline void forget_unseen_completion(struct iodiag_inflight *e)
     count_lost(IODIAG_LOST_COMPLETION_UNSEEN);
     if (e->slot < 0)
         return;
-    __s64 *n = issued_counter(e->slot, 0); /* a slot's counter: the dev is only for overflow disks */
-    if (n)
-        __sync_fetch_and_add(n, -1);
+    struct iodiag_disk_busy *b = disk_busy(e->slot, 0); /* a slot's counter: the dev is only for overflow disks */
+    if (b)
+        __sync_fetch_and_add(&b->issued, -1);
 }
 
 /* A cleared entry for `key` (timestamps zero), or 0 if live entries hold both its slots. */
@@ -630,11 +644,11 @@ static __always_inline int on_rq_issue(struct request *rq, bool btf)
     e->d = now;
     int slot = disk_slot(RD(btf, q, id), dev);
     e->slot = (__s16)slot;
-    __s64 *n = issued_counter(slot, dev);
-    if (n) {
+    struct iodiag_disk_busy *b = disk_busy(slot, dev);
+    if (b) {
         /* the value before this request's own increment: exact, whatever
          * other CPUs issue at the same moment */
-        __s64 before = __sync_fetch_and_add(n, 1);
+        __s64 before = __sync_fetch_and_add(&b->issued, 1);
         e->depth = before >= 0 ? (__u32)before + 1 : 1;
     }
     return 0;
@@ -689,9 +703,10 @@ __noinline int account_completion(struct iodiag_dev_stats *s, struct stage_times
  * its direct-mapped per-CPU slot (an inlined array lookup), claimed on first
  * use; the per-CPU hash only when another key holds that slot on this CPU. */
 static __always_inline void add_submitter_sums(struct iodiag_submitter_sums *s, __u64 bytes, __u32 op,
-                                               struct stage_times *t)
+                                               struct stage_times *t, __u64 service)
 {
     s->count++;
+    s->service_ns += service;
     s->bytes += bytes;
     if (op == IODIAG_OP_WRITE)
         s->write_bytes += bytes;
@@ -748,7 +763,7 @@ static __always_inline void submitter_identity(struct iodiag_inflight *e, struct
 }
 
 static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight *e, struct request *rq, __u64 bytes,
-                                              __u32 op, struct stage_times *t, bool btf)
+                                              __u32 op, struct stage_times *t, __u64 service, bool btf)
 {
     __u32 tgid = e->tgid;
     struct blkcg_gq *cg = request_blkg(rq, btf);
@@ -766,7 +781,7 @@ static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight 
             submitter_identity(e, &slot->sums);
         }
         if (slot->key.dev == dev && slot->key.tgid == tgid && slot->key.cgroup == cgroup) {
-            add_submitter_sums(&slot->sums, bytes, op, t);
+            add_submitter_sums(&slot->sums, bytes, op, t, service);
             return;
         }
     }
@@ -783,7 +798,7 @@ static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight 
             return;
         }
     }
-    add_submitter_sums(v, bytes, op, t);
+    add_submitter_sums(v, bytes, op, t, service);
 }
 
 /* Stage lengths of a completed entry: a stage not passed takes the next seen
@@ -851,13 +866,17 @@ static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_by
     __u32 op = op_index(RD(btf, rq, cmd_flags));
     int slot = e->slot >= -1 ? e->slot : disk_slot(RD(btf, q, id), dev);
     struct iodiag_dev_stats *s = disk_stats(slot, dev);
+    /* Its share of the disk's busy time; none measured for a request not
+     * seen issued (as its D2C: 0). */
+    __u64 service = 0;
     if (e->d) {
-        __s64 *n = issued_counter(slot, dev);
-        if (n)
-            __sync_fetch_and_add(n, -1);
+        struct iodiag_disk_busy *b = disk_busy(slot, dev);
+        if (b)
+            __sync_fetch_and_add(&b->issued, -1);
+        service = service_ns(b, ts[3], ts[4]);
     }
     account_completion(s, &st, op, e->d ? e->depth : 0);
-    account_submitter(dev, e, rq, nr_bytes, op, &st, btf);
+    account_submitter(dev, e, rq, nr_bytes, op, &st, service, btf);
 
     if (st.ns[IODIAG_Q2C] >= slow_threshold_ns) {
         struct iodiag_block_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
@@ -952,9 +971,9 @@ static __always_inline int on_rq_requeue(struct request *rq, bool btf)
     int slot = disk_slot(RD(btf, q, id), dev);
     struct iodiag_dev_stats *s = disk_stats(slot, dev);
     if (e->d) {
-        __s64 *n = issued_counter(slot, dev);
-        if (n)
-            __sync_fetch_and_add(n, -1);
+        struct iodiag_disk_busy *b = disk_busy(slot, dev);
+        if (b)
+            __sync_fetch_and_add(&b->issued, -1);
     }
     e->d = 0;
     if (s)

@@ -105,12 +105,25 @@ struct iodiag_submitter_key {
      * share its sums: the key lives as long as the map.) */
     __u64 cgroup;
 };
+/* Per disk: requests issued and not yet completed (the depth at issue), and
+ * the disk's last completion (bpf_ktime_get_ns). A request's service time is
+ * the disk's busy time given to it: from the later of its issue and the
+ * completion before it to its own, so that the requests' service times
+ * partition the disk's busy time. A device that queues internally (a capped
+ * volume, an HDD's NCQ, a loop device's backing file) gives a small request
+ * a long D2C behind large ones; its service time stays its own. */
+struct iodiag_disk_busy {
+    __s64 issued;
+    __u64 last_done_ns;
+};
+
 struct iodiag_submitter_sums {
     __u64 count;
     __u64 bytes;        /* completed (block_rq_complete's nr_bytes) */
     __u64 write_bytes;  /* of them, of write requests */
     __u64 q2c_ns;
     __u64 d2c_ns;
+    __u64 service_ns;   /* the disk's busy time given to its requests (block.bpf.c service_ns) */
     __u64 cgroup_id;    /* kernfs id of the cgroup's directory, read once when the entry is made */
     /* The submitter as the kernel knew it, read through its task once when the
      * entry is made (its first completion there on that CPU), not from /proc

@@ -413,12 +413,13 @@ std::map<std::string, uint64_t> BlockTracer::in_flight() {
     // Two batched reads (on the way to the verdict), not two lookups per slot.
     const uint32_t slots = impl_->slots;
     const std::vector<uint32_t> devs = slot_devices();
-    std::vector<int64_t> counts(slots);
-    read_array_map(bpf_map__fd(impl_->skel->maps.issued), slots, sizeof(int64_t),
+    std::vector<iodiag_disk_busy> counts(slots);
+    read_array_map(bpf_map__fd(impl_->skel->maps.issued), slots, sizeof(iodiag_disk_busy),
                    reinterpret_cast<unsigned char*>(counts.data()), slots, [](uint32_t, uint32_t) {});
     for (uint32_t slot = 0; slot < slots; ++slot)
-        if (devs[slot]) add(devs[slot], counts[slot]);
-    for_each_hash_entry<uint32_t, int64_t>(bpf_map__fd(impl_->skel->maps.overflow_issued), add);
+        if (devs[slot]) add(devs[slot], counts[slot].issued);
+    for_each_hash_entry<uint32_t, iodiag_disk_busy>(bpf_map__fd(impl_->skel->maps.overflow_issued),
+                                                    [&](uint32_t dev, const iodiag_disk_busy& b) { add(dev, b.issued); });
     return out;
 }
 
@@ -485,6 +486,7 @@ std::vector<BlockSubmitterSums> BlockTracer::submitters() {
         s.count += c.count;
         s.q2c_ns += c.q2c_ns;
         s.d2c_ns += c.d2c_ns;
+        s.service_ns += c.service_ns;
         s.bytes += c.bytes;
         s.write_bytes += c.write_bytes;
         if (hashed) s.hashed_count += c.count;
@@ -617,6 +619,10 @@ std::vector<MetricSpec> BlockBpfCollector::metric_specs() const {
                  "Sum of D2C of its requests: its part of the device's service time" + group});
     v.push_back({"block.submitter.q2c_total_us", K::Metric, "us", dev, "device",
                  "Sum of Q2C of its requests: its part of the queue occupancy (/ window = mean in flight)" + group});
+    v.push_back({"block.submitter.service_total_us", K::Metric, "us", dev, "device",
+                 "The device's busy time given to its requests (each from the later of its issue and the device's "
+                 "previous completion to its own): its part of the device's busy time, its wait behind others' "
+                 "requests inside the device left out" + group});
     v.push_back({"block.submitter.processes", K::Metric, "count", dev, "device", "Thread groups in the group" + group});
     v.push_back({"block.submitter.top_pid", K::Fact, "", dev, "device", "The group's thread group with the most D2C" + group});
     for (const char* s : {"q2g", "g2i", "i2d", "d2c"})

@@ -99,6 +99,10 @@ struct BlockSubmitterSums {
     std::string comm;
     bool kthread = false;
     uint64_t count = 0, q2c_ns = 0, d2c_ns = 0;
+    // The disk's busy time given to its requests (bpf/block.bpf.c service_ns):
+    // the busy time partitioned among completions, unlike D2C, which counts a
+    // request's wait behind others inside a device that queues internally.
+    uint64_t service_ns = 0;
     uint64_t bytes = 0, write_bytes = 0;
     // Of count: completions on a CPU whose slot another submitter held (the
     // per-CPU hash fallback).

@@ -148,6 +148,7 @@ void BlockBpfCollector::emit_submitter_groups(Evidence& ev, const std::vector<Bl
         g.sum.write_bytes += s.write_bytes;
         g.sum.q2c_ns += s.q2c_ns;
         g.sum.d2c_ns += s.d2c_ns;
+        g.sum.service_ns += s.service_ns;
         g.tgids.insert(s.tgid);
         if (s.d2c_ns >= g.top_d2c) {
             g.top_d2c = s.d2c_ns, g.top_tgid = s.tgid;
@@ -163,6 +164,11 @@ void BlockBpfCollector::emit_submitter_groups(Evidence& ev, const std::vector<Bl
              (blkcg ? "the one the kernel charged the request to (its head bio's blkcg, bio->bi_blkg) with the "
                       "process's other cgroups from /proc/PID/cgroup"
                     : "the submitter's (no blk-cgroup in this kernel), read through its task at completion"));
+    const Provenance service_prov =
+        prov("tracepoint:block:block_rq_complete, the disk's busy time given to each completed request (from the "
+             "later of its issue and the disk's previous completion to its own: the requests' service times "
+             "partition the disk's busy time), summed in the kernel per (disk, thread group, cgroup) and here per "
+             "(application, cgroup)");
     for (auto& [dev, groups] : by_dev) {
         std::vector<std::pair<Key, Group>> v(groups.begin(), groups.end());
         std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.sum.d2c_ns > b.second.sum.d2c_ns; });
@@ -177,6 +183,7 @@ void BlockBpfCollector::emit_submitter_groups(Evidence& ev, const std::vector<Bl
                 rest.sum.write_bytes += g.sum.write_bytes;
                 rest.sum.q2c_ns += g.sum.q2c_ns;
                 rest.sum.d2c_ns += g.sum.d2c_ns;
+                rest.sum.service_ns += g.sum.service_ns;
                 rest.tgids.insert(g.tgids.begin(), g.tgids.end());
             }
             v.resize(kMaxSubmitterGroupsPerDevice - 1);
@@ -190,6 +197,7 @@ void BlockBpfCollector::emit_submitter_groups(Evidence& ev, const std::vector<Bl
             ev.add_metric("block.submitter.write_bytes", l, double(g.sum.write_bytes), "bytes", p);
             ev.add_metric("block.submitter.d2c_total_us", l, g.sum.d2c_ns / 1000.0, "us", p);
             ev.add_metric("block.submitter.q2c_total_us", l, g.sum.q2c_ns / 1000.0, "us", p);
+            ev.add_metric("block.submitter.service_total_us", l, g.sum.service_ns / 1000.0, "us", service_prov);
             ev.add_metric("block.submitter.processes", l, double(g.tgids.size()), "count", p);
             if (g.top_tgid) ev.add_fact("block.submitter.top_pid", l, std::to_string(g.top_tgid), p);
         }

@@ -22,6 +22,13 @@ namespace {
 struct Submitter {
     std::string comm, app, cgroup, kind, pid;   // app: its application (application_label.hpp)
     double d2c = 0, q2c = 0, bytes = 0, requests = 0;
+    // Its part of the device's busy time (block.submitter.service_total_us),
+    // -1 where the bundle predates it.
+    double service = -1;
+    // What the device's time is split by: its busy time where measured (a
+    // device that queues internally gives a small request a long D2C behind
+    // large ones, so D2C shares flatter the one that waited), else D2C.
+    double load() const { return service >= 0 ? service : d2c; }
 };
 
 // A bundle recorded before the groups were kept has the same kernel sums per
@@ -64,6 +71,7 @@ std::map<std::string, std::vector<Submitter>> submitters_by_device(const Evidenc
         s.kind = label("kind");
         s.d2c = m.value;
         s.q2c = metric_or(ev, "block.submitter.q2c_total_us", m.labels, 0);
+        s.service = metric_or(ev, "block.submitter.service_total_us", m.labels, -1);
         s.bytes = metric_or(ev, "block.submitter.bytes", m.labels, 0);
         s.requests = metric_or(ev, "block.submitter.requests", m.labels, 0);
         if (const Fact* p = ev.find_fact("block.submitter.top_pid", m.labels)) s.pid = p->value;
@@ -156,27 +164,36 @@ void add_device_contention(Evidence& ev) {
         for (const auto& [d, all] : by_device)
             for (const auto& s : all)
                 if (s.app == app) app_cgroups.insert(s.cgroup);
+        // Busy time where every group has it, else D2C (an older bundle).
+        const bool by_service =
+            std::all_of(subs.begin(), subs.end(), [](const Submitter& s) { return s.service >= 0; });
         double total_d2c = 0, total_q2c = 0, own_q2c = 0, other_d2c = 0, other_q2c = 0, bytes = 0;
+        double total_load = 0, other_load = 0, own_service = 0;
         std::vector<Submitter> others;
         for (const auto& s : subs) {
             total_d2c += s.d2c;
             total_q2c += s.q2c;
+            total_load += by_service ? s.service : s.d2c;
             bytes += s.bytes;
             if (s.app == app) {
                 own_q2c += s.q2c;
+                own_service += std::max(0.0, s.service);
             } else if (s.kind == "writeback" && s.cgroup != "/" && s.cgroup != "?" && !s.cgroup.empty()) {
                 // Charged by the kernel to the dirtier's cgroup (cgroup v2
                 // writeback): whose data it is, recorded.
                 if (app_cgroups.count(s.cgroup)) {
                     own_q2c += s.q2c;
+                    own_service += std::max(0.0, s.service);
                 } else {
                     others.push_back(s);
                 }
             } else if (s.kind == "writeback" && dirtied_by_app >= 0) {
                 own_q2c += s.q2c * dirtied_by_app;
+                own_service += std::max(0.0, s.service) * dirtied_by_app;
                 Submitter o = s;
                 o.d2c *= 1 - dirtied_by_app;
                 o.q2c *= 1 - dirtied_by_app;
+                if (o.service > 0) o.service *= 1 - dirtied_by_app;
                 others.push_back(std::move(o));
             } else if (s.kind == "process") {
                 others.push_back(s);
@@ -186,16 +203,21 @@ void add_device_contention(Evidence& ev) {
                 // are among the largest), but they have no single name.
                 other_d2c += s.d2c;
                 other_q2c += s.q2c;
+                other_load += by_service ? s.service : s.d2c;
             }
         }
         // Only where the application's own requests were measured: on a
         // stack's lower device its requests are its upper device's worker's.
-        if (own_q2c <= 0 || total_d2c <= 0) continue;
-        for (const auto& o : others) other_d2c += o.d2c, other_q2c += o.q2c;
+        if (own_q2c <= 0 || total_d2c <= 0 || total_load <= 0) continue;
+        for (const auto& o : others) other_d2c += o.d2c, other_q2c += o.q2c, other_load += by_service ? o.service : o.d2c;
         add_service_per_request(ev, dev, bytes, window_us);
         const Labels l{{"device", dev}};
         const std::string basis = "block.submitter.*{device=" + dev + "}: each submitter's own completed requests";
-        const double others_pct = 100.0 * other_d2c / total_d2c;
+        const double d2c_others_pct = 100.0 * other_d2c / total_d2c;
+        // The basis the device's time is split on (Submitter::load).
+        const double others_pct = 100.0 * other_load / total_load;
+        const std::string load_basis =
+            by_service ? "busy time given to the requests (block.submitter.service_total_us)" : "D2C total";
         // The kernel's writeback of others' dirty pages among them: what
         // writeback throttling (wbt) would have held back for the
         // application's reads and synchronous writes (rules/settings.yaml).
@@ -209,14 +231,29 @@ void add_device_contention(Evidence& ev) {
                     derived(app_name.empty() ? "device.top_submitter: the command that waited on " + dev +
                                                    " most (no application's own breakdown was measured)"
                                              : "attr.app.name: the application that suffered most"));
-        ev.add_metric("device.others_d2c_share_pct", l, others_pct, "pct",
+        ev.add_metric("device.others_d2c_share_pct", l, d2c_others_pct, "pct",
                       derived("D2C total of the requests of submitters other than " + app +
                               " / all requests' D2C total on the device (" + basis +
                               "; writeback split by who dirtied the data, io.proc_write_bytes; kernel work "
                               "counted as nobody's)"));
+        if (by_service) {
+            ev.add_metric("device.others_busy_share_pct", l, others_pct, "pct",
+                          derived("the busy time the device gave to requests of submitters other than " + app +
+                                  " / all of its busy time (" + basis + ", block.submitter.service_total_us; "
+                                  "writeback split as above)"));
+            // How much of its requests' time was waiting, not service: behind
+            // others' requests (and its own, at depth) in the queue and inside
+            // the device.
+            if (own_q2c > 0)
+                ev.add_metric("device.sufferer_queued_pct", l, std::max(0.0, 100.0 * (own_q2c - own_service) / own_q2c),
+                              "pct",
+                              derived("(" + app + "'s own Q2C total - the busy time the device gave its requests) / its "
+                                      "Q2C total on " + dev + ": the part of its requests' time spent waiting"));
+        }
         ev.add_metric("device.contended", l, others_pct >= kOthersMajorityPct ? 1 : 0, "bool",
-                      derived("1 when device.others_d2c_share_pct >= 50 %: other programs' requests held most of "
-                              "the service time of the device " + app + " waited on"));
+                      derived("1 when other programs' requests held 50 % or more of the device's " + load_basis +
+                              " (device." + (by_service ? "others_busy_share_pct" : "others_d2c_share_pct") +
+                              "): most of what " + app + " waited on the device for was theirs"));
         if (total_q2c > 0)
             ev.add_metric("device.others_q2c_share_pct", l, 100.0 * other_q2c / total_q2c, "pct",
                           derived("Q2C total of the others' requests / all requests' Q2C total: their part of "
@@ -257,33 +294,35 @@ void add_device_contention(Evidence& ev) {
             ev.add_metric("device.sufferer_wait_lead_pct", l, w - next, "pct",
                           derived("device.sufferer_wait_pct - the largest other part of " + app +
                                   "'s slow time (attr.sufferer.<layer>_pct, device and block queue left out)"));
-            ev.add_metric("device.contention_share_pct", l, w * other_d2c / total_d2c, "pct",
-                          derived("device.sufferer_wait_pct x device.others_d2c_share_pct: the part of " + app +
-                                  "'s slow time spent waiting on " + dev + " while it served others"));
+            ev.add_metric("device.contention_share_pct", l, w * other_load / total_load, "pct",
+                          derived("device.sufferer_wait_pct x the others' share of the device's " + load_basis +
+                                  ": the part of " + app + "'s slow time spent waiting on " + dev +
+                                  " while it served others"));
         }
         if (others.empty()) continue;
         // The largest other (by service time), and the few after it.
-        std::sort(others.begin(), others.end(), [](const Submitter& a, const Submitter& b) { return a.d2c > b.d2c; });
+        std::sort(others.begin(), others.end(),
+                  [](const Submitter& a, const Submitter& b) { return a.load() > b.load(); });
         const Submitter& top = others.front();
-        const std::string how = "the submitter group (application, cgroup) with the largest D2C total on " + dev +
+        const std::string how = "the submitter group (application, cgroup) with the largest " + load_basis + " on " + dev +
                                 " among those other than " + app + " (" + basis + ")";
         ev.add_fact("device.neighbor_comm", l, top.app, derived(how));
         if (!top.pid.empty()) ev.add_fact("device.neighbor_pid", l, top.pid, derived(how + "; its process with the most"));
         if (!top.cgroup.empty())
             ev.add_fact("device.neighbor_cgroup", l, top.cgroup,
                         derived(how + "; the cgroup its I/O was charged to (bio blkcg) with its process's own"));
-        ev.add_metric("device.neighbor_d2c_share_pct", l, 100.0 * top.d2c / total_d2c, "pct",
-                      derived("its D2C total / all requests' D2C total on " + dev));
+        ev.add_metric("device.neighbor_d2c_share_pct", l, 100.0 * top.load() / total_load, "pct",
+                      derived("its " + load_basis + " / all requests' on " + dev));
         ev.add_metric("device.neighbor_bytes", l, top.bytes, "bytes", derived("bytes of its completed requests"));
         ev.add_metric("device.neighbor_requests", l, top.requests, "count", derived("its completed requests"));
         std::string list;
         for (size_t i = 0; i < others.size() && i < 3; ++i) {
             const auto& o = others[i];
             list += (i ? "; " : "") + o.app + (o.pid.empty() ? "" : " (pid " + o.pid + ")") + " in " +
-                    (o.cgroup.empty() ? "?" : o.cgroup) + ": " + format_number(100.0 * o.d2c / total_d2c) +
-                    " % of service time, " + format_value(o.bytes, "bytes");
+                    (o.cgroup.empty() ? "?" : o.cgroup) + ": " + format_number(100.0 * o.load() / total_load) +
+                    (by_service ? " % of busy time, " : " % of service time, ") + format_value(o.bytes, "bytes");
         }
-        ev.add_fact("device.neighbors", l, list, derived("the largest other submitters on " + dev + " by D2C total"));
+        ev.add_fact("device.neighbors", l, list, derived("the largest other submitters on " + dev + " by " + load_basis));
         // The flusher writes what others dirtied: who, from /proc/PID/io,
         // where the kernel charged it to no one's cgroup in particular.
         if (top.kind == "writeback" && (top.cgroup == "/" || top.cgroup == "?" || top.cgroup.empty()))
@@ -308,8 +347,15 @@ std::vector<MetricSpec> device_contention_specs() {
          "application (writeback split by who dirtied the data)"},
         {"device.sufferer", K::Fact, "", d, "device",
          "the application whose wait on the device is judged (attr.app.name, else device.top_submitter)"},
+        {"device.others_busy_share_pct", K::Metric, "pct", d, "device",
+         "share of the device's busy time given to requests of submitters other than the suffering application "
+         "(block.submitter.service_total_us; writeback split by who dirtied the data)"},
+        {"device.sufferer_queued_pct", K::Metric, "pct", d, "device",
+         "share of the suffering application's requests' time (Q2C) spent waiting rather than served (its Q2C "
+         "less the device's busy time given to them)"},
         {"device.contended", K::Metric, "bool", d, "device",
-         "1 when other programs' requests held most (>= 50 %) of the device's service time"},
+         "1 when other programs' requests held most (>= 50 %) of the device's busy time (its D2C total where "
+         "busy time was not measured)"},
         {"device.others_q2c_share_pct", K::Metric, "pct", d, "device",
          "share of the device's queue occupancy (Q2C total) held by the others' requests"},
         {"device.others_in_flight", K::Metric, "requests", d, "device",
@@ -336,7 +382,8 @@ std::vector<MetricSpec> device_contention_specs() {
         {"device.neighbor_comm", K::Fact, "", d, "device", "the other submitter with the most service time"},
         {"device.neighbor_pid", K::Fact, "", d, "device", "its process with the most service time"},
         {"device.neighbor_cgroup", K::Fact, "", d, "device", "its cgroup (the label as the evidence prints it)"},
-        {"device.neighbor_d2c_share_pct", K::Metric, "pct", d, "device", "its share of the device's service time"},
+        {"device.neighbor_d2c_share_pct", K::Metric, "pct", d, "device",
+         "its share of the device's busy time (of its D2C total where busy time was not measured)"},
         {"device.neighbor_bytes", K::Metric, "bytes", d, "device", "bytes of its completed requests"},
         {"device.neighbor_requests", K::Metric, "count", d, "device", "its completed requests"},
         {"device.neighbors", K::Fact, "", d, "device", "the largest other submitters, with their shares and bytes"},

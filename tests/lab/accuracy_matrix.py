@@ -101,7 +101,8 @@ MECHANISM_RULES = {
     # Others held what the victims waited for (ground_truth.mechanisms(split_neighbors=True)):
     # the contention rules, and the judgement model's layer finding, which says the layer
     # serves mostly other programs and names the largest.
-    "neighbor": {"contention.device_neighbor", "contention.cpu_neighbor", "contention.journal_neighbor",
+    "neighbor": {"contention.device_neighbor", "contention.slow_device_neighbor", "contention.cpu_neighbor",
+                 "contention.journal_neighbor",
                  "judgement.dominant_layer@device", "judgement.dominant_layer@block_queue",
                  "judgement.dominant_layer@cpu"},
 }
@@ -286,7 +287,8 @@ def judge_special(klass, res, row):
 # A contention finding's share is the part of the application's wait that
 # others' use of the resource caused (docs/contention.md): it is compared with
 # the ground truth's split of that wait.
-CONTENTION_PARTS = {"contention.device_neighbor": "neighbor_device", "contention.cpu_neighbor": "neighbor_cpu"}
+CONTENTION_PARTS = {"contention.device_neighbor": "neighbor_device", "contention.slow_device_neighbor": "neighbor_device",
+                    "contention.cpu_neighbor": "neighbor_cpu"}
 
 
 def truth_part(cause, finding, mech):

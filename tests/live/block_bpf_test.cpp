@@ -311,6 +311,11 @@ TEST(BlockBpfLive, EveryRequestIsInItsSubmittersSums) {
     EXPECT_GT(own_q2c->value, 0);
     EXPECT_LE(own_d2c->value, own_q2c->value);
     EXPECT_LE(own_q2c->value, q2c->value * 1.000001);
+    // One request at a time: the device's busy time given to each is its D2C.
+    const Metric* own_busy = find_metric_with(ev, "block.submitter.service_total_us", {{"device", loop.name()}, {"comm", "fio"}});
+    ASSERT_NE(own_busy, nullptr);
+    EXPECT_LE(own_busy->value, own_d2c->value * 1.000001);
+    EXPECT_GE(own_busy->value, 0.9 * own_d2c->value);
     const Metric* lost =
         ev.find_metric("collector.lost_events", {{"collector", "block_bpf"}, {"what", "submitter_table_full"}});
     ASSERT_NE(lost, nullptr);
@@ -319,6 +324,43 @@ TEST(BlockBpfLive, EveryRequestIsInItsSubmittersSums) {
     // so "none skipped" is a measurement too.
     EXPECT_NE(ev.find_metric("collector.lost_events", {{"collector", "block_bpf"}, {"what", "program_runs_skipped"}}),
               nullptr);
+}
+
+// At depth 32 the requests' D2C overlap (their sum is many times the
+// window), while the busy time given to them partitions the device's busy
+// time: its sum is at most the time the tracer watched.
+TEST(BlockBpfLive, BusyTimeGivenToRequestsPartitionsTheDevicesTime) {
+    REQUIRE(skip_reason());
+    if (auto why = KernelFeatureProbe().btf_available(); !why.empty()) GTEST_SKIP() << why;
+    LoopDevice loop("/dev/shm", 64);
+    BlockBpfCollector collector;
+    const auto started = std::chrono::steady_clock::now();
+    ASSERT_EQ(start_on(collector, loop), "");
+    {
+        live::Background fio("fio --name=r --filename=" + loop.path() +
+                             " --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=32 --time_based"
+                             " --runtime=2 >/dev/null 2>&1");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        collector.sample(0);
+        for (int i = 0; i < 100 && fio.running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    collector.sample(1);
+    Evidence ev;
+    collector.finish(ev);
+    const double watched_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
+    double busy = 0, d2c = 0;
+    for (const auto& m : ev.metrics) {
+        if (!m.labels.count("device") || m.labels.at("device") != loop.name()) continue;
+        if (m.name == "block.submitter.service_total_us") busy += m.value;
+        if (m.name == "block.submitter.d2c_total_us") d2c += m.value;
+    }
+    ASSERT_GT(d2c, 0);
+    EXPECT_GT(busy, 0);
+    EXPECT_LE(busy, watched_us);
+    EXPECT_LE(busy, d2c * 1.000001);
+    std::printf("depth 32 on %s: D2C sum %.0f us, busy time given %.0f us, watched %.0f us\n", loop.name().c_str(),
+                d2c, busy, watched_us);
 }
 
 // The slot-collision fallback: with one direct-mapped submitter slot per CPU,

@@ -69,9 +69,11 @@ void fast_device(Evidence& ev, const std::string& dev, double d2c_us, uint64_t n
 
 // One submitter group of `dev` as the block collector emits it.
 void group(Evidence& ev, const std::string& dev, const std::string& comm, const std::string& cgroup,
-           const std::string& kind, double d2c_us, double bytes, const std::string& pid, double write_bytes = 0) {
+           const std::string& kind, double d2c_us, double bytes, const std::string& pid, double write_bytes = 0,
+           double service_us = -1) {
     const Labels l{{"device", dev}, {"comm", comm}, {"cgroup", cgroup}, {"kind", kind}};
     ev.add_metric("block.submitter.d2c_total_us", l, d2c_us, "us", kP);
+    if (service_us >= 0) ev.add_metric("block.submitter.service_total_us", l, service_us, "us", kP);
     ev.add_metric("block.submitter.q2c_total_us", l, d2c_us * 1.1, "us", kP);
     ev.add_metric("block.submitter.bytes", l, bytes, "bytes", kP);
     ev.add_metric("block.submitter.write_bytes", l, write_bytes, "bytes", kP);
@@ -192,6 +194,52 @@ TEST(Contention, ASlowDeviceIsNotCalledFineBecauseSomeoneElseUsesIt) {
     EXPECT_NEAR(per->value, 3960, 0.01);
     EXPECT_NEAR(bar->value, 3 * (300 + 8000.0 / 600), 0.01);
     const Verdict v = analyze(ev, shipped_rules());
+    EXPECT_EQ(find(v.findings, "contention.device_neighbor"), nullptr) << render_text(v);
+}
+
+// A device slow for its work (a capped volume: 4 ms of busy time per request)
+// shared with a backup: the busy time the device gave each submitter's
+// requests says the backup's load was 97 % of it, and postgres's small
+// requests spent 91 % of their time waiting, not served. The backup is named,
+// the device's pace said, and the device findings on loop0 folded in.
+Evidence slow_device_shared(double own_service_us) {
+    Evidence ev;
+    sufferer(ev, "postgres", {{"device", 90}, {"cpu", 10}});
+    fast_device(ev, "loop0", 120, 1000, 24);   // 1000 requests in 4 s at 99 % busy: 4 ms each
+    group(ev, "loop0", "postgres", "/system.slice/db.service", "process", 1e6, 4e6, "100", 0, own_service_us);
+    group(ev, "loop0", "backup", "/system.slice/backup.service", "process", 3e6, 4e6, "4242", 0, 3.8e6);
+    return ev;
+}
+
+TEST(Contention, ABackupOnASlowDeviceIsNamedWhenTheVictimsRequestsWaitBehindIt) {
+    const Verdict v = analyze(slow_device_shared(0.1e6), shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v);
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.rule_id, "contention.slow_device_neighbor") << render_text(v);
+    EXPECT_EQ(f.severity, Severity::Warning);
+    EXPECT_NE(f.title.find("backup (pid 4242)"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("slow for its load"), std::string::npos) << f.title;
+    EXPECT_EQ(f.culprit, "backup");
+    ASSERT_TRUE(f.share_pct);
+    EXPECT_NEAR(*f.share_pct, 90 * 3.8 / 3.9, 0.01);   // its wait x the others' share of the busy time
+    Evidence d = slow_device_shared(0.1e6);
+    add_derived_metrics(d);
+    const Metric* queued = d.find_metric("device.sufferer_queued_pct", {{"device", "loop0"}});
+    ASSERT_NE(queued, nullptr);
+    EXPECT_NEAR(queued->value, 100 * (1.1e6 - 0.1e6) / 1.1e6, 0.01);
+    // By D2C the backup held 75 %: the share is the busy time's, not D2C's.
+    const Metric* d2c = d.find_metric("device.others_d2c_share_pct", {{"device", "loop0"}});
+    ASSERT_NE(d2c, nullptr);
+    EXPECT_NEAR(d2c->value, 75, 0.01);
+    EXPECT_EQ(find(v.findings, "device.dominant_no_reference"), nullptr) << render_text(v);
+}
+
+// The same device where postgres's requests were mostly served (its own
+// service 73 % of their time): its latency is the device's pace for its own
+// requests, not the queue behind the backup; the neighbor is not blamed.
+TEST(Contention, OnASlowDeviceRequestsMostlyServedAreNotBlamedOnTheNeighbor) {
+    const Verdict v = analyze(slow_device_shared(0.8e6), shipped_rules());
+    EXPECT_EQ(find(v.findings, "contention.slow_device_neighbor"), nullptr) << render_text(v);
     EXPECT_EQ(find(v.findings, "contention.device_neighbor"), nullptr) << render_text(v);
 }
 
