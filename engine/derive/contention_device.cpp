@@ -236,9 +236,6 @@ void add_device_contention(Evidence& ev) {
                               " / all requests' D2C total on the device (" + basis +
                               "; writeback split by who dirtied the data, io.proc_write_bytes; kernel work "
                               "counted as nobody's)"));
-        // The part of its requests' time spent waiting rather than served
-        // (1 where the busy time was not measured: D2C cannot tell them apart).
-        double waited = 1;
         if (by_service) {
             ev.add_metric("device.others_busy_share_pct", l, others_pct, "pct",
                           derived("the busy time the device gave to requests of submitters other than " + app +
@@ -247,8 +244,8 @@ void add_device_contention(Evidence& ev) {
             // How much of its requests' time was waiting, not service: behind
             // others' requests (and its own, at depth) in the queue and inside
             // the device.
-            waited = std::clamp((own_q2c - own_service) / own_q2c, 0.0, 1.0);
-            ev.add_metric("device.sufferer_queued_pct", l, 100.0 * waited, "pct",
+            ev.add_metric("device.sufferer_queued_pct", l,
+                          100.0 * std::clamp((own_q2c - own_service) / own_q2c, 0.0, 1.0), "pct",
                           derived("(" + app + "'s own Q2C total - the busy time the device gave its requests) / its "
                                   "Q2C total on " + dev + ": the part of its requests' time spent waiting"));
         }
@@ -296,13 +293,10 @@ void add_device_contention(Evidence& ev) {
             ev.add_metric("device.sufferer_wait_lead_pct", l, w - next, "pct",
                           derived("device.sufferer_wait_pct - the largest other part of " + app +
                                   "'s slow time (attr.sufferer.<layer>_pct, device and block queue left out)"));
-            // Its requests' own service is never lost to others: only the
-            // part they waited, and of it the others' share.
-            ev.add_metric("device.contention_share_pct", l, w * waited * other_load / total_load, "pct",
-                          derived(std::string("device.sufferer_wait_pct x ") +
-                                  (by_service ? "device.sufferer_queued_pct x " : "") + "the others' share of the device's " +
-                                  load_basis + ": the part of " + app + "'s slow time spent waiting on " + dev +
-                                  " behind others' requests"));
+            ev.add_metric("device.contention_share_pct", l, w * other_load / total_load, "pct",
+                          derived("device.sufferer_wait_pct x the others' share of the device's " + load_basis +
+                                  ": the part of " + app + "'s slow time spent waiting on " + dev +
+                                  " while it served others"));
         }
         if (others.empty()) continue;
         // The largest other (by service time), and the few after it.
@@ -382,9 +376,9 @@ std::vector<MetricSpec> device_contention_specs() {
          "device.sufferer_wait_pct less the largest other part of the application's slow time (>= 0: the wait "
          "on this device is what it felt most)"},
         {"device.contention_share_pct", K::Metric, "pct", d, "device",
-         "part of the suffering application's slow time it waited on the device behind others' requests "
-         "(device.sufferer_wait_pct x device.sufferer_queued_pct x device.others_busy_share_pct; where the busy time "
-         "was not measured, device.sufferer_wait_pct x device.others_d2c_share_pct)"},
+         "part of the suffering application's slow time it waited on the device while the device served others "
+         "(device.sufferer_wait_pct x device.others_busy_share_pct; where the busy time was not measured, "
+         "x device.others_d2c_share_pct)"},
         {"device.neighbor_comm", K::Fact, "", d, "device", "the other submitter with the most service time"},
         {"device.neighbor_pid", K::Fact, "", d, "device", "its process with the most service time"},
         {"device.neighbor_cgroup", K::Fact, "", d, "device", "its cgroup (the label as the evidence prints it)"},
