@@ -319,7 +319,13 @@ TEST(IouringLive, CqWaitsEndThroughTheSyscallCollectorsSysExit) {
     EXPECT_NE(waits->provenance.source.find("tail-called from syscall_bpf"), std::string::npos)
         << waits->provenance.source;
     const double n = metric(ev, "iouring.cq_waits"), n_ref = metric(ref, "iouring.cq_waits");
-    EXPECT_GT(n_ref, 100);
+    // The load waits for completions about 300-800 times a second here; a
+    // machine that starved fio (CI once saw 55 in 3 s, with as few in the
+    // nested window as a handful of waits that began before it) leaves
+    // nothing to compare: said, not passed.
+    if (n_ref <= 100)
+        GTEST_SKIP() << "the io_uring load waited for completions only " << n_ref
+                     << " times in the reference's window (fio starved on this machine): too few to compare";
     EXPECT_LE(n, n_ref);
     EXPECT_GT(n, 0.5 * part * n_ref);
     EXPECT_GT(metric(ev, "iouring.cq_wait_total_ms"), 0);
