@@ -18,6 +18,7 @@
 #include "collectors/bpf/bpf_features.hpp"
 #include "collectors/bpf/deferred_release.hpp"
 #include "collectors/cgroup/cgroup_names.hpp"
+#include "collectors/procfs/applications.hpp"
 #include "collectors/registry.hpp"
 
 namespace iodiag::cli {
@@ -158,6 +159,9 @@ Evidence collect_evidence(const CollectOptions& opts, bool show_progress, const 
     if (g_interrupted) spdlog::warn("interrupted: the window was cut short");
 
     const auto end = std::chrono::steady_clock::now();
+    // From here a collector's question about a process that exited waits for
+    // the syscall collector's record of it (applications.hpp).
+    ApplicationIndex::of_root(opts.root).window_over();
     // Reverse start order: the snapshot collectors here, each slow starter
     // (BPF map reads and detaches, the longer part) on a thread of its own at
     // the same time, into evidence of its own appended after: the same

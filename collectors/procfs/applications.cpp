@@ -61,6 +61,12 @@ void ApplicationIndex::remember(uint32_t pid, const std::string& comm, const std
 void ApplicationIndex::expect_kernel_names() {
     std::lock_guard<std::mutex> lock(mu_);
     expecting_ = true;
+    window_over_ = false;
+}
+
+void ApplicationIndex::window_over() {
+    std::lock_guard<std::mutex> lock(mu_);
+    window_over_ = true;
 }
 
 void ApplicationIndex::kernel_names_given() {
@@ -95,7 +101,7 @@ std::string ApplicationIndex::application_of(uint32_t pid, const std::string& co
     std::unique_lock<std::mutex> lock(mu_);
     auto self = identity_locked(pid);
     // Gone from /proc and not remembered yet: its record may be on the way.
-    if ((!self || self->cmdline.empty()) && expecting_) {
+    if ((!self || self->cmdline.empty()) && expecting_ && window_over_) {
         // Not given in time (the syscall collector failed in its finish):
         // nobody waits again in this run.
         if (!given_.wait_for(lock, kKernelNamesWait, [&] { return !expecting_; })) expecting_ = false;

@@ -72,8 +72,12 @@ public:
     // index waits for it (kKernelNamesWait at most), so that a short-lived
     // `dd if=... of=...` started by a shell loop gets its command line from
     // every collector, not its bare comm from the quicker ones (which made
-    // it look like another application beside itself).
+    // it look like another application beside itself). Only once the window
+    // is over (window_over(), before the finishes): a question asked while
+    // it runs (a sample naming a process that exited or is a zombie at that
+    // moment) is answered at once, never holding the sampler up.
     void expect_kernel_names();
+    void window_over();
     void kernel_names_given();
 
     // The application `pid` is part of: the command line shown of the
@@ -86,7 +90,8 @@ private:
     std::string root_;
     std::mutex mu_;
     std::condition_variable given_;
-    bool expecting_ = false;   // expect_kernel_names() called, kernel_names_given() not yet
+    bool expecting_ = false;     // expect_kernel_names() called, kernel_names_given() not yet
+    bool window_over_ = false;   // window_over() called since expect_kernel_names()
     std::map<uint32_t, ProcessIdentity> known_;
     std::map<uint32_t, bool> read_;   // pid -> /proc read tried
 };

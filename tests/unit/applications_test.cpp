@@ -111,6 +111,7 @@ TEST(Applications, AQuestionAboutAnExitedProcessWaitsForTheKernelsRecord) {
     ProcTree t;
     ApplicationIndex index(t.root());
     index.expect_kernel_names();
+    index.window_over();
     std::thread syscall_collector([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         index.remember(91, "dd", "dd if=/dev/zero of=/data/f bs=1M oflag=direct");
@@ -129,8 +130,20 @@ TEST(Applications, ARecordNeverGivenIsWaitedForOnceOnly) {
     ProcTree t;
     ApplicationIndex index(t.root());
     index.expect_kernel_names();
+    index.window_over();
     EXPECT_EQ(index.application_of(93, "dd"), "dd");
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_EQ(index.application_of(94, "dd"), "dd");
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+}
+
+// While the window runs, a sample naming a process gone (or a zombie) at that
+// moment is answered at once: the sampler is never held up.
+TEST(Applications, AQuestionDuringTheWindowIsAnsweredAtOnce) {
+    ProcTree t;
+    ApplicationIndex index(t.root());
+    index.expect_kernel_names();
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(index.application_of(95, "dd"), "dd");
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
 }
