@@ -25,10 +25,6 @@ struct Submitter {
     // Its part of the device's busy time (block.submitter.service_total_us),
     // -1 where the bundle predates it.
     double service = -1;
-    // What the device's time is split by: its busy time where measured (a
-    // device that queues internally gives a small request a long D2C behind
-    // large ones, so D2C shares flatter the one that waited), else D2C.
-    double load() const { return service >= 0 ? service : d2c; }
 };
 
 // A bundle recorded before the groups were kept has the same kernel sums per
@@ -164,16 +160,20 @@ void add_device_contention(Evidence& ev) {
         for (const auto& [d, all] : by_device)
             for (const auto& s : all)
                 if (s.app == app) app_cgroups.insert(s.cgroup);
-        // Busy time where every group has it, else D2C (an older bundle).
+        // What the device's time is split by: its busy time where every group
+        // has it (a device that queues internally gives a small request a long
+        // D2C behind large ones, so D2C shares flatter the one that waited),
+        // else D2C (an older bundle).
         const bool by_service =
             std::all_of(subs.begin(), subs.end(), [](const Submitter& s) { return s.service >= 0; });
+        auto load = [by_service](const Submitter& s) { return by_service ? s.service : s.d2c; };
         double total_d2c = 0, total_q2c = 0, own_q2c = 0, other_d2c = 0, other_q2c = 0, bytes = 0;
         double total_load = 0, other_load = 0, own_service = 0;
         std::vector<Submitter> others;
         for (const auto& s : subs) {
             total_d2c += s.d2c;
             total_q2c += s.q2c;
-            total_load += by_service ? s.service : s.d2c;
+            total_load += load(s);
             bytes += s.bytes;
             if (s.app == app) {
                 own_q2c += s.q2c;
@@ -203,13 +203,13 @@ void add_device_contention(Evidence& ev) {
                 // are among the largest), but they have no single name.
                 other_d2c += s.d2c;
                 other_q2c += s.q2c;
-                other_load += by_service ? s.service : s.d2c;
+                other_load += load(s);
             }
         }
         // Only where the application's own requests were measured: on a
         // stack's lower device its requests are its upper device's worker's.
         if (own_q2c <= 0 || total_d2c <= 0 || total_load <= 0) continue;
-        for (const auto& o : others) other_d2c += o.d2c, other_q2c += o.q2c, other_load += by_service ? o.service : o.d2c;
+        for (const auto& o : others) other_d2c += o.d2c, other_q2c += o.q2c, other_load += load(o);
         add_service_per_request(ev, dev, bytes, window_us);
         const Labels l{{"device", dev}};
         const std::string basis = "block.submitter.*{device=" + dev + "}: each submitter's own completed requests";
@@ -301,7 +301,7 @@ void add_device_contention(Evidence& ev) {
         if (others.empty()) continue;
         // The largest other (by service time), and the few after it.
         std::sort(others.begin(), others.end(),
-                  [](const Submitter& a, const Submitter& b) { return a.load() > b.load(); });
+                  [&](const Submitter& a, const Submitter& b) { return load(a) > load(b); });
         const Submitter& top = others.front();
         const std::string how = "the submitter group (application, cgroup) with the largest " + load_basis + " on " + dev +
                                 " among those other than " + app + " (" + basis + ")";
@@ -310,7 +310,7 @@ void add_device_contention(Evidence& ev) {
         if (!top.cgroup.empty())
             ev.add_fact("device.neighbor_cgroup", l, top.cgroup,
                         derived(how + "; the cgroup its I/O was charged to (bio blkcg) with its process's own"));
-        ev.add_metric("device.neighbor_d2c_share_pct", l, 100.0 * top.load() / total_load, "pct",
+        ev.add_metric("device.neighbor_d2c_share_pct", l, 100.0 * load(top) / total_load, "pct",
                       derived("its " + load_basis + " / all requests' on " + dev));
         ev.add_metric("device.neighbor_bytes", l, top.bytes, "bytes", derived("bytes of its completed requests"));
         ev.add_metric("device.neighbor_requests", l, top.requests, "count", derived("its completed requests"));
@@ -318,7 +318,7 @@ void add_device_contention(Evidence& ev) {
         for (size_t i = 0; i < others.size() && i < 3; ++i) {
             const auto& o = others[i];
             list += (i ? "; " : "") + o.app + (o.pid.empty() ? "" : " (pid " + o.pid + ")") + " in " +
-                    (o.cgroup.empty() ? "?" : o.cgroup) + ": " + format_number(100.0 * o.load() / total_load) +
+                    (o.cgroup.empty() ? "?" : o.cgroup) + ": " + format_number(100.0 * load(o) / total_load) +
                     (by_service ? " % of busy time, " : " % of service time, ") + format_value(o.bytes, "bytes");
         }
         ev.add_fact("device.neighbors", l, list, derived("the largest other submitters on " + dev + " by " + load_basis));
