@@ -122,6 +122,15 @@ struct {
     __type(value, struct iod_ra_misses);
 } ra_misses SEC(".maps");
 
+/* struct iod_sync_writes per filesystem device and process (syscall_events.h). */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 4096);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, struct iod_ra_key);
+    __type(value, struct iod_sync_writes);
+} sync_writes SEC(".maps");
+
 /* Threads that exited having dirtied data (syscall_events.h iod_exit_info).
  * When it is full, later exits are not recorded, and their data not named. */
 struct {
@@ -241,6 +250,36 @@ static __always_inline struct iod_ra_misses *ra_misses_of(struct inode *inode, _
     m = bpf_map_lookup_elem(&ra_misses, &k);
     if (!m) count(CNT_RA_TABLE_FULL, 1);
     return m;
+}
+
+/* The durability waits of a filesystem device and process, created at the
+ * first; NULL (and counted) when the table is full. */
+static __always_inline struct iod_sync_writes *sync_writes_of(struct inode *inode, __u32 tgid)
+{
+    struct iod_ra_key k = {.dev = inode->i_sb->s_dev, .tgid = tgid};
+    struct iod_sync_writes *m = bpf_map_lookup_elem(&sync_writes, &k);
+    if (m) return m;
+    struct iod_sync_writes zero = {};
+    bpf_map_update_elem(&sync_writes, &k, &zero, BPF_NOEXIST);
+    m = bpf_map_lookup_elem(&sync_writes, &k);
+    if (!m) count(CNT_SYNC_TABLE_FULL, 1);
+    return m;
+}
+
+/* uapi values, stable across kernels: O_DSYNC (asm-generic/fcntl.h; O_SYNC
+ * includes it), MS_SYNCHRONOUS = SB_SYNCHRONOUS (linux/mount.h), and S_SYNC
+ * (include/linux/fs.h, the inode flag FS_SYNC_FL sets). */
+#define IOD_O_DSYNC 010000
+#define IOD_SB_SYNCHRONOUS 16
+#define IOD_S_SYNC 1
+
+/* Why the kernel made a write to `file` synchronous (enum iod_sync_reason). */
+static __always_inline __u32 sync_reason(struct file *file, struct inode *inode)
+{
+    if (KCAST(file, struct file)->f_flags & IOD_O_DSYNC) return IOD_SYNC_FILE;
+    if (inode->i_sb->s_flags & IOD_SB_SYNCHRONOUS) return IOD_SYNC_MOUNT;
+    if (inode->i_flags & IOD_S_SYNC) return IOD_SYNC_INODE;
+    return IOD_SYNC_NONE;
 }
 
 static __always_inline void count_max(__u32 idx, __u64 v)
@@ -602,6 +641,31 @@ __noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 to
         struct iod_ra_misses *m = ra_misses_of(KCAST((void *)f->seen_inode, struct inode), tgid);
         if (m) __sync_fetch_and_add(&m->cache_wait_ns, f->ns[CLS_PAGE_CACHE]);
     }
+    /* A write that waited for durability (its data's block I/O, the journal),
+     * with why the kernel made it synchronous; and the fsyncs beside them:
+     * whether a `sync` mount or attribute explains a writer's waits. Only
+     * writes that waited look the table up: a buffered write's fast path
+     * never does. */
+    const __u16 durable_bits = (1u << CLS_DEVICE) | (1u << CLS_BLOCK_QUEUE) | (1u << CLS_JOURNAL);
+    if ((grp == GRP_WRITE && (charged & durable_bits)) || grp == GRP_FSYNC) {
+        if (f->file && f->file == f->seen_file && f->seen_inode) {
+            struct inode *inode = KCAST((void *)f->seen_inode, struct inode);
+            struct iod_sync_writes *w = sync_writes_of(inode, tgid);
+            if (w && grp == GRP_FSYNC) {
+                __sync_fetch_and_add(&w->fsyncs, 1);
+            } else if (w) {
+                __u32 r = sync_reason((struct file *)f->file, inode);
+                __u64 wait = (f->ns[CLS_DEVICE] & -(__u64)((charged >> CLS_DEVICE) & 1)) +
+                             (f->ns[CLS_BLOCK_QUEUE] & -(__u64)((charged >> CLS_BLOCK_QUEUE) & 1)) +
+                             (f->ns[CLS_JOURNAL] & -(__u64)((charged >> CLS_JOURNAL) & 1));
+                barrier_var(r);
+                if (r < IOD_SYNC_REASONS) {
+                    __sync_fetch_and_add(&w->writes[r], 1);
+                    __sync_fetch_and_add(&w->wait_ns[r], wait);
+                }
+            }
+        }
+    }
     return 0;
 }
 
@@ -651,9 +715,10 @@ static __always_inline int on_exit(__u32 sys, long ret)
      * on-CPU filesystem time. Below the exemplar threshold nothing else is
      * needed from the thread's state; io_uring_enter never sends one (most
      * of its calls submit and return without waiting: one per I/O with
-     * fio's defaults). */
+     * fio's defaults). An fsync takes the full path, which counts it per
+     * device beside the writes (a fast one: its data was durable already). */
     if (!f->charged && f->state == CLS_NONE && !f->reclaim_depth && !(f->flags & IOD_F_MISS_FILL) &&
-        sys != SYS_OPENAT && now > f->mark_ns) {
+        sys != SYS_OPENAT && sys != SYS_FSYNC && sys != SYS_FDATASYNC && now > f->mark_ns) {
         __u64 total = now - f->mark_ns;
         __u32 grp = group_of(sys);
         if (total < exemplar_min_ns || grp == GRP_IO_URING_ENTER)

@@ -158,6 +158,7 @@ enum iod_counter {
     CNT_WAIT_STACK_FAILED,     /* an off-CPU wait whose kernel stack could not be read: charged to other */
     CNT_WAIT_STACK_REWALKS,    /* waits whose first IOD_STACK_FIRST_WALK frames named no class: walked again whole */
     CNT_RA_TABLE_FULL,         /* a synchronous readahead not kept per device and process: its table full */
+    CNT_SYNC_TABLE_FULL,       /* a write's durability wait not kept per device and process: its table full */
     CNT_COUNT
 };
 /* CNT_INFLIGHT_FULL: a syscall not timed because its thread's task storage
@@ -222,6 +223,25 @@ struct iod_ra_misses {
     unsigned long long async;        /* page_cache_async_ra calls: a sequential read reached a marked page */
     unsigned long long async_window_pages;   /* sum of ra_pages at those */
     unsigned long long cache_wait_ns;        /* the process's reads' page-cache wait on the device's files */
+};
+
+/* Why a write waited inside the syscall for its data to be durable (the
+ * journal, its own block I/O): the kernel makes a write synchronous
+ * (IOCB_DSYNC, iocb_flags() in include/linux/fs.h) when the file was opened
+ * O_SYNC or O_DSYNC, the filesystem is mounted `sync` (SB_SYNCHRONOUS), or
+ * the inode has the sync attribute (`chattr +S`, S_SYNC); in that order, as
+ * the first one present makes the others moot. IOD_SYNC_NONE: a write that
+ * waited with none of them (direct I/O, RWF_DSYNC, a page under writeback). */
+enum iod_sync_reason { IOD_SYNC_FILE, IOD_SYNC_MOUNT, IOD_SYNC_INODE, IOD_SYNC_NONE, IOD_SYNC_REASONS };
+
+/* Per filesystem device and process (key struct iod_ra_key): the writes that
+ * waited for durability, by reason, and the fsync-family calls on the
+ * device's files (what tells a `sync` mount's extra commits from commits the
+ * application asks for anyway). Cumulative; read at the window's end. */
+struct iod_sync_writes {
+    unsigned long long writes[IOD_SYNC_REASONS];
+    unsigned long long wait_ns[IOD_SYNC_REASONS];   /* their journal + device + block-queue wait */
+    unsigned long long fsyncs;
 };
 
 #endif

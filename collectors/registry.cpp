@@ -10,6 +10,7 @@
 #include "collectors/procfs/dirty_limits.hpp"
 #include "collectors/bpf/iouring_bpf.hpp"
 #include "collectors/procfs/meminfo.hpp"
+#include "collectors/procfs/mounts.hpp"
 #include "collectors/nvme/nvme_smart_collector.hpp"
 #include "collectors/procfs/proc_cpu.hpp"
 #include "collectors/procfs/proc_io.hpp"
@@ -36,6 +37,7 @@ std::vector<std::unique_ptr<Collector>> make_collectors() {
     c.push_back(std::make_unique<VmstatCollector>());
     c.push_back(std::make_unique<MeminfoCollector>());
     c.push_back(std::make_unique<DirtyLimitsCollector>());
+    c.push_back(std::make_unique<MountsCollector>());
     // Who dirtied the window's data: /proc, with the threads that exit inside
     // it as the syscall collector's BPF program records them at their exit
     // (collectors/bpf/exited_writers.hpp).

@@ -1,27 +1,18 @@
 #include "collectors/bpf/readahead_misses.hpp"
 
-#include <filesystem>
 #include <map>
 #include <algorithm>
 #include <tuple>
 
-#include "collectors/text_file.hpp"
+#include "collectors/sysfs/block_device_name.hpp"
 #include "engine/evidence/layers.hpp"
 
 namespace iodiag::syscall_bpf {
 
-namespace fs = std::filesystem;
-
 std::string readahead_device_name(const std::string& root, uint32_t kernel_dev) {
-    const std::string majmin = std::to_string(kernel_dev >> 20) + ":" + std::to_string(kernel_dev & 0xfffff);
-    std::error_code ec;
-    const fs::path link = fs::path(root.empty() ? "/" : root) / "sys/dev/block" / majmin;
-    const fs::path target = fs::read_symlink(link, ec);
-    if (ec) return majmin;
     // A partition's readahead is its disk's (the filesystem's backing_dev_info
-    // is the disk's): the parent directory in /sys/devices.
-    if (fs::exists(link / "partition", ec)) return target.parent_path().filename().string();
-    return target.filename().string();
+    // is the disk's).
+    return block_device_name(root, kernel_dev_major(kernel_dev), kernel_dev_minor(kernel_dev), true);
 }
 
 std::vector<MetricSpec> readahead_specs() {

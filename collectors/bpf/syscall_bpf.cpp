@@ -34,6 +34,7 @@
 #include "collectors/procfs/applications.hpp"
 #include "collectors/procfs/kernel_hz.hpp"
 #include "collectors/procfs/proc_cmdline.hpp"
+#include "collectors/sysfs/block_device_name.hpp"
 #include "collectors/bpf/syscall_bpf_classes.hpp"
 #include "collectors/bpf/syscall_bpf_snapshot.hpp"
 #include "collectors/text_file.hpp"
@@ -284,39 +285,52 @@ syscall_bpf::Reading read_aggregates(const ::syscall_bpf* skel) {
     return r;
 }
 
-// The page-cache misses per filesystem device and process (ra_misses), each
-// named by its disk and its process's application: the comm the kernel
-// recorded for processes with traced syscalls (`named`), else the procs
-// map's, else /proc's.
-void read_readahead_misses(SyscallBpfCollector::Impl& im,
-                           const std::map<uint32_t, const syscall_bpf::ProcessTime*>& named,
-                           syscall_bpf::Snapshot& s) {
-    s.page_bytes = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
-    const int fd = bpf_map__fd(im.skel->maps.ra_misses);
-    const int p_fd = bpf_map__fd(im.skel->maps.procs);
-    std::map<uint32_t, std::string> devices;
+// The application of a process met in a per-device table: the comm the
+// kernel recorded for processes with traced syscalls (`named`), else the
+// procs map's, else /proc's; "" when none is known.
+std::string table_application(SyscallBpfCollector::Impl& im,
+                              const std::map<uint32_t, const syscall_bpf::ProcessTime*>& named, uint32_t tgid) {
+    std::string comm;
+    if (const auto n = named.find(tgid); n != named.end()) {
+        comm = n->second->comm;
+    } else if (iod_proc_info info{}; bpf_map_lookup_elem(bpf_map__fd(im.skel->maps.procs), &tgid, &info) == 0) {
+        comm.assign(info.comm, strnlen(info.comm, sizeof(info.comm)));
+    } else {
+        comm = try_read_first_line(under_root(im.root, "/proc/" + std::to_string(tgid) + "/comm")).value_or("");
+    }
+    return comm.empty() ? "" : ApplicationIndex::of_root(im.root).application_of(tgid, comm);
+}
+
+// Every entry of a hash keyed by (filesystem device, process): f(key, value).
+template <typename Value, typename F>
+void for_each_device_process(int fd, F&& f) {
     iod_ra_key key{}, next{};
     const iod_ra_key* at = nullptr;
     while (bpf_map_get_next_key(fd, at, &next) == 0) {
         key = next;
         at = &key;
-        iod_ra_misses v{};
-        if (bpf_map_lookup_elem(fd, &key, &v) != 0 || !(v.misses + v.async + v.cache_wait_ns)) continue;
+        Value v{};
+        if (bpf_map_lookup_elem(fd, &key, &v) == 0) f(key, v);
+    }
+}
+
+// The page-cache misses per filesystem device and process (ra_misses), each
+// named by its disk (its queue holds read_ahead_kb) and its application.
+void read_readahead_misses(SyscallBpfCollector::Impl& im,
+                           const std::map<uint32_t, const syscall_bpf::ProcessTime*>& named,
+                           syscall_bpf::Snapshot& s) {
+    s.page_bytes = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
+    std::map<uint32_t, std::string> devices;
+    for_each_device_process<iod_ra_misses>(bpf_map__fd(im.skel->maps.ra_misses), [&](const iod_ra_key& key,
+                                                                                      const iod_ra_misses& v) {
+        if (!(v.misses + v.async + v.cache_wait_ns)) return;
         auto dev = devices.find(key.dev);
         if (dev == devices.end())
             dev = devices.emplace(key.dev, syscall_bpf::readahead_device_name(im.root, key.dev)).first;
-        std::string comm;
-        if (const auto n = named.find(key.tgid); n != named.end()) {
-            comm = n->second->comm;
-        } else if (iod_proc_info info{}; bpf_map_lookup_elem(p_fd, &key.tgid, &info) == 0) {
-            comm.assign(info.comm, strnlen(info.comm, sizeof(info.comm)));
-        } else {
-            comm = try_read_first_line(under_root(im.root, "/proc/" + std::to_string(key.tgid) + "/comm")).value_or("");
-        }
         syscall_bpf::ReadaheadMisses m;
         m.device = dev->second;
         m.pid = key.tgid;
-        m.app = comm.empty() ? "" : ApplicationIndex::of_root(im.root).application_of(key.tgid, comm);
+        m.app = table_application(im, named, key.tgid);
         m.misses = v.misses;
         m.sequential = v.sequential;
         m.unwidened = v.unwidened;
@@ -325,7 +339,25 @@ void read_readahead_misses(SyscallBpfCollector::Impl& im,
         m.async_window_pages = v.async_window_pages;
         m.cache_wait_ns = v.cache_wait_ns;
         s.readahead.push_back(std::move(m));
-    }
+    });
+}
+
+// The writes that waited for durability per filesystem device and process
+// (sync_writes), each named by the filesystem's own device (its mount
+// options are its superblock's) and its application.
+void read_sync_writes(SyscallBpfCollector::Impl& im, const std::map<uint32_t, const syscall_bpf::ProcessTime*>& named,
+                      syscall_bpf::Snapshot& s) {
+    static_assert(syscall_bpf::kSyncReasons.size() == IOD_SYNC_REASONS);
+    for_each_device_process<iod_sync_writes>(bpf_map__fd(im.skel->maps.sync_writes), [&](const iod_ra_key& key,
+                                                                                          const iod_sync_writes& v) {
+        syscall_bpf::SyncWrites w;
+        w.device = block_device_name(im.root, kernel_dev_major(key.dev), kernel_dev_minor(key.dev), false);
+        w.pid = key.tgid;
+        w.app = table_application(im, named, key.tgid);
+        for (size_t r = 0; r < IOD_SYNC_REASONS; ++r) w.writes[r] = v.writes[r], w.wait_ns[r] = v.wait_ns[r];
+        w.fsyncs = v.fsyncs;
+        s.sync_writes.push_back(std::move(w));
+    });
 }
 
 // The programs of the per-syscall attach (bpf/syscall.bpf.c): three enter
@@ -799,6 +831,8 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     t.mark("procs map");
     read_readahead_misses(im, named, s);
     t.mark("readahead map");
+    read_sync_writes(im, named, s);
+    t.mark("sync writes map");
 
     {
         std::lock_guard<std::mutex> g(im.mu);

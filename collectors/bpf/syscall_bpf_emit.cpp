@@ -389,6 +389,7 @@ std::vector<MetricSpec> metric_specs() {
     }
     for (const auto& spec : lost_events_specs(layer::kSyscall)) v.push_back(spec);
     for (const auto& spec : readahead_specs()) v.push_back(spec);
+    for (const auto& spec : sync_writes_specs()) v.push_back(spec);
     for (const char* set : {"slow", "all"})
         for (const auto& l : class_layers()) {
             v.push_back({std::string("attr.") + set + "." + l + "_pct", K::Metric, "pct",
@@ -556,6 +557,7 @@ void emit(const Snapshot& s, Evidence& ev) {
         }
     }
     emit_readahead(s.readahead, s.page_bytes, ev);
+    emit_sync_writes(s.sync_writes, ev);
     ev.add_metric("cgroup.blk_throttled_bios", {}, counter(s, CNT_THROTTLED_BIOS), "count",
                   {"tracepoint", "tp_btf:block:block_bio_queue of bios flagged BIO_BPS_THROTTLED (released by blk-throttle)"});
     const Provenance pself{"tracepoint", "syscall_bpf self-accounting"};
@@ -577,7 +579,11 @@ void emit(const Snapshot& s, Evidence& ev) {
         {"readahead_table_full", counter(s, CNT_RA_TABLE_FULL),
          "the page-cache misses of those devices and processes are missing from fs.readahead_* (the readahead "
          "setting's evidence); everything else is complete",
-         "bpf/syscall.bpf.c counter CNT_RA_TABLE_FULL (ra_misses hash full)"}};
+         "bpf/syscall.bpf.c counter CNT_RA_TABLE_FULL (ra_misses hash full)"},
+        {"sync_writes_table_full", counter(s, CNT_SYNC_TABLE_FULL),
+         "the durability waits of those devices and processes are missing from fs.sync_write* and fs.fsyncs (the "
+         "sync mount's evidence); everything else is complete",
+         "bpf/syscall.bpf.c counter CNT_SYNC_TABLE_FULL (sync_writes hash full)"}};
     if (s.program_runs_skipped)
         lost.push_back({"program_runs_skipped", *s.program_runs_skipped,
                         "a skipped sys_enter or sys_exit leaves that syscall untimed, a skipped sched_switch "

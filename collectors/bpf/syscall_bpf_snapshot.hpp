@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectors/bpf/readahead_misses.hpp"
+#include "collectors/bpf/sync_writes.hpp"
 #include "collectors/bpf/syscall_bpf_attribution.hpp"
 #include "engine/evidence/evidence.hpp"
 #include "engine/evidence/metric_catalog.hpp"
@@ -90,6 +91,8 @@ struct Snapshot {
     std::map<uint32_t, ProcParts> proc_parts;
     // Synchronous readahead per filesystem device and process (readahead_misses.hpp).
     std::vector<ReadaheadMisses> readahead;
+    // Writes that waited for durability per filesystem device and process (sync_writes.hpp).
+    std::vector<SyncWrites> sync_writes;
     uint32_t page_bytes = 4096;
     uint64_t exemplars_received = 0;
     // Tracepoint runs the kernel skipped (collectors/bpf/bpf_program_stats.hpp);

@@ -86,11 +86,12 @@ private:
     bool saved_ = false, ok_ = false;
 };
 
-// An ext4 filesystem on a loop device, mounted on a temporary directory.
-// A filesystem (ext4 unless told: xfs, btrfs) on a loop device, mounted.
+// A filesystem (ext4 unless told: xfs, btrfs) on a loop device, mounted on a
+// temporary directory with mount(2) `flags` (MS_SYNCHRONOUS: mounted sync).
 class Ext4Mount {
 public:
-    explicit Ext4Mount(int size_mb, const std::string& type = "ext4") : loop_("/tmp", size_mb) {
+    explicit Ext4Mount(int size_mb, const std::string& type = "ext4", unsigned long flags = 0)
+        : loop_("/tmp", size_mb) {
         if (!loop_.ok()) { error_ = loop_.error(); return; }
         std::string out;
         const std::string force = type == "ext4" ? "-q -F " : "-q -f ";
@@ -101,7 +102,7 @@ public:
         char tmpl[] = "/tmp/iodiag-live-mnt-XXXXXX";
         if (!mkdtemp(tmpl)) { error_ = "mkdtemp failed"; return; }
         dir_ = tmpl;
-        if (mount(loop_.path().c_str(), dir_.c_str(), type.c_str(), 0, nullptr) != 0) {
+        if (mount(loop_.path().c_str(), dir_.c_str(), type.c_str(), flags, nullptr) != 0) {
             error_ = "mount " + loop_.path() + ": " + std::strerror(errno);
             rmdir(dir_.c_str());
             dir_.clear();
@@ -683,6 +684,63 @@ TEST(LiveSyscallBpf, FsyncThreadsOnBtrfsWaitForTheLogTree) {
 
 // (d) A plain cached read loop: nothing abnormal. Reads hit the cache; no
 // dirty, reclaim, journal, lock or page-cache time.
+// Issue 34: a filesystem mounted sync, three writers on it. A buffered
+// writer's writes the mount made synchronous; O_DSYNC writes, the
+// application's own choice; a writer that fsyncs after each write. The
+// kernel's own flags tell the first two apart, and the third's fsyncs are
+// counted beside its writes (a fast fsync too: its data was durable already).
+TEST(LiveSyscallBpf, WritesASyncMountMadeSynchronousAreToldFromTheApplications) {
+    REQUIRE(missing_bpf_prereqs());
+    if (auto r = missing_tool("python3"); !r.empty()) GTEST_SKIP() << r;
+    Ext4Mount fs(256, "ext4", MS_SYNCHRONOUS);
+    ASSERT_TRUE(fs.ok()) << fs.error();
+    const std::string d = fs.dir();
+    // Each command line ends with what tells it apart: an application's
+    // name is cut in its middle when long.
+    Background buffered("exec dd if=/dev/zero of=" + d + "/buffered bs=4k count=1000000 status=none conv=notrunc");
+    Background own("exec dd if=/dev/zero of=" + d + "/dsync bs=4k count=1000000 status=none oflag=dsync");
+    Background fsyncer("exec python3 -c 'import os\nf = os.open(\"" + d +
+                       "/fsynced\", os.O_WRONLY | os.O_CREAT)\nwhile True:\n    os.write(f, b\"x\" * 4096)\n    "
+                       "os.fsync(f)'");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ASSERT_TRUE(buffered.running() && own.running() && fsyncer.running());
+    CollectorStatus st;
+    const Evidence ev = observe(0, 3, &st);
+    ASSERT_TRUE(st.available) << st.reason;
+    const std::string dev = fs.device().substr(5);
+    // Per application (the end of its command line): writes per reason, fsyncs.
+    struct Seen {
+        std::map<std::string, double> writes;
+        double fsyncs = -1;
+    };
+    std::map<std::string, Seen> by_file;
+    for (const auto& m : ev.metrics) {
+        if (m.name != "fs.sync_writes" && m.name != "fs.fsyncs") continue;
+        if (m.labels.at("device") != dev) continue;
+        const std::string app = m.labels.at("app");
+        for (const char* file : {"conv=notrunc", "oflag=dsync", "os.fsync(f)"}) {
+            if (app.find(file) == std::string::npos) continue;
+            if (m.name == "fs.fsyncs") by_file[file].fsyncs = m.value;
+            else by_file[file].writes[m.labels.at("reason")] = m.value;
+        }
+    }
+    for (const auto& [file, seen] : by_file) {
+        std::printf("%s:", file.c_str());
+        for (const auto& [reason, n] : seen.writes) std::printf(" %s %.0f", reason.c_str(), n);
+        std::printf(" fsyncs %.0f\n", seen.fsyncs);
+    }
+    Seen& b = by_file["conv=notrunc"];
+    EXPECT_GT(b.writes["mount"], 50) << "the buffered writer's writes, made synchronous by the mount";
+    EXPECT_EQ(b.writes.count("o_sync"), 0u);
+    EXPECT_EQ(b.fsyncs, 0);
+    Seen& o = by_file["oflag=dsync"];
+    EXPECT_GT(o.writes["o_sync"], 50) << "O_DSYNC writes are the application's own";
+    EXPECT_EQ(o.writes.count("mount"), 0u);
+    Seen& f = by_file["os.fsync(f)"];
+    EXPECT_GT(f.writes["mount"], 20);
+    EXPECT_GE(f.fsyncs, 0.8 * f.writes["mount"]) << "every write is followed by an fsync";
+}
+
 TEST(LiveSyscallBpf, CachedReadLoopIsHealthy) {
     REQUIRE(missing_bpf_prereqs());
     Ext4Mount fs(128);
