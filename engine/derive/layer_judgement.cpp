@@ -52,6 +52,10 @@ constexpr double kTailFactor = 10;
 // The tail's part of a layer's time at which removing it makes the layer 1.5x
 // faster: a material slowdown, not a wobble.
 constexpr double kMaterialTailPct = 100.0 / 3.0;
+// A setting explains a wait when it costs the application a quarter of its
+// time (engine/triage/sufferer_choice.hpp kLostToOthersMinPct: the bar of a
+// loss to others).
+constexpr double kMaterialLossPct = 25;
 // A layer holding less of the slow time than this is not judged: removing all
 // of it would make the slow syscalls faster by less than a twentieth (the
 // engine's bar for a cause anybody felt, engine/triage/analysis.cpp).
@@ -270,6 +274,25 @@ std::optional<Judged> readahead_setting(const Evidence& ev) {
                             " (the kernel's default is 128 KiB): a setting, not its demand"};
 }
 
+// Waits a setting makes: the application's writes waited for durability
+// because its filesystem is mounted sync (or its files have the sync
+// attribute), for most of its time (the dominance bar), and a quarter of its
+// time at least is what its own fsyncs would not have paid (the bar of a
+// material loss, engine/triage/sufferer_choice.hpp kLostToOthersMinPct).
+// rules/settings.yaml settings.sync_writes names it.
+std::optional<Judged> sync_writes_setting(const Evidence& ev) {
+    for (const auto& d : ev.instances("device")) {
+        const Labels l{{"device", d}};
+        const Metric* wait = ev.find_metric("setting.sync_writes_wait_pct", l);
+        const Metric* share = ev.find_metric("setting.sync_writes_share_pct", l);
+        const Fact* cause = ev.find_fact("setting.sync_writes_cause", l);
+        if (wait && share && cause && wait->value >= kDominantPct && share->value >= kMaterialLossPct)
+            return Judged{true, "its writes on " + d + " wait until durable because the filesystem is " + cause->value +
+                                    " (" + pct_text(wait->value) + " of its syscall time): a setting, not its demand"};
+    }
+    return std::nullopt;
+}
+
 // A cache that loses pages, misses a setting makes, or misses served by an
 // abnormal device.
 std::optional<Judged> judge_page_cache(const Evidence& ev, const std::string& d) {
@@ -281,6 +304,15 @@ std::optional<Judged> judge_page_cache(const Evidence& ev, const std::string& d)
         if (dev->abnormal) return Judged{true, "its misses are read from " + dev->reason};
         return Judged{false, "first reads of data never cached, from a device that " + dev->reason};
     }
+    return std::nullopt;
+}
+
+// The I/O layers by their own distribution and users.
+std::optional<Judged> judge_io_layer(const Evidence& ev, const std::string& layer, const std::string& device) {
+    if (layer == layer::kDevice) return judge_device(ev, device);
+    if (layer == layer::kBlockQueue) return judge_block_queue(ev, device);
+    if (layer == layer::kJournal) return judge_journal(ev);
+    if (layer == layer::kPageCache) return judge_page_cache(ev, device);
     return std::nullopt;
 }
 
@@ -318,11 +350,11 @@ std::optional<Judged> judge_layer(const Evidence& ev, const std::string& layer, 
         return Judged{false, "run-queue delay of " + us_text(per_op->value) +
                                  " per slow syscall, shorter than one flash read: ordinary time sharing"};
     }
-    std::optional<Judged> j;
-    if (layer == layer::kDevice) j = judge_device(ev, device);
-    else if (layer == layer::kBlockQueue) j = judge_block_queue(ev, device);
-    else if (layer == layer::kJournal) j = judge_journal(ev);
-    else if (layer == layer::kPageCache) j = judge_page_cache(ev, device);
+    // A write's wait for durability (its block I/O, the journal) that a
+    // setting imposed is judged by the setting first.
+    const bool durability = layer == layer::kDevice || layer == layer::kJournal || layer == layer::kBlockQueue;
+    std::optional<Judged> j = durability ? sync_writes_setting(ev) : std::nullopt;
+    if (!j) j = judge_io_layer(ev, layer, device);
     // The filesystem's on-CPU time and "other" have no distribution of their
     // own per application: the model does not judge them (the layer table
     // says so), rather than guess.

@@ -371,6 +371,78 @@ TEST(Judgement, ReadaheadOffUnderARandomReaderIsNotTheCause) {
     EXPECT_EQ(find(v.findings, "settings.readahead_off_sequential"), nullptr) << render_text(v, {});
 }
 
+// Issue 34: a filesystem mounted sync. A buffered writer's writes wait for
+// the journal and the device one by one (sufferer(): 200,000 us of syscall
+// time, 180,000 of it in writes the mount made synchronous).
+namespace {
+void sync_writer(Evidence& ev, const std::string& app, const std::string& reason, double writes, double fsyncs) {
+    device(ev, "loop0", "loop", 60, 50000, 0.4);
+    sufferer(ev, app, {{"journal", 74}, {"device", 18}, {"filesystem", 6}, {"cpu", 2}}, 200);
+    const Labels l{{"device", "loop0"}, {"app", app}};
+    Labels lr = l;
+    lr["reason"] = reason;
+    ev.add_metric("fs.sync_writes", lr, writes, "count", kP);
+    ev.add_metric("fs.sync_write_wait_us", lr, 180000, "us", kP);
+    ev.add_metric("fs.fsyncs", l, fsyncs, "count", kP);
+    ev.add_fact("fs.mount_point", {{"device", "loop0"}}, "/srv/data", kP);
+    ev.add_fact("fs.mount_options", {{"device", "loop0"}}, "rw,relatime,rw,sync", kP);
+}
+}  // namespace
+
+TEST(Judgement, ASyncMountUnderABufferedWriterIsTheSettingNamed) {
+    Evidence ev;
+    sync_writer(ev, "python3 ingest.py", "mount", 4000, 0);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.rule_id, "settings.sync_writes") << render_text(v, {});
+    EXPECT_EQ(f.instance, "loop0");
+    EXPECT_EQ(f.severity, Severity::Warning);
+    ASSERT_TRUE(f.share_pct.has_value());
+    EXPECT_NEAR(*f.share_pct, 90, 0.5);
+    EXPECT_NE(f.title.find("mounted sync"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("/srv/data"), std::string::npos) << f.title;
+    EXPECT_EQ(row(v, "journal").state, LayerState::Abnormal) << render_text(v, {});
+    EXPECT_NE(row(v, "journal").figures.find("a setting, not its demand"), std::string::npos)
+        << row(v, "journal").figures;
+    ASSERT_FALSE(f.fixes.empty());
+    EXPECT_NE(f.fixes.front().action.find("mount -o remount,async /srv/data"), std::string::npos)
+        << f.fixes.front().action;
+}
+
+// Four writes per fsync: the commits its fsyncs make it would pay anyway,
+// the three others are the mount's (share 90 x 3/4).
+TEST(Judgement, ASyncMountCostsTheCommitsAWritersFsyncsWouldNotMake) {
+    Evidence ev;
+    sync_writer(ev, "sqlite3 app.db", "mount", 4000, 1000);
+    const Verdict v = analyze(ev, shipped_rules());
+    const Finding* f = find(v.findings, "settings.sync_writes");
+    ASSERT_NE(f, nullptr) << render_text(v, {});
+    ASSERT_TRUE(f->share_pct.has_value());
+    EXPECT_NEAR(*f->share_pct, 90 * 0.75, 0.5);
+}
+
+// The controls: a writer that fsyncs after every write loses nothing to the
+// mount; one that opened its files O_DSYNC asked for it; neither is the setting.
+TEST(Judgement, ASyncMountIsNotTheCauseWhereTheWriterAsksForDurabilityItself) {
+    for (const auto& [reason, fsyncs] : std::vector<std::pair<std::string, double>>{{"mount", 4000}, {"o_sync", 0}}) {
+        Evidence ev;
+        sync_writer(ev, "postgres: wal writer", reason, 4000, fsyncs);
+        const Verdict v = analyze(ev, shipped_rules());
+        EXPECT_EQ(find(v.findings, "settings.sync_writes"), nullptr) << reason << "\n" << render_text(v, {});
+    }
+}
+
+// The sync attribute (chattr +S) on the files does what the mount option does.
+TEST(Judgement, TheSyncAttributeIsNamedLikeTheMountOption) {
+    Evidence ev;
+    sync_writer(ev, "rsyslogd", "attribute", 4000, 0);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
+    EXPECT_EQ(v.findings.front().rule_id, "settings.sync_writes") << render_text(v, {});
+    EXPECT_NE(v.findings.front().title.find("chattr +S"), std::string::npos) << v.findings.front().title;
+}
+
 // A sequential reader with the default window, on a slow device: the kernel
 // reads ahead (its readahead is asynchronous), and the window is not below
 // the default, even when another reader on the machine has it off. No

@@ -1,0 +1,97 @@
+// Whether a `sync` mount or the sync attribute explains the suffering
+// application's write waits (issue 34, docs/settings.md "mount sync").
+#include "engine/derive/derive_steps.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "engine/evidence/application_label.hpp"
+
+namespace iodiag::derive {
+
+namespace {
+
+// The application's durability waits on one filesystem device
+// (fs.sync_write*{device, app, reason}, fs.fsyncs; bpf/syscall.bpf.c sync_writes).
+struct DeviceWrites {
+    double mount_writes = 0, mount_wait_us = 0;   // made synchronous by the mount option
+    double attr_writes = 0, attr_wait_us = 0;     // ... by the inode's sync attribute
+    double fsyncs = 0;
+};
+
+std::map<std::string, DeviceWrites> writes_of(const Evidence& ev, const std::string& app) {
+    std::map<std::string, DeviceWrites> out;
+    for (const auto& m : ev.metrics) {
+        if (m.name.rfind("fs.sync_write", 0) != 0 && m.name != "fs.fsyncs") continue;
+        if (application_label(m.labels) != app) continue;
+        const auto d = m.labels.find("device");
+        if (d == m.labels.end()) continue;
+        DeviceWrites& w = out[d->second];
+        const auto r = m.labels.find("reason");
+        const std::string reason = r == m.labels.end() ? "" : r->second;
+        if (m.name == "fs.fsyncs") w.fsyncs += m.value;
+        else if (reason == "mount") (m.name == "fs.sync_writes" ? w.mount_writes : w.mount_wait_us) += m.value;
+        else if (reason == "attribute") (m.name == "fs.sync_writes" ? w.attr_writes : w.attr_wait_us) += m.value;
+    }
+    return out;
+}
+
+}  // namespace
+
+// A filesystem mounted `sync` (or a file with the sync attribute) makes every
+// write wait until its data and metadata are durable: on ext4 a journal
+// commit per write, on XFS a log force, each a device round trip or several.
+// Measured in the kernel (bpf/syscall.bpf.c sync_writes): the application's
+// writes that waited for durability and why the kernel made them
+// synchronous (the file's O_SYNC/O_DSYNC, which the application chose, comes
+// first and is not the setting's). What the setting costs it is the part of
+// those waits its own fsyncs would not have paid anyway: each write commits,
+// where without the setting only each fsync would, so the waits are
+// avoidable in the proportion 1 - fsyncs / such writes (an application that
+// fsyncs after every write loses little to the mount).
+void add_sync_writes_setting(Evidence& ev) {
+    const Fact* app = ev.find_fact("attr.app.name");
+    if (!app) return;
+    const double app_us = app_syscall_time_us(ev, app->value);
+    if (app_us <= 0) return;
+    for (const auto& [d, w] : writes_of(ev, app->value)) {
+        const double writes = w.mount_writes + w.attr_writes;
+        if (writes <= 0) continue;
+        const Labels l{{"device", d}};
+        const std::string of = " of " + app->value + " on " + d;
+        const double wait_pct = std::min(100.0, 100.0 * (w.mount_wait_us + w.attr_wait_us) / app_us);
+        ev.add_metric("setting.sync_writes_wait_pct", l, wait_pct, "pct",
+                      derived("100 x fs.sync_write_wait_us{reason=mount|attribute}" + of +
+                              " / its syscall time (syscall.proc.time_us summed)"));
+        const double avoidable = std::max(0.0, 1.0 - w.fsyncs / writes);
+        ev.add_metric("setting.sync_writes_share_pct", l, wait_pct * avoidable, "pct",
+                      derived("setting.sync_writes_wait_pct x (1 - fs.fsyncs / fs.sync_writes{reason=mount|"
+                              "attribute})" + of + ": the commits its own fsyncs would not have made"));
+        ev.add_metric("setting.sync_writes", l, writes, "count", derived("fs.sync_writes{reason=mount|attribute}" + of));
+        if (w.fsyncs > 0)
+            ev.add_metric("setting.sync_writes_per_fsync", l, writes / w.fsyncs, "count",
+                          derived("fs.sync_writes{reason=mount|attribute} / fs.fsyncs" + of));
+        const std::string cause = w.mount_writes >= w.attr_writes ? "mounted sync" : "the sync attribute (chattr +S) on its files";
+        ev.add_fact("setting.sync_writes_cause", l, cause,
+                    derived("the reason (fs.sync_writes{reason}) of most of the synchronous writes" + of));
+    }
+}
+
+std::vector<MetricSpec> sync_writes_setting_specs() {
+    using K = MetricSpec::Kind;
+    return {
+        {"setting.sync_writes_wait_pct", K::Metric, "pct", layer::kJournal, "device",
+         "share of the suffering application's syscall time its writes waited for durability because the "
+         "filesystem is mounted sync or its files have the sync attribute"},
+        {"setting.sync_writes_share_pct", K::Metric, "pct", layer::kJournal, "device",
+         "of that, the part its own fsyncs would not have paid: what the setting costs it"},
+        {"setting.sync_writes", K::Metric, "count", layer::kJournal, "device",
+         "the suffering application's writes the setting made synchronous"},
+        {"setting.sync_writes_per_fsync", K::Metric, "count", layer::kJournal, "device",
+         "those writes per fsync it made on the device (absent when it made none)"},
+        {"setting.sync_writes_cause", K::Fact, "", layer::kJournal, "device",
+         "what made the writes synchronous: the mount option or the files' attribute"},
+    };
+}
+
+}  // namespace iodiag::derive
