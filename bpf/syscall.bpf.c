@@ -662,6 +662,7 @@ __noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 to
                 if (r < IOD_SYNC_REASONS) {
                     __sync_fetch_and_add(&w->writes[r], 1);
                     __sync_fetch_and_add(&w->wait_ns[r], wait);
+                    __sync_fetch_and_add(&w->time_ns[r], total);
                 }
             }
         }

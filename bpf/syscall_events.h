@@ -241,6 +241,8 @@ enum iod_sync_reason { IOD_SYNC_FILE, IOD_SYNC_MOUNT, IOD_SYNC_INODE, IOD_SYNC_N
 struct iod_sync_writes {
     unsigned long long writes[IOD_SYNC_REASONS];
     unsigned long long wait_ns[IOD_SYNC_REASONS];   /* their journal + device + block-queue wait */
+    unsigned long long time_ns[IOD_SYNC_REASONS];   /* their whole duration (the wait, and the CPU work
+                                                     * and run-queue delay around it) */
     unsigned long long fsyncs;
 };
 

@@ -15,7 +15,8 @@ uint64_t SyncWrites::total_wait_ns() const {
 }
 
 void SyncWrites::add_counts(const SyncWrites& o) {
-    for (size_t r = 0; r < kSyncReasons.size(); ++r) writes[r] += o.writes[r], wait_ns[r] += o.wait_ns[r];
+    for (size_t r = 0; r < kSyncReasons.size(); ++r)
+        writes[r] += o.writes[r], wait_ns[r] += o.wait_ns[r], time_ns[r] += o.time_ns[r];
     fsyncs += o.fsyncs;
 }
 
@@ -29,6 +30,8 @@ std::vector<MetricSpec> sync_writes_specs() {
          "other = none of them: direct I/O, RWF_DSYNC)"},
         {"fs.sync_write_wait_us", K::Metric, "us", layer::kJournal, "device",
          "those writes' journal + device + block-queue wait"},
+        {"fs.sync_write_time_us", K::Metric, "us", layer::kJournal, "device",
+         "those writes' whole duration: the wait, and the CPU work and run-queue delay around it"},
         {"fs.fsyncs", K::Metric, "count", layer::kJournal, "device",
          "fsync and fdatasync calls on the device's files, per application"},
     };
@@ -60,6 +63,7 @@ void emit_sync_writes(const std::vector<SyncWrites>& writes, Evidence& ev) {
             lr["reason"] = kSyncReasons[r];
             ev.add_metric("fs.sync_writes", lr, static_cast<double>(w.writes[r]), "count", prov);
             ev.add_metric("fs.sync_write_wait_us", lr, static_cast<double>(w.wait_ns[r]) / 1000.0, "us", prov);
+            ev.add_metric("fs.sync_write_time_us", lr, static_cast<double>(w.time_ns[r]) / 1000.0, "us", prov);
         }
         ev.add_metric("fs.fsyncs", l, static_cast<double>(w.fsyncs), "count", prov);
     }

@@ -26,6 +26,7 @@ struct SyncWrites {
     uint32_t pid = 0;
     std::array<uint64_t, kSyncReasons.size()> writes{};    // write-family syscalls that waited, per reason
     std::array<uint64_t, kSyncReasons.size()> wait_ns{};   // their journal + device + block-queue wait
+    std::array<uint64_t, kSyncReasons.size()> time_ns{};   // their whole duration
     uint64_t fsyncs = 0;                                     // fsync/fdatasync calls on the device's files
 
     uint64_t total_wait_ns() const;
@@ -37,9 +38,9 @@ struct SyncWrites {
 inline constexpr size_t kSyncWritesApplicationsKept = 32;
 
 std::vector<MetricSpec> sync_writes_specs();
-// fs.sync_writes{device, app, reason}, fs.sync_write_wait_us{device, app,
-// reason} (reasons with writes only) and fs.fsyncs{device, app}, summed over
-// the processes of each application.
+// fs.sync_writes, fs.sync_write_wait_us and fs.sync_write_time_us{device,
+// app, reason} (reasons with writes only) and fs.fsyncs{device, app}, summed
+// over the processes of each application.
 void emit_sync_writes(const std::vector<SyncWrites>& writes, Evidence& ev);
 
 }  // namespace iodiag::syscall_bpf

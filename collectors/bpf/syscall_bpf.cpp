@@ -354,7 +354,8 @@ void read_sync_writes(SyscallBpfCollector::Impl& im, const std::map<uint32_t, co
         w.device = block_device_name(im.root, kernel_dev_major(key.dev), kernel_dev_minor(key.dev), false);
         w.pid = key.tgid;
         w.app = table_application(im, named, key.tgid);
-        for (size_t r = 0; r < IOD_SYNC_REASONS; ++r) w.writes[r] = v.writes[r], w.wait_ns[r] = v.wait_ns[r];
+        for (size_t r = 0; r < IOD_SYNC_REASONS; ++r)
+            w.writes[r] = v.writes[r], w.wait_ns[r] = v.wait_ns[r], w.time_ns[r] = v.time_ns[r];
         w.fsyncs = v.fsyncs;
         s.sync_writes.push_back(std::move(w));
     });

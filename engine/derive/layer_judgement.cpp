@@ -276,19 +276,19 @@ std::optional<Judged> readahead_setting(const Evidence& ev) {
 
 // Waits a setting makes: the application's writes waited for durability
 // because its filesystem is mounted sync (or its files have the sync
-// attribute), for most of its time (the dominance bar), and a quarter of its
+// attribute), and took most of its time (the dominance bar), and a quarter of its
 // time at least is what its own fsyncs would not have paid (the bar of a
 // material loss, engine/triage/sufferer_choice.hpp kLostToOthersMinPct).
 // rules/settings.yaml settings.sync_writes names it.
 std::optional<Judged> sync_writes_setting(const Evidence& ev) {
     for (const auto& d : ev.instances("device")) {
         const Labels l{{"device", d}};
-        const Metric* wait = ev.find_metric("setting.sync_writes_wait_pct", l);
+        const Metric* time = ev.find_metric("setting.sync_writes_time_pct", l);
         const Metric* share = ev.find_metric("setting.sync_writes_share_pct", l);
         const Fact* cause = ev.find_fact("setting.sync_writes_cause", l);
-        if (wait && share && cause && wait->value >= kDominantPct && share->value >= kMaterialLossPct)
+        if (time && share && cause && time->value >= kDominantPct && share->value >= kMaterialLossPct)
             return Judged{true, "its writes on " + d + " wait until durable because the filesystem is " + cause->value +
-                                    " (" + pct_text(wait->value) + " of its syscall time): a setting, not its demand"};
+                                    " (" + pct_text(time->value) + " of its syscall time): a setting, not its demand"};
     }
     return std::nullopt;
 }

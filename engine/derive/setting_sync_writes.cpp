@@ -14,15 +14,15 @@ namespace {
 // The application's durability waits on one filesystem device
 // (fs.sync_write*{device, app, reason}, fs.fsyncs; bpf/syscall.bpf.c sync_writes).
 struct DeviceWrites {
-    double mount_writes = 0, mount_wait_us = 0;   // made synchronous by the mount option
-    double attr_writes = 0, attr_wait_us = 0;     // ... by the inode's sync attribute
+    double mount_writes = 0, mount_time_us = 0;   // made synchronous by the mount option
+    double attr_writes = 0, attr_time_us = 0;     // ... by the inode's sync attribute
     double fsyncs = 0;
 };
 
 std::map<std::string, DeviceWrites> writes_of(const Evidence& ev, const std::string& app) {
     std::map<std::string, DeviceWrites> out;
     for (const auto& m : ev.metrics) {
-        if (m.name.rfind("fs.sync_write", 0) != 0 && m.name != "fs.fsyncs") continue;
+        if (m.name != "fs.sync_writes" && m.name != "fs.sync_write_time_us" && m.name != "fs.fsyncs") continue;
         if (application_label(m.labels) != app) continue;
         const auto d = m.labels.find("device");
         if (d == m.labels.end()) continue;
@@ -30,8 +30,8 @@ std::map<std::string, DeviceWrites> writes_of(const Evidence& ev, const std::str
         const auto r = m.labels.find("reason");
         const std::string reason = r == m.labels.end() ? "" : r->second;
         if (m.name == "fs.fsyncs") w.fsyncs += m.value;
-        else if (reason == "mount") (m.name == "fs.sync_writes" ? w.mount_writes : w.mount_wait_us) += m.value;
-        else if (reason == "attribute") (m.name == "fs.sync_writes" ? w.attr_writes : w.attr_wait_us) += m.value;
+        else if (reason == "mount") (m.name == "fs.sync_writes" ? w.mount_writes : w.mount_time_us) += m.value;
+        else if (reason == "attribute") (m.name == "fs.sync_writes" ? w.attr_writes : w.attr_time_us) += m.value;
     }
     return out;
 }
@@ -44,11 +44,13 @@ std::map<std::string, DeviceWrites> writes_of(const Evidence& ev, const std::str
 // Measured in the kernel (bpf/syscall.bpf.c sync_writes): the application's
 // writes that waited for durability and why the kernel made them
 // synchronous (the file's O_SYNC/O_DSYNC, which the application chose, comes
-// first and is not the setting's). What the setting costs it is the part of
-// those waits its own fsyncs would not have paid anyway: each write commits,
-// where without the setting only each fsync would, so the waits are
-// avoidable in the proportion 1 - fsyncs / such writes (an application that
-// fsyncs after every write loses little to the mount).
+// first and is not the setting's), with their whole duration: the wait for
+// durability and the CPU work and run-queue delay around it, all of which a
+// buffered write (microseconds) does not have. What the setting costs it is
+// the part its own fsyncs would not have paid anyway: each write commits,
+// where without the setting only each fsync would, so that time is avoidable
+// in the proportion 1 - fsyncs / such writes (an application that fsyncs
+// after every write loses little to the mount).
 void add_sync_writes_setting(Evidence& ev) {
     const Fact* app = ev.find_fact("attr.app.name");
     if (!app) return;
@@ -59,13 +61,13 @@ void add_sync_writes_setting(Evidence& ev) {
         if (writes <= 0) continue;
         const Labels l{{"device", d}};
         const std::string of = " of " + app->value + " on " + d;
-        const double wait_pct = std::min(100.0, 100.0 * (w.mount_wait_us + w.attr_wait_us) / app_us);
-        ev.add_metric("setting.sync_writes_wait_pct", l, wait_pct, "pct",
-                      derived("100 x fs.sync_write_wait_us{reason=mount|attribute}" + of +
+        const double time_pct = std::min(100.0, 100.0 * (w.mount_time_us + w.attr_time_us) / app_us);
+        ev.add_metric("setting.sync_writes_time_pct", l, time_pct, "pct",
+                      derived("100 x fs.sync_write_time_us{reason=mount|attribute}" + of +
                               " / its syscall time (syscall.proc.time_us summed)"));
         const double avoidable = std::max(0.0, 1.0 - w.fsyncs / writes);
-        ev.add_metric("setting.sync_writes_share_pct", l, wait_pct * avoidable, "pct",
-                      derived("setting.sync_writes_wait_pct x (1 - fs.fsyncs / fs.sync_writes{reason=mount|"
+        ev.add_metric("setting.sync_writes_share_pct", l, time_pct * avoidable, "pct",
+                      derived("setting.sync_writes_time_pct x (1 - fs.fsyncs / fs.sync_writes{reason=mount|"
                               "attribute})" + of + ": the commits its own fsyncs would not have made"));
         ev.add_metric("setting.sync_writes", l, writes, "count", derived("fs.sync_writes{reason=mount|attribute}" + of));
         if (w.fsyncs > 0)
@@ -80,9 +82,9 @@ void add_sync_writes_setting(Evidence& ev) {
 std::vector<MetricSpec> sync_writes_setting_specs() {
     using K = MetricSpec::Kind;
     return {
-        {"setting.sync_writes_wait_pct", K::Metric, "pct", layer::kJournal, "device",
-         "share of the suffering application's syscall time its writes waited for durability because the "
-         "filesystem is mounted sync or its files have the sync attribute"},
+        {"setting.sync_writes_time_pct", K::Metric, "pct", layer::kJournal, "device",
+         "share of the suffering application's syscall time in writes that waited for durability because the "
+         "filesystem is mounted sync or its files have the sync attribute (their whole duration)"},
         {"setting.sync_writes_share_pct", K::Metric, "pct", layer::kJournal, "device",
          "of that, the part its own fsyncs would not have paid: what the setting costs it"},
         {"setting.sync_writes", K::Metric, "count", layer::kJournal, "device",

@@ -430,9 +430,11 @@ def judge_who(klass, res, row):
 # ---- settings as causes (issue 34) ----
 
 # The rules that name each setting.
-SETTING_RULES = {"readahead": {"settings.readahead_off_sequential"}}
+SETTING_RULES = {"readahead": {"settings.readahead_off_sequential"}, "sync_mount": {"settings.sync_writes"},
+                 "nr_requests": {"block_queue.nr_requests_tiny"}}
 # The draw parameter that holds the setting's value, and how a finding shows it.
-SETTING_VALUE = {"readahead": lambda p: f"{p['RA_KB']} KiB"}
+SETTING_VALUE = {"readahead": lambda p: f"{p['RA_KB']} KiB", "sync_mount": lambda p: "mounted sync",
+                 "nr_requests": lambda p: f"nr_requests is {p['NR']} "}
 
 
 def judge_setting(klass, res, row):

@@ -13,7 +13,8 @@
 #       stacked_slow_busy_disk | bfq_idling | stall_tail | stacked_tail | db_commits | app_alone |
 #       neighbor_direct | neighbor_buffered | neighbor_cpu | neighbor_control |
 #       bulk_reader_neighbor | same_name_neighbor | shell_writer_neighbor |
-#       shared_app_alone | shared_light | shared_bulk_alone | readahead_off | readahead_random
+#       shared_app_alone | shared_light | shared_bulk_alone | readahead_off | readahead_random |
+#       sync_mount | sync_mount_own
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -526,6 +527,45 @@ case $name in
     sleep 1
     ((fault)) && bg fio --name=bulk --directory="$work/mnt" --rw=write --bs="$(p WRITER_BS 1m)" --size=512m \
        --ioengine=psync --numjobs="$(p WRITERS 1)" --time_based --runtime=120
+    record ;;
+  sync_mount|sync_mount_own)
+                      # issue 34, a setting as the cause: a writer on $fs on a loop device
+                      # over the machine's disk (direct I/O), mounted sync (fault) or with
+                      # the defaults (IODIAG_LAB_FAULT=0: the same workload, the baseline).
+                      # WRITER (sync_mount): bulk = tests/lab/bulk_io.py's buffered writes of
+                      # BS KiB, MB per pass; bulk_fsync = the same with an fsync per pass;
+                      # fio = fio's random BS KiB writes (psync) to a 64 MiB file; sqlite =
+                      # the lab's SQLite application, ROWS rows per commit. The controls
+                      # (sync_mount_own), where the writer asks for durability itself or does
+                      # not write: dsync = dd with oflag=dsync; fio_fsync = fio with an
+                      # fsync after each write; reader = fio's random reads of a 64 MiB file.
+    loop_on /tmp 1024
+    losetup --direct-io=on "$dev" 2>/dev/null || true   # the device's writes reach the disk
+    mkfs_on "$dev"; mkdir "$work/mnt"
+    opts=defaults; ((fault)) && opts=sync
+    mount -o "$opts" "$dev" "$work/mnt"; undo+=("umount $work/mnt || umount -l $work/mnt")
+    mkdir "$work/mnt/app"; app_dir=$work/mnt/app
+    bs=$(p BS 4)
+    # fio's file made before the window (not laid out under the fault's clock)
+    fio_file() { fio --name=prep --filename="$app_dir/data" --rw=write --bs=1m --size=64m --ioengine=psync \
+                   --end_fsync=1 >/dev/null; }
+    case $(p WRITER bulk) in
+      bulk)       victim -- python3 "$here/tests/lab/bulk_io.py" write "$app_dir/out" "$bs" buffered "$(p MB 64)" ;;
+      bulk_fsync) victim -- python3 "$here/tests/lab/bulk_io.py" write "$app_dir/out" "$bs" fsync "$(p MB 64)" ;;
+      fio)        fio_file
+                  victim -- fio --name=writer --filename="$app_dir/data" --rw=randwrite --bs="${bs}k" --size=64m \
+                     --ioengine=psync --time_based --runtime=120 ;;
+      sqlite)     app_victim sqlite "$app_dir" ;;
+      dsync)      victim -- sh -c "while :; do dd if=/dev/zero of=$app_dir/out bs=${bs}k count=4096 oflag=dsync \
+                     status=none; done" ;;
+      fio_fsync)  fio_file
+                  victim -- fio --name=writer --filename="$app_dir/data" --rw=randwrite --bs="${bs}k" --size=64m \
+                     --ioengine=psync --fsync=1 --time_based --runtime=120 ;;
+      reader)     fio_file
+                  victim -- fio --name=reader --filename="$app_dir/data" --rw=randread --bs="${bs}k" --size=64m \
+                     --ioengine=psync --direct=1 --time_based --runtime=120 ;;
+      *) echo "IODIAG_LAB_WRITER=$(p WRITER bulk): bulk, bulk_fsync, fio, sqlite, dsync, fio_fsync or reader" >&2; exit 2 ;;
+    esac
     record ;;
   readahead_off|readahead_random)
                       # issue 34, a setting as the cause: a reader (tests/lab/seq_reader.py,

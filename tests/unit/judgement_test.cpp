@@ -373,7 +373,7 @@ TEST(Judgement, ReadaheadOffUnderARandomReaderIsNotTheCause) {
 
 // Issue 34: a filesystem mounted sync. A buffered writer's writes wait for
 // the journal and the device one by one (sufferer(): 200,000 us of syscall
-// time, 180,000 of it in writes the mount made synchronous).
+// time, 180,000 of it in writes the mount made synchronous, 160,000 their wait).
 namespace {
 void sync_writer(Evidence& ev, const std::string& app, const std::string& reason, double writes, double fsyncs) {
     device(ev, "loop0", "loop", 60, 50000, 0.4);
@@ -382,7 +382,8 @@ void sync_writer(Evidence& ev, const std::string& app, const std::string& reason
     Labels lr = l;
     lr["reason"] = reason;
     ev.add_metric("fs.sync_writes", lr, writes, "count", kP);
-    ev.add_metric("fs.sync_write_wait_us", lr, 180000, "us", kP);
+    ev.add_metric("fs.sync_write_wait_us", lr, 160000, "us", kP);
+    ev.add_metric("fs.sync_write_time_us", lr, 180000, "us", kP);
     ev.add_metric("fs.fsyncs", l, fsyncs, "count", kP);
     ev.add_fact("fs.mount_point", {{"device", "loop0"}}, "/srv/data", kP);
     ev.add_fact("fs.mount_options", {{"device", "loop0"}}, "rw,relatime,rw,sync", kP);

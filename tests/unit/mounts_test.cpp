@@ -92,9 +92,9 @@ TEST(Mounts, EachBlockDeviceGetsItsFilesystemsMountAndOptions) {
 // reason with no writes is not emitted; fsyncs always are.
 TEST(SyncWrites, ProcessesOfOneApplicationAreSummedPerReason) {
     using namespace iodiag::syscall_bpf;
-    SyncWrites a{"loop0", "python3 ingest.py", 10, {0, 100, 0, 0}, {0, 5000000, 0, 0}, 2};
-    SyncWrites b{"loop0", "python3 ingest.py", 11, {7, 50, 0, 0}, {70000, 2500000, 0, 0}, 3};
-    SyncWrites c{"loop0", "", 12, {0, 0, 0, 1}, {0, 0, 0, 1000}, 0};
+    SyncWrites a{"loop0", "python3 ingest.py", 10, {0, 100, 0, 0}, {0, 5000000, 0, 0}, {0, 6000000, 0, 0}, 2};
+    SyncWrites b{"loop0", "python3 ingest.py", 11, {7, 50, 0, 0}, {70000, 2500000, 0, 0}, {80000, 3000000, 0, 0}, 3};
+    SyncWrites c{"loop0", "", 12, {0, 0, 0, 1}, {0, 0, 0, 1000}, {0, 0, 0, 1100}, 0};
     Evidence ev;
     emit_sync_writes({a, b, c}, ev);
     const Labels l{{"device", "loop0"}, {"app", "python3 ingest.py"}};
@@ -104,6 +104,7 @@ TEST(SyncWrites, ProcessesOfOneApplicationAreSummedPerReason) {
     };
     EXPECT_EQ(ev.find_metric("fs.sync_writes", with(l, "mount"))->value, 150);
     EXPECT_DOUBLE_EQ(ev.find_metric("fs.sync_write_wait_us", with(l, "mount"))->value, 7500);
+    EXPECT_DOUBLE_EQ(ev.find_metric("fs.sync_write_time_us", with(l, "mount"))->value, 9000);
     EXPECT_EQ(ev.find_metric("fs.sync_writes", with(l, "o_sync"))->value, 7);
     EXPECT_EQ(ev.find_metric("fs.sync_writes", with(l, "attribute")), nullptr);
     EXPECT_EQ(ev.find_metric("fs.fsyncs", l)->value, 5);
