@@ -97,6 +97,14 @@ std::optional<std::string> classify_device(const std::string& name, std::optiona
     return "other";
 }
 
+unsigned long long nr_requests_default(unsigned long long hw_depth, const std::string& scheduler) {
+    // blk_mq_init_sched(): no scheduler, the tag set's depth; with one, twice
+    // the smaller of it and BLKDEV_DEFAULT_RQ (128), as the scheduler holds
+    // requests of its own besides the driver's.
+    constexpr unsigned long long kBlkdevDefaultRq = 128;
+    return scheduler == "none" ? hw_depth : 2 * std::min(hw_depth, kBlkdevDefaultRq);
+}
+
 std::string parse_active_scheduler(const std::string& text, const std::string& path) {
     const auto open = text.find('[');
     if (open != std::string::npos) {
@@ -135,6 +143,12 @@ std::vector<MetricSpec> BlockQueueConfigCollector::metric_specs() const {
                        std::string(a.description) + " (/sys/block/<dev>/queue/" + a.file + ")"});
     out.push_back({"queue.nr_hw_queues", MetricSpec::Kind::Metric, "count", layer::kBlockQueue, "device",
                    "Hardware dispatch queues (entries of /sys/block/<dev>/mq)"});
+    out.push_back({"queue.hw_queue_depth", MetricSpec::Kind::Metric, "requests", layer::kBlockQueue, "device",
+                   "The driver's tags per hardware queue (/sys/block/<dev>/mq/0/nr_tags): what the device takes at once"});
+    // A count: the value as written to nr_requests (a fix's command line).
+    out.push_back({"queue.nr_requests_default", MetricSpec::Kind::Metric, "count", layer::kBlockQueue, "device",
+                   "nr_requests as the kernel sets it for this queue (blk_mq_init_sched): the driver's depth with no "
+                   "scheduler, twice the smaller of it and 128 with one"});
     auto fact = [](std::string n, const std::string& lay, std::string d) {
         return MetricSpec{std::move(n), MetricSpec::Kind::Fact, "", lay, "device", std::move(d)};
     };
@@ -184,13 +198,24 @@ CollectorStatus BlockQueueConfigCollector::start(const CollectOptions& opts) {
         if (fs::is_directory(dir + "/mq"))
             read_.add_metric("queue.nr_hw_queues", labels, static_cast<double>(sorted_entries(dir + "/mq").size()),
                              "count", {"derived", "number of entries in /sys/block/" + dev + "/mq"});
+        std::optional<std::string> scheduler;
         if (auto text = try_read_first_line(dir + "/queue/scheduler")) {
             try {
-                read_.add_fact("queue.scheduler", labels, parse_active_scheduler(*text, dir + "/queue/scheduler"),
-                               file_prov("queue/scheduler"));
+                scheduler = parse_active_scheduler(*text, dir + "/queue/scheduler");
+                read_.add_fact("queue.scheduler", labels, *scheduler, file_prov("queue/scheduler"));
             } catch (const SourceError& e) {
                 problems.push_back(e.what());
             }
+        }
+        if (auto depth = read_number(dir + "/mq/0/nr_tags", problems)) {
+            read_.add_metric("queue.hw_queue_depth", labels, static_cast<double>(*depth), "requests",
+                             file_prov("mq/0/nr_tags"));
+            if (scheduler)
+                read_.add_metric("queue.nr_requests_default", labels,
+                                 static_cast<double>(nr_requests_default(*depth, *scheduler)), "count",
+                                 {"derived", "the kernel's default for scheduler " + *scheduler + " over " +
+                                                 std::to_string(*depth) + " driver tags (block/blk-mq-sched.c "
+                                                 "blk_mq_init_sched)"});
         }
         if (auto cls = classify_device(dev, rotational_of(dev)))
             read_.add_fact("device.class", labels, *cls,

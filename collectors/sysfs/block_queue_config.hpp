@@ -21,6 +21,11 @@ std::optional<std::string> classify_device(const std::string& name, std::optiona
 // is just one and no brackets. Throws SourceError naming `path` otherwise.
 std::string parse_active_scheduler(const std::string& text, const std::string& path);
 
+// nr_requests as the kernel sets it for a queue whose driver has `hw_depth`
+// tags per hardware queue, under `scheduler` (block/blk-mq-sched.c
+// blk_mq_init_sched): a value below it was set by someone.
+unsigned long long nr_requests_default(unsigned long long hw_depth, const std::string& scheduler);
+
 // The whole disk whose block device number is major:minor, from the `dev`
 // files of /sys/block/<disk> and of its partitions /sys/block/<disk>/<part>
 // (a partition maps to its parent disk). nullopt when none matches.

@@ -14,7 +14,7 @@
 #       neighbor_direct | neighbor_buffered | neighbor_cpu | neighbor_control |
 #       bulk_reader_neighbor | same_name_neighbor | shell_writer_neighbor |
 #       shared_app_alone | shared_light | shared_bulk_alone | readahead_off | readahead_random |
-#       sync_mount | sync_mount_own
+#       sync_mount | sync_mount_own | nr_requests_low | nr_requests_enough
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -320,8 +320,9 @@ case $name in
     record ;;
   tiny_nr_requests)   # many threads at depth 1 against nr_requests=4 (tag waits in Q2G)
     loop_on /dev/shm 512; q=/sys/block/$(basename "$dev")/queue
+    # A loop device keeps its queue settings across detach: the next user gets the defaults.
+    undo+=("echo none > $q/scheduler; cat $q/../mq/0/nr_tags > $q/nr_requests")
     echo mq-deadline > $q/scheduler 2>/dev/null || true
-    old=$(cat $q/nr_requests); undo+=("echo $old > $q/nr_requests")
     echo 4 > $q/nr_requests
     bg fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=psync \
        --numjobs=32 --time_based --runtime=120
@@ -527,6 +528,24 @@ case $name in
     sleep 1
     ((fault)) && bg fio --name=bulk --directory="$work/mnt" --rw=write --bs="$(p WRITER_BS 1m)" --size=512m \
        --ioengine=psync --numjobs="$(p WRITERS 1)" --time_based --runtime=120
+    record ;;
+  nr_requests_low|nr_requests_enough)
+                      # issue 34, a setting as the cause: random direct reads of a loop device
+                      # (over BACKING: /tmp, the machine's disk, direct I/O; /dev/shm, memory)
+                      # under scheduler SCHED, with nr_requests NR (fault) or the kernel's
+                      # default (IODIAG_LAB_FAULT=0: the same workload, the baseline). The
+                      # reader: JOBS synchronous threads (psync), BS-byte requests.
+                      # nr_requests_enough (the control): NR lowered but above what the
+                      # readers keep in flight. The kernel takes no fewer than 4 (BLKDEV_MIN_RQ).
+    loop_on "$(p BACKING /tmp)" 512
+    [[ $(p BACKING /tmp) == /tmp ]] && { losetup --direct-io=on "$dev" 2>/dev/null || true; }
+    q=/sys/block/$(basename "$dev")/queue
+    # A loop device keeps its queue settings across detach: the next user gets the defaults.
+    undo+=("echo none > $q/scheduler; cat $q/../mq/0/nr_tags > $q/nr_requests")
+    echo "$(p SCHED none)" > $q/scheduler   # the scheduler sets its own default nr_requests
+    ((fault)) && echo "$(p NR 4)" > $q/nr_requests
+    victim -- fio --name=r --filename="$dev" --rw=randread --bs="$(p BS 4k)" --direct=1 --ioengine=psync \
+       --numjobs="$(p JOBS 32)" --time_based --runtime=120
     record ;;
   sync_mount|sync_mount_own)
                       # issue 34, a setting as the cause: a writer on $fs on a loop device

@@ -93,6 +93,15 @@ TEST(BlockQueueConfigCollector, FixtureTree) {
     EXPECT_EQ(fact(ev, "device.class", "nvme0n1"), "nvme");
     EXPECT_EQ(fact(ev, "queue.scheduler", "nvme0n1"), "none");
     EXPECT_DOUBLE_EQ(metric(ev, "queue.nr_hw_queues", "nvme0n1"), 2);
+    // The kernel's default nr_requests: the driver's depth with no scheduler,
+    // twice the smaller of it and 128 with one (vda: mq-deadline over 128 tags).
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.hw_queue_depth", "nvme0n1"), 1023);
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.nr_requests_default", "nvme0n1"), 1023);
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.hw_queue_depth", "vda"), 128);
+    EXPECT_DOUBLE_EQ(metric(ev, "queue.nr_requests_default", "vda"), 256);
+    EXPECT_EQ(nr_requests_default(1023, "mq-deadline"), 256u);
+    EXPECT_EQ(nr_requests_default(32, "bfq"), 64u);
+    EXPECT_EQ(nr_requests_default(4, "none"), 4u);
     EXPECT_DOUBLE_EQ(metric(ev, "queue.wbt_lat_usec", "nvme0n1"), 2000);
 
     EXPECT_EQ(fact(ev, "device.class", "sdb"), "hdd");

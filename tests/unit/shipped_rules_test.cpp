@@ -188,11 +188,15 @@ TEST(ShippedRules, SchedulerAndQueueDepthRules) {
     ev.add_fact("device.class", hdd, "hdd", prov());
     ev.add_metric("disk.aqu_sz", hdd, 40, "requests", prov());
     ev.add_metric("queue.nr_requests", hdd, 1024, "requests", prov());
+    ev.add_metric("queue.hw_queue_depth", hdd, 32, "requests", prov());
+    ev.add_metric("queue.nr_requests_default", hdd, 32, "count", prov());
     ev.add_metric("queue.rotational", nvme, 0, "bool", prov());
     ev.add_fact("queue.scheduler", nvme, "bfq", prov());
     ev.add_fact("device.class", nvme, "nvme", prov());
     ev.add_metric("disk.aqu_sz", nvme, 3.8, "requests", prov());
     ev.add_metric("queue.nr_requests", nvme, 4, "requests", prov());
+    ev.add_metric("queue.hw_queue_depth", nvme, 1023, "requests", prov());
+    ev.add_metric("queue.nr_requests_default", nvme, 256, "count", prov());   // bfq: 2 x min(1023, 128)
     ev.add_metric("disk.ios_per_s", nvme, 90000, "1/s", prov());
     ev.add_metric("block.q2g_share_pct", nvme, 60, "pct", prov());   // the wait was measured
     ev.add_metric("disk.ios_per_s", hdd, 150, "1/s", prov());
@@ -246,6 +250,8 @@ TEST(ShippedRules, FullTagPoolWithoutMeasuredWaitIsNotTagStarvation) {
     Evidence ev;
     const Labels l{{"device", "loop3"}};
     ev.add_metric("queue.nr_requests", l, 4, "requests", prov());
+    ev.add_metric("queue.hw_queue_depth", l, 128, "requests", prov());
+    ev.add_metric("queue.nr_requests_default", l, 128, "count", prov());
     ev.add_metric("disk.ios_per_s", l, 200, "1/s", prov());
     ev.add_metric("disk.aqu_sz", l, 3.9, "requests", prov());
     ev.add_metric("block.requests", l, 800, "count", prov());
@@ -255,6 +261,32 @@ TEST(ShippedRules, FullTagPoolWithoutMeasuredWaitIsNotTagStarvation) {
     ev.add_metric("block.q2g_share_pct", l, 0.01, "pct", prov());
     ev.add_metric("attr.all.block_queue_pct", {}, 0, "pct", prov());
     EXPECT_EQ(result(evaluate_rules(s.rules, ev), "block_queue.nr_requests_tiny", "loop3")->outcome, Tri::False);
+}
+
+// nr_requests is a cause only where someone set it below the kernel's
+// default and below what the device takes at once (issue 34): a shallow
+// device at its default (an SD card's 4 tags), or a scheduler's spare
+// requests lowered while the device's own queue stays full, is not the
+// setting, however long requests wait for a tag.
+TEST(ShippedRules, TinyNrRequestsIsASettingBelowTheDefaultAndTheDevicesDepth) {
+    const Shipped s;
+    Evidence ev;
+    auto queue = [&](const std::string& d, double nr, double depth, double def) {
+        const Labels l{{"device", d}};
+        ev.add_metric("queue.nr_requests", l, nr, "requests", prov());
+        ev.add_metric("queue.hw_queue_depth", l, depth, "requests", prov());
+        ev.add_metric("queue.nr_requests_default", l, def, "count", prov());
+        ev.add_metric("disk.ios_per_s", l, 5000, "1/s", prov());
+        ev.add_metric("block.q2g_total_us", l, 900000, "us", prov());
+        ev.add_metric("block.d2c_total_us", l, 100000, "us", prov());
+    };
+    queue("loop0", 4, 128, 128);     // lowered from 128 on a device taking 128
+    queue("mmcblk0", 4, 4, 4);       // the device's own depth and the default
+    queue("sdb", 48, 32, 64);        // mq-deadline's spare requests lowered: the disk's 32 stay full
+    const auto rs = evaluate_rules(s.rules, ev);
+    EXPECT_EQ(result(rs, "block_queue.nr_requests_tiny", "loop0")->outcome, Tri::True);
+    EXPECT_EQ(result(rs, "block_queue.nr_requests_tiny", "mmcblk0")->outcome, Tri::False);
+    EXPECT_EQ(result(rs, "block_queue.nr_requests_tiny", "sdb")->outcome, Tri::False);
 }
 
 // An idle device whose queue settings were not read (e.g. an unbound loop
