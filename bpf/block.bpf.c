@@ -703,10 +703,12 @@ __noinline int account_completion(struct iodiag_dev_stats *s, struct stage_times
  * its direct-mapped per-CPU slot (an inlined array lookup), claimed on first
  * use; the per-CPU hash only when another key holds that slot on this CPU. */
 static __always_inline void add_submitter_sums(struct iodiag_submitter_sums *s, __u64 bytes, __u32 op,
-                                               struct stage_times *t, __u64 service)
+                                               struct stage_times *t, __u64 service, __u32 idle)
 {
     s->count++;
     s->service_ns += service;
+    s->i2d_ns += t->ns[IODIAG_I2D];
+    s->idle_class += idle;
     s->bytes += bytes;
     if (op == IODIAG_OP_WRITE)
         s->write_bytes += bytes;
@@ -762,10 +764,30 @@ static __always_inline void submitter_identity(struct iodiag_inflight *e, struct
     s->kthread = (BPF_CORE_READ(t, flags) & PF_KTHREAD) != 0;
 }
 
+/* The idle I/O priority class (uapi linux/ioprio.h: IOPRIO_CLASS_IDLE, the
+ * class in the bits above IOPRIO_CLASS_SHIFT): a request of that class is
+ * dispatched by mq-deadline and bfq only when no other class has one waiting
+ * (ionice -c3, systemd IOSchedulingClass=idle). */
+#define IODIAG_IOPRIO_CLASS_SHIFT 13
+#define IODIAG_IOPRIO_CLASS_IDLE 3
+
+/* Whether a request is of the idle class: its head bio's priority, which is
+ * the request's (req_get_ioprio() reads it there; struct request has no
+ * ioprio field of its own on 6.18). A request without a bio (a flush the
+ * block layer made) is not. */
+static __always_inline __u32 request_idle_class(struct request *rq, bool btf)
+{
+    struct bio *bio = RD(btf, rq, bio);
+    if (!bio)
+        return 0;
+    return ((__u16)RD(btf, bio, bi_ioprio) >> IODIAG_IOPRIO_CLASS_SHIFT) == IODIAG_IOPRIO_CLASS_IDLE;
+}
+
 static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight *e, struct request *rq, __u64 bytes,
                                               __u32 op, struct stage_times *t, __u64 service, bool btf)
 {
     __u32 tgid = e->tgid;
+    __u32 idle = request_idle_class(rq, btf);
     struct blkcg_gq *cg = request_blkg(rq, btf);
     __u64 cgroup = cg ? KEY(btf, cg) : 0;
     if (!bpf_core_field_exists(((struct bio *)0)->bi_blkg))
@@ -781,7 +803,7 @@ static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight 
             submitter_identity(e, &slot->sums);
         }
         if (slot->key.dev == dev && slot->key.tgid == tgid && slot->key.cgroup == cgroup) {
-            add_submitter_sums(&slot->sums, bytes, op, t, service);
+            add_submitter_sums(&slot->sums, bytes, op, t, service, idle);
             return;
         }
     }
@@ -798,7 +820,7 @@ static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight 
             return;
         }
     }
-    add_submitter_sums(v, bytes, op, t, service);
+    add_submitter_sums(v, bytes, op, t, service, idle);
 }
 
 /* Stage lengths of a completed entry: a stage not passed takes the next seen

@@ -124,6 +124,8 @@ struct iodiag_submitter_sums {
     __u64 q2c_ns;
     __u64 d2c_ns;
     __u64 service_ns;   /* the disk's busy time given to its requests (block.bpf.c service_ns) */
+    __u64 i2d_ns;       /* its requests' wait in the I/O scheduler (insert to issue) */
+    __u64 idle_class;   /* of its requests, those of the idle I/O priority class (rq->ioprio) */
     __u64 cgroup_id;    /* kernfs id of the cgroup's directory, read once when the entry is made */
     /* The submitter as the kernel knew it, read through its task once when the
      * entry is made (its first completion there on that CPU), not from /proc

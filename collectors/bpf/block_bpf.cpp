@@ -489,6 +489,8 @@ std::vector<BlockSubmitterSums> BlockTracer::submitters() {
         s.service_ns += c.service_ns;
         s.bytes += c.bytes;
         s.write_bytes += c.write_bytes;
+        s.i2d_ns += c.i2d_ns;
+        s.idle_class += c.idle_class;
         if (hashed) s.hashed_count += c.count;
     };
     for_each_percpu_array_copy<iodiag_submitter_slot>(
@@ -623,6 +625,10 @@ std::vector<MetricSpec> BlockBpfCollector::metric_specs() const {
                  "The device's busy time given to its requests (each from the later of its issue and the device's "
                  "previous completion to its own): its part of the device's busy time, its wait behind others' "
                  "requests inside the device left out" + group});
+    v.push_back({"block.submitter.scheduler_wait_us", K::Metric, "us", q, "device",
+                 "Sum of I2D of its requests: their wait in the I/O scheduler" + group});
+    v.push_back({"block.submitter.idle_class_requests", K::Metric, "count", q, "device",
+                 "Of its requests, those of the idle I/O priority class (ionice -c3; rq->ioprio)" + group});
     v.push_back({"block.submitter.processes", K::Metric, "count", dev, "device", "Thread groups in the group" + group});
     v.push_back({"block.submitter.top_pid", K::Fact, "", dev, "device", "The group's thread group with the most D2C" + group});
     for (const char* s : {"q2g", "g2i", "i2d", "d2c"})

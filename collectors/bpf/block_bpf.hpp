@@ -104,9 +104,18 @@ struct BlockSubmitterSums {
     // request's wait behind others inside a device that queues internally.
     uint64_t service_ns = 0;
     uint64_t bytes = 0, write_bytes = 0;
+    // Its requests' wait in the I/O scheduler (I2D), and how many of them
+    // were of the idle I/O priority class.
+    uint64_t i2d_ns = 0, idle_class = 0;
     // Of count: completions on a CPU whose slot another submitter held (the
     // per-CPU hash fallback).
     uint64_t hashed_count = 0;
+
+    // Adds another's request sums (not its identity).
+    void add_sums(const BlockSubmitterSums& o) {
+        count += o.count, q2c_ns += o.q2c_ns, d2c_ns += o.d2c_ns, service_ns += o.service_ns;
+        bytes += o.bytes, write_bytes += o.write_bytes, i2d_ns += o.i2d_ns, idle_class += o.idle_class;
+    }
 };
 
 struct BlockTracerOptions {

@@ -143,12 +143,7 @@ void BlockBpfCollector::emit_submitter_groups(Evidence& ev, const std::vector<Bl
         if (!charged.empty()) (blkcg && blkio_v1_ ? blkio : v2) = charged;
         std::string label = cgroup::label_of(memory, blkio, v2);
         Group& g = by_dev[s.device][Key{shown, label.empty() ? "?" : label, kind}];
-        g.sum.count += s.count;
-        g.sum.bytes += s.bytes;
-        g.sum.write_bytes += s.write_bytes;
-        g.sum.q2c_ns += s.q2c_ns;
-        g.sum.d2c_ns += s.d2c_ns;
-        g.sum.service_ns += s.service_ns;
+        g.sum.add_sums(s);
         g.tgids.insert(s.tgid);
         if (s.d2c_ns >= g.top_d2c) {
             g.top_d2c = s.d2c_ns, g.top_tgid = s.tgid;
@@ -178,12 +173,7 @@ void BlockBpfCollector::emit_submitter_groups(Evidence& ev, const std::vector<Bl
             Group rest;
             for (size_t i = kMaxSubmitterGroupsPerDevice - 1; i < v.size(); ++i) {
                 const Group& g = v[i].second;
-                rest.sum.count += g.sum.count;
-                rest.sum.bytes += g.sum.bytes;
-                rest.sum.write_bytes += g.sum.write_bytes;
-                rest.sum.q2c_ns += g.sum.q2c_ns;
-                rest.sum.d2c_ns += g.sum.d2c_ns;
-                rest.sum.service_ns += g.sum.service_ns;
+                rest.sum.add_sums(g.sum);
                 rest.tgids.insert(g.tgids.begin(), g.tgids.end());
             }
             v.resize(kMaxSubmitterGroupsPerDevice - 1);
@@ -198,6 +188,8 @@ void BlockBpfCollector::emit_submitter_groups(Evidence& ev, const std::vector<Bl
             ev.add_metric("block.submitter.d2c_total_us", l, g.sum.d2c_ns / 1000.0, "us", p);
             ev.add_metric("block.submitter.q2c_total_us", l, g.sum.q2c_ns / 1000.0, "us", p);
             ev.add_metric("block.submitter.service_total_us", l, g.sum.service_ns / 1000.0, "us", service_prov);
+            ev.add_metric("block.submitter.scheduler_wait_us", l, g.sum.i2d_ns / 1000.0, "us", p);
+            ev.add_metric("block.submitter.idle_class_requests", l, double(g.sum.idle_class), "count", p);
             ev.add_metric("block.submitter.processes", l, double(g.tgids.size()), "count", p);
             if (g.top_tgid) ev.add_fact("block.submitter.top_pid", l, std::to_string(g.top_tgid), p);
         }

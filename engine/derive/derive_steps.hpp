@@ -12,6 +12,7 @@
 //   page_cache.cpp         whether the page cache is losing pages
 //   setting_readahead.cpp  whether the readahead setting explains the misses
 //   setting_sync_writes.cpp whether a sync mount or attribute explains the write waits
+//   setting_ioprio.cpp     whether the idle I/O class explains the scheduler wait
 //   sufferer.cpp           the application that suffered most, its shares
 //   who.cpp                who suffered most, every field of one process
 //   fsync_chain.cpp        fsync -> journal -> the I/O it carries
@@ -67,6 +68,7 @@ void add_fsync_chain(Evidence& ev);              // fsync_chain.cpp
 void add_contention(Evidence& ev);               // contention.cpp (contention.hpp)
 void add_readahead_setting(Evidence& ev);        // setting_readahead.cpp
 void add_sync_writes_setting(Evidence& ev);      // setting_sync_writes.cpp
+void add_ioprio_setting(Evidence& ev);           // setting_ioprio.cpp
 // (add_slow_floors, slow_floor.cpp, then:)
 void add_judgement(Evidence& ev);                // layer_judgement.cpp
 
@@ -99,6 +101,7 @@ std::vector<MetricSpec> fsync_chain_specs();
 std::vector<MetricSpec> contention_specs();
 std::vector<MetricSpec> readahead_setting_specs();
 std::vector<MetricSpec> sync_writes_setting_specs();
+std::vector<MetricSpec> ioprio_setting_specs();
 std::vector<MetricSpec> judgement_specs();
 
 }  // namespace iodiag::derive

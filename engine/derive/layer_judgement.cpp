@@ -293,6 +293,23 @@ std::optional<Judged> sync_writes_setting(const Evidence& ev) {
     return std::nullopt;
 }
 
+// Waits a setting makes: most of the application's requests on a device were
+// of the idle I/O priority class, and their wait in the I/O scheduler cost it
+// a quarter of its time at least (kMaterialLossPct). rules/settings.yaml
+// settings.ioprio_idle names it.
+std::optional<Judged> idle_class_setting(const Evidence& ev) {
+    for (const auto& d : ev.instances("device")) {
+        const Labels l{{"device", d}};
+        const Metric* idle = ev.find_metric("setting.idle_class_pct", l);
+        const Metric* wait = ev.find_metric("setting.idle_class_wait_pct", l);
+        if (idle && wait && idle->value >= kDominantPct && wait->value >= kMaterialLossPct)
+            return Judged{true, "its requests on " + d + " are of the idle I/O priority class (" +
+                                    pct_text(idle->value) + " of them): the scheduler serves them only when no "
+                                    "other class waits, a setting, not its demand"};
+    }
+    return std::nullopt;
+}
+
 // A cache that loses pages, misses a setting makes, or misses served by an
 // abnormal device.
 std::optional<Judged> judge_page_cache(const Evidence& ev, const std::string& d) {
@@ -354,6 +371,7 @@ std::optional<Judged> judge_layer(const Evidence& ev, const std::string& layer, 
     // setting imposed is judged by the setting first.
     const bool durability = layer == layer::kDevice || layer == layer::kJournal || layer == layer::kBlockQueue;
     std::optional<Judged> j = durability ? sync_writes_setting(ev) : std::nullopt;
+    if (!j && layer == layer::kBlockQueue) j = idle_class_setting(ev);
     if (!j) j = judge_io_layer(ev, layer, device);
     // The filesystem's on-CPU time and "other" have no distribution of their
     // own per application: the model does not judge them (the layer table

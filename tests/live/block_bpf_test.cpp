@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <future>
+#include <map>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -361,6 +363,54 @@ TEST(BlockBpfLive, BusyTimeGivenToRequestsPartitionsTheDevicesTime) {
     EXPECT_LE(busy, d2c * 1.000001);
     std::printf("depth 32 on %s: D2C sum %.0f us, busy time given %.0f us, watched %.0f us\n", loop.name().c_str(),
                 d2c, busy, watched_us);
+}
+
+// Issue 34: each request's I/O priority class, from its head bio. Two
+// readers of one loop device under mq-deadline, one in the idle class
+// (ionice -c3): its requests are counted as idle-class, the other's are not,
+// and both have their scheduler wait (I2D) summed.
+TEST(BlockBpfLive, IdleClassRequestsAreCountedPerSubmitter) {
+    REQUIRE(skip_reason());
+    if (auto why = KernelFeatureProbe().btf_available(); !why.empty()) GTEST_SKIP() << why;
+    if (auto why = live::missing_tool("ionice"); !why.empty()) GTEST_SKIP() << why;
+    LoopDevice loop("/dev/shm", 64);
+    ASSERT_TRUE(loop.ok()) << loop.error();
+    std::ofstream("/sys/block/" + loop.name() + "/queue/scheduler") << "mq-deadline";
+    std::string sched;
+    live::run_capture("cat /sys/block/" + loop.name() + "/queue/scheduler", &sched);
+    if (sched.find("[mq-deadline]") == std::string::npos) GTEST_SKIP() << "mq-deadline not available: " << sched;
+    BlockBpfCollector collector;
+    ASSERT_EQ(start_on(collector, loop), "");
+    {
+        const std::string args = " --filename=" + loop.path() +
+                                 " --rw=randread --bs=4k --direct=1 --time_based --runtime=2 >/dev/null 2>&1";
+        live::Background idle("exec ionice -c3 fio --name=idle-reader --ioengine=psync" + args);
+        live::Background busy("exec fio --name=busy-reader --ioengine=libaio --iodepth=16" + args);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        collector.sample(0);
+        for (int i = 0; i < 100 && (idle.running() || busy.running()); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    collector.sample(1);
+    Evidence ev;
+    collector.finish(ev);
+    std::map<std::string, std::map<std::string, double>> by_app;   // "idle-reader" / "busy-reader" -> metric -> value
+    for (const auto& m : ev.metrics) {
+        if (m.name.rfind("block.submitter.", 0) != 0 || m.labels.at("device") != loop.name()) continue;
+        for (const char* who : {"idle-reader", "busy-reader"})
+            if (m.labels.at("app").find(who) != std::string::npos) by_app[who][m.name] += m.value;
+    }
+    for (auto& [who, v] : by_app)
+        std::printf("%s: %.0f requests, %.0f idle-class, scheduler wait %.0f us\n", who.c_str(),
+                    v["block.submitter.requests"], v["block.submitter.idle_class_requests"],
+                    v["block.submitter.scheduler_wait_us"]);
+    auto& idle = by_app["idle-reader"];
+    auto& busy = by_app["busy-reader"];
+    ASSERT_GT(idle["block.submitter.requests"], 0);
+    ASSERT_GT(busy["block.submitter.requests"], 0);
+    EXPECT_EQ(idle["block.submitter.idle_class_requests"], idle["block.submitter.requests"]);
+    EXPECT_EQ(busy["block.submitter.idle_class_requests"], 0);
+    EXPECT_GT(idle["block.submitter.scheduler_wait_us"] + busy["block.submitter.scheduler_wait_us"], 0);
 }
 
 // The slot-collision fallback: with one direct-mapped submitter slot per CPU,

@@ -444,6 +444,47 @@ TEST(Judgement, TheSyncAttributeIsNamedLikeTheMountOption) {
     EXPECT_NE(v.findings.front().title.find("chattr +S"), std::string::npos) << v.findings.front().title;
 }
 
+// Issue 34: the sufferer in the idle I/O priority class. Its requests on
+// loop0 wait in mq-deadline while a backup's are served: 150,000 of its
+// 200,000 us of syscall time (sufferer()).
+namespace {
+void idle_class_reader(Evidence& ev, double idle_requests, double scheduler_wait_us) {
+    device(ev, "loop0", "loop", 60, 50000, 0.4);
+    sufferer(ev, "fio --name=lookup", {{"device", 80}, {"cpu", 5}, {"filesystem", 15}}, 200);
+    ev.add_fact("queue.scheduler", {{"device", "loop0"}}, "mq-deadline", kP);
+    const Labels l{{"device", "loop0"}, {"comm", "fio"}, {"app", "fio --name=lookup"}, {"cgroup", "/"},
+                   {"kind", "process"}};
+    ev.add_metric("block.submitter.requests", l, 1000, "count", kP);
+    ev.add_metric("block.submitter.idle_class_requests", l, idle_requests, "count", kP);
+    ev.add_metric("block.submitter.scheduler_wait_us", l, scheduler_wait_us, "us", kP);
+}
+}  // namespace
+
+TEST(Judgement, TheSufferersIdleIoClassIsTheSettingNamed) {
+    Evidence ev;
+    idle_class_reader(ev, 1000, 150000);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.rule_id, "settings.ioprio_idle") << render_text(v, {});
+    EXPECT_EQ(f.severity, Severity::Warning);
+    ASSERT_TRUE(f.share_pct.has_value());
+    EXPECT_NEAR(*f.share_pct, 75, 0.5);
+    EXPECT_NE(f.title.find("idle I/O priority class"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("mq-deadline"), std::string::npos) << f.title;
+}
+
+// The controls: an idle-class reader alone on its device hardly waits in the
+// scheduler; a best-effort reader's scheduler wait is not the class's.
+TEST(Judgement, TheIdleIoClassIsNotTheCauseWithoutTheWaitOrTheClass) {
+    for (const auto& [idle, wait] : std::vector<std::pair<double, double>>{{1000, 2000}, {0, 150000}}) {
+        Evidence ev;
+        idle_class_reader(ev, idle, wait);
+        const Verdict v = analyze(ev, shipped_rules());
+        EXPECT_EQ(find(v.findings, "settings.ioprio_idle"), nullptr) << idle << " " << wait << "\n" << render_text(v, {});
+    }
+}
+
 // A sequential reader with the default window, on a slow device: the kernel
 // reads ahead (its readahead is asynchronous), and the window is not below
 // the default, even when another reader on the machine has it off. No

@@ -1,0 +1,71 @@
+// Whether the idle I/O priority class explains the suffering application's
+// wait in the I/O scheduler (issue 34, docs/settings.md "idle I/O class").
+#include "engine/derive/derive_steps.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "engine/evidence/application_label.hpp"
+
+namespace iodiag::derive {
+
+namespace {
+
+struct DeviceRequests {
+    double requests = 0, idle = 0, scheduler_wait_us = 0;
+};
+
+// The application's requests per device, from its submitter groups
+// (block.submitter.*{device, app, cgroup, kind}; bpf/block.bpf.c).
+std::map<std::string, DeviceRequests> requests_of(const Evidence& ev, const std::string& app) {
+    std::map<std::string, DeviceRequests> out;
+    for (const auto& m : ev.metrics) {
+        if (m.name.rfind("block.submitter.", 0) != 0 || application_label(m.labels) != app) continue;
+        const auto d = m.labels.find("device");
+        if (d == m.labels.end()) continue;
+        DeviceRequests& r = out[d->second];
+        if (m.name == "block.submitter.requests") r.requests += m.value;
+        else if (m.name == "block.submitter.idle_class_requests") r.idle += m.value;
+        else if (m.name == "block.submitter.scheduler_wait_us") r.scheduler_wait_us += m.value;
+    }
+    return out;
+}
+
+}  // namespace
+
+// A process in the idle I/O priority class (ionice -c3, systemd
+// IOSchedulingClass=idle) has its requests dispatched by mq-deadline and bfq
+// only when no request of another class waits (mq-deadline lets one through
+// after prio_aging_expire, 10 s by default): beside any other program's I/O
+// they sit in the scheduler. Measured per request in the kernel (its ioprio at
+// completion, its insert-to-issue time); the share is that wait over all the
+// application's syscall time (a synchronous reader's request is its
+// syscall's wait; an asynchronous one's overlap, so it is capped at 100).
+void add_ioprio_setting(Evidence& ev) {
+    const Fact* app = ev.find_fact("attr.app.name");
+    if (!app) return;
+    const double app_us = app_syscall_time_us(ev, app->value);
+    if (app_us <= 0) return;
+    for (const auto& [d, r] : requests_of(ev, app->value)) {
+        if (r.requests <= 0 || r.idle <= 0) continue;
+        const Labels l{{"device", d}};
+        const std::string of = " of " + app->value + " on " + d;
+        ev.add_metric("setting.idle_class_pct", l, 100.0 * r.idle / r.requests, "pct",
+                      derived("100 x block.submitter.idle_class_requests / block.submitter.requests" + of));
+        ev.add_metric("setting.idle_class_wait_pct", l, std::min(100.0, 100.0 * r.scheduler_wait_us / app_us), "pct",
+                      derived("100 x block.submitter.scheduler_wait_us" + of +
+                              " / its syscall time (syscall.proc.time_us summed), at most 100"));
+    }
+}
+
+std::vector<MetricSpec> ioprio_setting_specs() {
+    using K = MetricSpec::Kind;
+    return {
+        {"setting.idle_class_pct", K::Metric, "pct", layer::kBlockQueue, "device",
+         "share of the suffering application's requests on the device that were of the idle I/O priority class"},
+        {"setting.idle_class_wait_pct", K::Metric, "pct", layer::kBlockQueue, "device",
+         "its requests' wait in the I/O scheduler over all its syscall time"},
+    };
+}
+
+}  // namespace iodiag::derive
