@@ -165,6 +165,12 @@ CLASSES = [
           ["setting"], params(BACKING=pick("/tmp", "/dev/shm"), SCHED=pick("none", "mq-deadline"),
                               NR=pick(4, 4, 8), JOBS=pick(16, 32), BS=pick("4k", "16k")),
           setting="nr_requests"),
+    Klass("ioprio_idle", "ioprio_idle",
+          "a reader (JOBS threads, BS reads) in the idle I/O class beside a bulk reader, under SCHED",
+          ["setting"], params(BACKING=pick("/tmp", "/dev/shm"), SCHED="mq-deadline", JOBS=pick(1, 1, 2),
+                              BS=pick("4k", "16k"), NEIGHBOR_BS=pick("64k", "128k", "1m"),
+                              NEIGHBOR_DEPTH=pick(4, 16, 32)),
+          setting="ioprio_idle"),
     # -- two causes at once: judged by their own rules (accuracy_matrix.py)
     Klass("two_causes", "two_causes", "dirty throttling (writer) + blkio limit (reader)", [], params(),
           special="two_causes"),
@@ -188,11 +194,16 @@ CLASSES = [
     # issue 34's: readahead off under a random reader, which it does not slow
     Klass("readahead_random", "readahead_random", "a random reader with read_ahead_kb RA_KB", [],
           params(RA_KB=pick(0, 4, 8), BS=pick(4096, 8192, 16384), FILE_MB=pick(256, 384), FS=FS), control=True),
-    # nr_requests lowered, but at twice what the readers keep in flight at least (and
-    # few of them: more synchronous readers than this VM's 2 CPUs wait for a CPU)
+    # nr_requests lowered, but at four times what the readers keep in flight at least (and
+    # few of them, over the disk: more synchronous readers than this VM's 2 CPUs, or a loop
+    # device over memory, whose worker takes a CPU per request, wait for a CPU: seed 83)
     Klass("nr_requests_enough", "nr_requests_enough", "a few synchronous readers under nr_requests NR", [],
-          params(BACKING=pick("/tmp", "/dev/shm"), SCHED=pick("none", "mq-deadline"), NR=pick(8, 16),
-                 JOBS=pick(2, 4), BS=pick("4k", "16k")), control=True),
+          params(BACKING="/tmp", SCHED=pick("none", "mq-deadline"), NR=pick(8, 16), JOBS=pick(1, 2),
+                 BS=pick("4k", "16k")), control=True),
+    # the idle I/O class on a reader alone: nobody to wait for
+    Klass("ioprio_idle_alone", "ioprio_idle_alone", "a reader in the idle I/O class alone on its device", [],
+          params(BACKING=pick("/tmp", "/dev/shm"), SCHED="mq-deadline", JOBS=pick(1, 2), BS=pick("4k", "16k")),
+          control=True),
     # a sync mount under applications that ask for durability themselves, or only read
     Klass("sync_mount_own", "sync_mount_own", "WRITER on a filesystem mounted sync, asking for durability itself", [],
           params(WRITER=pick("dsync", "fio_fsync", "reader"), BS=pick(4, 16), FS=FS), control=True),

@@ -14,7 +14,8 @@
 #       neighbor_direct | neighbor_buffered | neighbor_cpu | neighbor_control |
 #       bulk_reader_neighbor | same_name_neighbor | shell_writer_neighbor |
 #       shared_app_alone | shared_light | shared_bulk_alone | readahead_off | readahead_random |
-#       sync_mount | sync_mount_own | nr_requests_low | nr_requests_enough
+#       sync_mount | sync_mount_own | nr_requests_low | nr_requests_enough | ioprio_idle |
+#       ioprio_idle_alone
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -546,6 +547,30 @@ case $name in
     ((fault)) && echo "$(p NR 4)" > $q/nr_requests
     victim -- fio --name=r --filename="$dev" --rw=randread --bs="$(p BS 4k)" --direct=1 --ioengine=psync \
        --numjobs="$(p JOBS 32)" --time_based --runtime=120
+    record ;;
+  ioprio_idle|ioprio_idle_alone)
+                      # issue 34, a setting as the cause: a latency-sensitive reader (JOBS
+                      # synchronous BS-byte random direct reads, fio) of a loop device over
+                      # BACKING under SCHED (mq-deadline: the scheduler this kernel has that
+                      # honours I/O priority classes), run with ionice -c3 (fault) or in the
+                      # default class (IODIAG_LAB_FAULT=0: the same workload, the baseline),
+                      # beside a bulk reader of the same device (fio, best-effort,
+                      # NEIGHBOR_DEPTH deep, NEIGHBOR_BS requests). ioprio_idle_alone (the
+                      # control): the idle-class reader alone, waiting for nobody.
+    loop_on "$(p BACKING /tmp)" 1024
+    [[ $(p BACKING /tmp) == /tmp ]] && { losetup --direct-io=on "$dev" 2>/dev/null || true; }
+    q=/sys/block/$(basename "$dev")/queue
+    # A loop device keeps its queue settings across detach: the next user gets the defaults.
+    undo+=("echo none > $q/scheduler; cat $q/../mq/0/nr_tags > $q/nr_requests")
+    echo "$(p SCHED mq-deadline)" > $q/scheduler
+    dd if=/dev/urandom of="$dev" bs=1M count=256 oflag=direct status=none
+    if [[ $name == ioprio_idle ]]; then
+      bg fio --name=backup --filename="$dev" --rw=read --bs="$(p NEIGHBOR_BS 128k)" --direct=1 --ioengine=libaio \
+         --iodepth="$(p NEIGHBOR_DEPTH 16)" --time_based --runtime=120
+    fi
+    class=(); ((fault)) && class=(ionice -c3)
+    victim -- "${class[@]}" fio --name=lookup --filename="$dev" --rw=randread --bs="$(p BS 4k)" --size=256m \
+       --direct=1 --ioengine=psync --numjobs="$(p JOBS 1)" --time_based --runtime=120
     record ;;
   sync_mount|sync_mount_own)
                       # issue 34, a setting as the cause: a writer on $fs on a loop device
