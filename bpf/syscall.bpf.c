@@ -238,32 +238,33 @@ static __always_inline void count(__u32 idx, __u64 v)
     a->counters[idx] += v;
 }
 
-/* The readahead counts of a filesystem device and process, created at its
- * first miss; NULL (and counted) when the table is full. */
-static __always_inline struct iod_ra_misses *ra_misses_of(struct inode *inode, __u32 tgid)
+/* The entry of a filesystem device and process in `map` (a hash keyed by
+ * struct iod_ra_key), created from `zero` at the first use; NULL (and the
+ * counter `full` counted) when the table is full. */
+static __always_inline void *device_process_entry(void *map, struct inode *inode, __u32 tgid, const void *zero,
+                                                  __u32 full)
 {
     struct iod_ra_key k = {.dev = inode->i_sb->s_dev, .tgid = tgid};
-    struct iod_ra_misses *m = bpf_map_lookup_elem(&ra_misses, &k);
+    void *m = bpf_map_lookup_elem(map, &k);
     if (m) return m;
-    struct iod_ra_misses zero = {};
-    bpf_map_update_elem(&ra_misses, &k, &zero, BPF_NOEXIST);
-    m = bpf_map_lookup_elem(&ra_misses, &k);
-    if (!m) count(CNT_RA_TABLE_FULL, 1);
+    bpf_map_update_elem(map, &k, zero, BPF_NOEXIST);
+    m = bpf_map_lookup_elem(map, &k);
+    if (!m) count(full, 1);
     return m;
 }
 
-/* The durability waits of a filesystem device and process, created at the
- * first; NULL (and counted) when the table is full. */
+/* The readahead counts of a filesystem device and process (from its first miss). */
+static __always_inline struct iod_ra_misses *ra_misses_of(struct inode *inode, __u32 tgid)
+{
+    const struct iod_ra_misses zero = {};
+    return device_process_entry(&ra_misses, inode, tgid, &zero, CNT_RA_TABLE_FULL);
+}
+
+/* The durability waits of a filesystem device and process (from its first). */
 static __always_inline struct iod_sync_writes *sync_writes_of(struct inode *inode, __u32 tgid)
 {
-    struct iod_ra_key k = {.dev = inode->i_sb->s_dev, .tgid = tgid};
-    struct iod_sync_writes *m = bpf_map_lookup_elem(&sync_writes, &k);
-    if (m) return m;
-    struct iod_sync_writes zero = {};
-    bpf_map_update_elem(&sync_writes, &k, &zero, BPF_NOEXIST);
-    m = bpf_map_lookup_elem(&sync_writes, &k);
-    if (!m) count(CNT_SYNC_TABLE_FULL, 1);
-    return m;
+    const struct iod_sync_writes zero = {};
+    return device_process_entry(&sync_writes, inode, tgid, &zero, CNT_SYNC_TABLE_FULL);
 }
 
 /* uapi values, stable across kernels: O_DSYNC (asm-generic/fcntl.h; O_SYNC

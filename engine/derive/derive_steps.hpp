@@ -21,6 +21,7 @@
 //   layer_judgement.cpp    whether a layer's time is a fault (the judgement model)
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -46,6 +47,11 @@ std::string lower_device(const Evidence& ev, const std::string& device);
 std::set<std::string> lower_devices(const Evidence& ev);
 // All of an application's traced syscall time (syscall.proc.time_us summed).
 double app_syscall_time_us(const Evidence& ev, const std::string& app);
+// fn(device, metric) for each metric whose name starts with `prefix`, of
+// application `app` (its app label), with a device label: an application's
+// per-device counts, which the settings' steps add up.
+void for_each_device_metric_of(const Evidence& ev, const std::string& prefix, const std::string& app,
+                               const std::function<void(const std::string&, const Metric&)>& fn);
 // The count and time (bucket midpoints) of a log2 histogram's values in
 // buckets that start at or above bound_us.
 std::pair<double, double> at_or_above(const Log2Histogram& h, double bound_us);

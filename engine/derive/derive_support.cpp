@@ -48,6 +48,14 @@ double app_syscall_time_us(const Evidence& ev, const std::string& app) {
     return t;
 }
 
+void for_each_device_metric_of(const Evidence& ev, const std::string& prefix, const std::string& app,
+                               const std::function<void(const std::string&, const Metric&)>& fn) {
+    for (const auto& m : ev.metrics) {
+        if (m.name.rfind(prefix, 0) != 0 || application_label(m.labels) != app) continue;
+        if (const auto d = m.labels.find("device"); d != m.labels.end()) fn(d->second, m);
+    }
+}
+
 // The count and time (bucket midpoints) of a log2 histogram's values in
 // buckets that start at or above bound_us.
 std::pair<double, double> at_or_above(const Log2Histogram& h, double bound_us) {

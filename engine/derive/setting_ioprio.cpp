@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 
-#include "engine/evidence/application_label.hpp"
 
 namespace iodiag::derive {
 
@@ -19,15 +18,12 @@ struct DeviceRequests {
 // (block.submitter.*{device, app, cgroup, kind}; bpf/block.bpf.c).
 std::map<std::string, DeviceRequests> requests_of(const Evidence& ev, const std::string& app) {
     std::map<std::string, DeviceRequests> out;
-    for (const auto& m : ev.metrics) {
-        if (m.name.rfind("block.submitter.", 0) != 0 || application_label(m.labels) != app) continue;
-        const auto d = m.labels.find("device");
-        if (d == m.labels.end()) continue;
-        DeviceRequests& r = out[d->second];
+    for_each_device_metric_of(ev, "block.submitter.", app, [&](const std::string& d, const Metric& m) {
+        DeviceRequests& r = out[d];
         if (m.name == "block.submitter.requests") r.requests += m.value;
         else if (m.name == "block.submitter.idle_class_requests") r.idle += m.value;
         else if (m.name == "block.submitter.scheduler_wait_us") r.scheduler_wait_us += m.value;
-    }
+    });
     return out;
 }
 

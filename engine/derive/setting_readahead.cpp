@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 
-#include "engine/evidence/application_label.hpp"
 
 namespace iodiag::derive {
 
@@ -23,19 +22,15 @@ struct Readahead {
 
 std::map<std::string, Readahead> readahead_of(const Evidence& ev, const std::string& app) {
     std::map<std::string, Readahead> out;
-    for (const auto& m : ev.metrics) {
-        if (m.name.rfind("fs.readahead_", 0) != 0 || application_label(m.labels) != app) continue;
-        const auto d = m.labels.find("device");
-        if (d == m.labels.end()) continue;
-        Readahead& r = out[d->second];
+    for_each_device_metric_of(ev, "fs.readahead_", app, [&](const std::string& d, const Metric& m) {
+        Readahead& r = out[d];
         if (m.name == "fs.readahead_misses") r.misses += m.value;
         else if (m.name == "fs.readahead_sequential_misses") r.sequential += m.value;
         else if (m.name == "fs.readahead_unwidened_misses") r.unwidened += m.value;
         else if (m.name == "fs.readahead_async") r.async += m.value;
-    }
-    for (const auto& m : ev.metrics)
-        if (m.name == "fs.page_cache_wait_us" && application_label(m.labels) == app)
-            if (const auto d = m.labels.find("device"); d != m.labels.end()) out[d->second].cache_wait_us += m.value;
+    });
+    for_each_device_metric_of(ev, "fs.page_cache_wait_us", app,
+                              [&](const std::string& d, const Metric& m) { out[d].cache_wait_us += m.value; });
     return out;
 }
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 
-#include "engine/evidence/application_label.hpp"
 
 namespace iodiag::derive {
 
@@ -21,18 +20,15 @@ struct DeviceWrites {
 
 std::map<std::string, DeviceWrites> writes_of(const Evidence& ev, const std::string& app) {
     std::map<std::string, DeviceWrites> out;
-    for (const auto& m : ev.metrics) {
-        if (m.name != "fs.sync_writes" && m.name != "fs.sync_write_time_us" && m.name != "fs.fsyncs") continue;
-        if (application_label(m.labels) != app) continue;
-        const auto d = m.labels.find("device");
-        if (d == m.labels.end()) continue;
-        DeviceWrites& w = out[d->second];
+    for_each_device_metric_of(ev, "fs.", app, [&](const std::string& d, const Metric& m) {
+        if (m.name != "fs.sync_writes" && m.name != "fs.sync_write_time_us" && m.name != "fs.fsyncs") return;
+        DeviceWrites& w = out[d];
         const auto r = m.labels.find("reason");
         const std::string reason = r == m.labels.end() ? "" : r->second;
         if (m.name == "fs.fsyncs") w.fsyncs += m.value;
         else if (reason == "mount") (m.name == "fs.sync_writes" ? w.mount_writes : w.mount_time_us) += m.value;
         else if (reason == "attribute") (m.name == "fs.sync_writes" ? w.attr_writes : w.attr_time_us) += m.value;
-    }
+    });
     return out;
 }
 

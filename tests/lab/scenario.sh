@@ -85,6 +85,15 @@ slow_loop_on() {   # slow_loop_on MODEL SIZE_MB [BACKDIR] -> $dev: a loop device
   local sys=/sys/block/$(basename "$dev")
   echo none > "$sys/queue/scheduler"; cat "$sys/mq/0/nr_tags" > "$sys/queue/nr_requests"
 }
+scheduled_loop_on() {   # scheduled_loop_on SIZE_MB SCHED -> $dev over BACKING (/tmp: the disk, direct I/O;
+                        # /dev/shm: memory) under scheduler SCHED (parameter SCHED, that default); $q its queue
+  loop_on "$(p BACKING /tmp)" "$1"
+  [[ $(p BACKING /tmp) == /tmp ]] && { losetup --direct-io=on "$dev" 2>/dev/null || true; }
+  q=/sys/block/$(basename "$dev")/queue
+  # A loop device keeps its queue settings across detach: the next user gets the defaults.
+  undo+=("echo none > $q/scheduler; cat $q/../mq/0/nr_tags > $q/nr_requests")
+  echo "$(p SCHED "$2")" > "$q/scheduler"
+}
 mkfs_on() {   # mkfs_on DEV|FILE: makes $fs on it (quiet, over any old signature)
   case $fs in
     ext4)  mkfs.ext4 -q -F "$1" ;;
@@ -538,12 +547,7 @@ case $name in
                       # reader: JOBS synchronous threads (psync), BS-byte requests.
                       # nr_requests_enough (the control): NR lowered but above what the
                       # readers keep in flight. The kernel takes no fewer than 4 (BLKDEV_MIN_RQ).
-    loop_on "$(p BACKING /tmp)" 512
-    [[ $(p BACKING /tmp) == /tmp ]] && { losetup --direct-io=on "$dev" 2>/dev/null || true; }
-    q=/sys/block/$(basename "$dev")/queue
-    # A loop device keeps its queue settings across detach: the next user gets the defaults.
-    undo+=("echo none > $q/scheduler; cat $q/../mq/0/nr_tags > $q/nr_requests")
-    echo "$(p SCHED none)" > $q/scheduler   # the scheduler sets its own default nr_requests
+    scheduled_loop_on 512 none   # the scheduler sets its own default nr_requests
     ((fault)) && echo "$(p NR 4)" > $q/nr_requests
     victim -- fio --name=r --filename="$dev" --rw=randread --bs="$(p BS 4k)" --direct=1 --ioengine=psync \
        --numjobs="$(p JOBS 32)" --time_based --runtime=120
@@ -557,12 +561,7 @@ case $name in
                       # beside a bulk reader of the same device (fio, best-effort,
                       # NEIGHBOR_DEPTH deep, NEIGHBOR_BS requests). ioprio_idle_alone (the
                       # control): the idle-class reader alone, waiting for nobody.
-    loop_on "$(p BACKING /tmp)" 1024
-    [[ $(p BACKING /tmp) == /tmp ]] && { losetup --direct-io=on "$dev" 2>/dev/null || true; }
-    q=/sys/block/$(basename "$dev")/queue
-    # A loop device keeps its queue settings across detach: the next user gets the defaults.
-    undo+=("echo none > $q/scheduler; cat $q/../mq/0/nr_tags > $q/nr_requests")
-    echo "$(p SCHED mq-deadline)" > $q/scheduler
+    scheduled_loop_on 1024 mq-deadline
     dd if=/dev/urandom of="$dev" bs=1M count=256 oflag=direct status=none
     if [[ $name == ioprio_idle ]]; then
       bg fio --name=backup --filename="$dev" --rw=read --bs="$(p NEIGHBOR_BS 128k)" --direct=1 --ioengine=libaio \
