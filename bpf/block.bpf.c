@@ -723,14 +723,11 @@ static __always_inline void add_submitter_sums(struct iodiag_submitter_sums *s, 
  * flush the block layer made) or without blk-cgroup in the kernel. One load
  * past the bio: its address keys the sums; the cgroup's id is read only when
  * a sums entry is made (blkg_cgroup_id). */
-static __always_inline struct blkcg_gq *request_blkg(struct request *rq, bool btf)
+static __always_inline struct blkcg_gq *request_blkg(struct bio *head, bool btf)
 {
-    if (!bpf_core_field_exists(((struct bio *)0)->bi_blkg))
+    if (!bpf_core_field_exists(((struct bio *)0)->bi_blkg) || !head)
         return 0;
-    struct bio *bio = RD(btf, rq, bio);
-    if (!bio)
-        return 0;
-    return RD(btf, bio, bi_blkg);
+    return RD(btf, head, bi_blkg);
 }
 
 static __always_inline __u64 blkg_cgroup_id(struct blkcg_gq *blkg, bool btf)
@@ -775,20 +772,20 @@ static __always_inline void submitter_identity(struct iodiag_inflight *e, struct
  * the request's (req_get_ioprio() reads it there; struct request has no
  * ioprio field of its own on 6.18). A request without a bio (a flush the
  * block layer made) is not. */
-static __always_inline __u32 request_idle_class(struct request *rq, bool btf)
+static __always_inline __u32 request_idle_class(struct bio *head, bool btf)
 {
-    struct bio *bio = RD(btf, rq, bio);
-    if (!bio)
+    if (!head)
         return 0;
-    return ((__u16)RD(btf, bio, bi_ioprio) >> IODIAG_IOPRIO_CLASS_SHIFT) == IODIAG_IOPRIO_CLASS_IDLE;
+    return ((__u16)RD(btf, head, bi_ioprio) >> IODIAG_IOPRIO_CLASS_SHIFT) == IODIAG_IOPRIO_CLASS_IDLE;
 }
 
 static __always_inline void account_submitter(__u32 dev, struct iodiag_inflight *e, struct request *rq, __u64 bytes,
                                               __u32 op, struct stage_times *t, __u64 service, bool btf)
 {
     __u32 tgid = e->tgid;
-    __u32 idle = request_idle_class(rq, btf);
-    struct blkcg_gq *cg = request_blkg(rq, btf);
+    struct bio *head = RD(btf, rq, bio);   /* its priority and its cgroup */
+    __u32 idle = request_idle_class(head, btf);
+    struct blkcg_gq *cg = request_blkg(head, btf);
     __u64 cgroup = cg ? KEY(btf, cg) : 0;
     if (!bpf_core_field_exists(((struct bio *)0)->bi_blkg))
         cgroup = submitter_cgroup_id(e);
