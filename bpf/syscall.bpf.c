@@ -640,7 +640,10 @@ __noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 to
     if (grp == GRP_READ && (charged & (1u << CLS_PAGE_CACHE)) && f->file && f->file == f->seen_file &&
         f->seen_inode) {
         struct iod_ra_misses *m = ra_misses_of(KCAST((void *)f->seen_inode, struct inode), tgid);
-        if (m) __sync_fetch_and_add(&m->cache_wait_ns, f->ns[CLS_PAGE_CACHE]);
+        if (m) {
+            __sync_fetch_and_add(&m->cache_wait_ns, f->ns[CLS_PAGE_CACHE]);
+            __sync_fetch_and_add(&m->cache_read_ns, total);
+        }
     }
     /* A write that waited for durability (its data's block I/O, the journal),
      * with why the kernel made it synchronous; and the fsyncs beside them:

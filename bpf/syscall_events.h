@@ -223,6 +223,8 @@ struct iod_ra_misses {
     unsigned long long async;        /* page_cache_async_ra calls: a sequential read reached a marked page */
     unsigned long long async_window_pages;   /* sum of ra_pages at those */
     unsigned long long cache_wait_ns;        /* the process's reads' page-cache wait on the device's files */
+    unsigned long long cache_read_ns;        /* those reads' whole duration (the wait, and the CPU work and
+                                              * run-queue delay around it) */
 };
 
 /* Why a write waited inside the syscall for its data to be durable (the

@@ -31,6 +31,8 @@ std::vector<MetricSpec> readahead_specs() {
         {"fs.page_cache_wait_us", K::Metric, "us", layer::kPageCache, "device",
          "the application's reads' wait for the page cache (a miss's fill, a page still being read ahead) on the "
          "device's files, over all its reads"},
+        {"fs.page_cache_read_us", K::Metric, "us", layer::kPageCache, "device",
+         "the whole duration of the application's reads that waited for the page cache on the device's files"},
         {"fs.readahead_window_kb", K::Metric, "KiB", layer::kPageCache, "device",
          "mean readahead window (the file's ra_pages) at the application's misses and asynchronous readaheads"},
     };
@@ -70,6 +72,9 @@ void emit_readahead(const std::vector<ReadaheadMisses>& misses, uint32_t page_by
                       {"tracepoint", "syscall_bpf: the page_cache class of every traced read (from page_cache_sync_ra "
                                      "to its data, and off-CPU waits in the page cache's functions) per the read "
                                      "file's device and process"});
+        ev.add_metric("fs.page_cache_read_us", l, static_cast<double>(m.cache_read_ns) / 1000.0, "us",
+                      {"tracepoint", "syscall_bpf: the whole duration of every traced read charged page_cache "
+                                     "time, per the read file's device and process"});
         if (const uint64_t events = m.misses + m.async)
             ev.add_metric("fs.readahead_window_kb", l,
                           static_cast<double>(m.window_pages + m.async_window_pages) * page_bytes / 1024.0 /

@@ -25,11 +25,13 @@ struct ReadaheadMisses {
     uint64_t async = 0;         // asynchronous readaheads: a sequential read reached a window's marked page
     uint64_t async_window_pages = 0;   // sum of the window at each
     uint64_t cache_wait_ns = 0; // its reads' page-cache wait on the device's files (every read, not only slow ones)
+    uint64_t cache_read_ns = 0; // those reads' whole duration
 
     // Adds another process's counts (not its names).
     void add_counts(const ReadaheadMisses& o) {
         misses += o.misses, sequential += o.sequential, unwidened += o.unwidened, window_pages += o.window_pages;
         async += o.async, async_window_pages += o.async_window_pages, cache_wait_ns += o.cache_wait_ns;
+        cache_read_ns += o.cache_read_ns;
     }
 };
 

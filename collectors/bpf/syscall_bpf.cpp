@@ -338,6 +338,7 @@ void read_readahead_misses(SyscallBpfCollector::Impl& im,
         m.async = v.async;
         m.async_window_pages = v.async_window_pages;
         m.cache_wait_ns = v.cache_wait_ns;
+        m.cache_read_ns = v.cache_read_ns;
         s.readahead.push_back(std::move(m));
     });
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 
 namespace iodiag::derive {
@@ -14,6 +15,7 @@ namespace {
 // (fs.readahead_*{device, app}, bpf/syscall.bpf.c on_sync_ra/on_async_ra).
 struct Readahead {
     double misses = 0, sequential = 0, unwidened = 0, async = 0, cache_wait_us = 0;
+    std::optional<double> cache_read_us;   // absent in bundles recorded before it was measured
     double events() const { return misses + async; }
     // An asynchronous readahead happens only in a sequential stream (the
     // reader reached a window's marked page).
@@ -31,6 +33,9 @@ std::map<std::string, Readahead> readahead_of(const Evidence& ev, const std::str
     });
     for_each_device_metric_of(ev, "fs.page_cache_wait_us", app,
                               [&](const std::string& d, const Metric& m) { out[d].cache_wait_us += m.value; });
+    for_each_device_metric_of(ev, "fs.page_cache_read_us", app, [&](const std::string& d, const Metric& m) {
+        out[d].cache_read_us = out[d].cache_read_us.value_or(0) + m.value;
+    });
     return out;
 }
 
@@ -69,8 +74,19 @@ void add_readahead_setting(Evidence& ev) {
         ev.add_metric("setting.readahead_cache_wait_pct", l, wait_pct, "pct",
                       derived("100 x fs.page_cache_wait_us of " + app->value + " on " + d +
                               " / its syscall time (syscall.proc.time_us summed)"));
-        ev.add_metric("setting.readahead_share_pct", l, wait_pct * seq, "pct",
-                      derived("setting.readahead_cache_wait_pct x setting.readahead_sequential_pct / 100 on " + d));
+        // The setting's part: the whole duration of the sequential reads
+        // that waited for the page cache (a hit takes microseconds; the wait,
+        // and the CPU work and run-queue delay around it, are the miss's),
+        // or their wait alone in a bundle without those durations.
+        if (r.cache_read_us) {
+            const double read_pct = std::min(100.0, 100.0 * *r.cache_read_us / app_us);
+            ev.add_metric("setting.readahead_share_pct", l, read_pct * seq, "pct",
+                          derived("100 x fs.page_cache_read_us of " + app->value + " on " + d +
+                                  " / its syscall time x setting.readahead_sequential_pct / 100"));
+        } else {
+            ev.add_metric("setting.readahead_share_pct", l, wait_pct * seq, "pct",
+                          derived("setting.readahead_cache_wait_pct x setting.readahead_sequential_pct / 100 on " + d));
+        }
         if (const Metric* w = ev.find_metric("fs.readahead_window_kb", {{"device", d}, {"app", app->value}}))
             ev.add_metric("setting.readahead_window_kb", l, w->value, "KiB",
                           derived("fs.readahead_window_kb of " + app->value + " on " + d +
@@ -91,8 +107,8 @@ std::vector<MetricSpec> readahead_setting_specs() {
          "share of the suffering application's syscall time its reads waited for the page cache on the device's "
          "files"},
         {"setting.readahead_share_pct", K::Metric, "pct", layer::kPageCache, "device",
-         "share of the suffering application's syscall time in page-cache waits of its sequential reads of the "
-         "device: what the readahead window governs"},
+         "share of the suffering application's syscall time in its sequential reads of the device that waited "
+         "for the page cache (their whole duration): what the readahead window governs"},
         {"setting.readahead_window_kb", K::Metric, "KiB", layer::kPageCache, "device",
          "the readahead window of the suffering application's files on the device"},
     };

@@ -348,6 +348,22 @@ TEST(Judgement, ReadaheadOffUnderASequentialReaderIsTheSettingNamed) {
         << row(v, "page_cache").figures;
 }
 
+// With the reads' whole durations measured (fs.page_cache_read_us), the
+// setting's share is them, not their page-cache wait alone: a hit takes
+// microseconds, the CPU work and run-queue delay around a miss are the
+// miss's too.
+TEST(Judgement, ReadaheadShareIsTheWholeDurationOfTheReadsThatWaited) {
+    Evidence ev;
+    cache_bound_reader(ev, "dd if=big of=/dev/null");
+    reader_readahead(ev, "dd if=big of=/dev/null", 50000, 50000, 50000, 0, 0);
+    ev.add_metric("fs.page_cache_read_us", {{"device", "loop0"}, {"app", "dd if=big of=/dev/null"}}, 196000, "us", kP);
+    const Verdict v = analyze(ev, shipped_rules());
+    const Finding* f = find(v.findings, "settings.readahead_off_sequential");
+    ASSERT_NE(f, nullptr) << render_text(v, {});
+    ASSERT_TRUE(f->share_pct.has_value());
+    EXPECT_NEAR(*f->share_pct, 98, 0.5);
+}
+
 // A small window (16 KiB) under a sequential reader: the kernel reads ahead
 // (asynchronously, nearly no misses), but a window per round trip bounds
 // the reader, which waits for it. Named too.
