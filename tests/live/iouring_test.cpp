@@ -326,12 +326,20 @@ TEST(IouringLive, CqWaitsEndThroughTheSyscallCollectorsSysExit) {
     if (n_ref <= 100)
         GTEST_SKIP() << "the io_uring load waited for completions only " << n_ref
                      << " times in the reference's window (fio starved on this machine): too few to compare";
+    // The chained and the lone collector watch the same window from their
+    // own sys_exit paths: they count the same waits (the lone one started
+    // a moment later). Against the reference, which watched longer, only as
+    // a bound: a load that slowed while three collectors loaded (CI: 138
+    // waits in the reference's 3.1 s, 54 in the nested 3 s) waited less
+    // often in the nested window than on average.
+    const double n_lone = metric(lone_ev, "iouring.cq_waits");
+    EXPECT_GT(n, 0);
+    EXPECT_GE(n, 0.8 * n_lone);
+    EXPECT_GE(n_lone, 0.8 * n);
     EXPECT_LE(n, n_ref);
-    EXPECT_GT(n, 0.5 * part * n_ref);
+    EXPECT_LE(n_lone, n_ref);
     EXPECT_GT(metric(ev, "iouring.cq_wait_total_ms"), 0);
     EXPECT_EQ(lone_ev.find_metric("iouring.cq_waits")->provenance.source.find("tail-called"), std::string::npos);
-    EXPECT_GT(metric(lone_ev, "iouring.cq_waits"), 0.5 * part * n_ref);
-    EXPECT_LE(metric(lone_ev, "iouring.cq_waits"), n_ref);
     std::cerr << "CQ waits: chained " << n << ", own sys_exit " << metric(lone_ev, "iouring.cq_waits")
               << ", reference " << n_ref << "; the nested window is " << part * 100
               << " % of the reference's\n";
