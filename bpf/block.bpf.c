@@ -554,20 +554,21 @@ static __always_inline int on_bio_queue(struct bio *bio, bool btf)
 
 /* ---- split: the front part of a bio becomes a bio of its own after Q ---- */
 
-static __always_inline void bio_split(struct bio *split, struct bio *parent, bool btf, bool ref)
+static __always_inline bool bio_split(struct bio *split, struct bio *parent, bool btf, bool ref)
 {
     struct iodiag_inflight *p = tbl_find(KEY(btf, parent), ref);
     if (!p)
-        return;
+        return false; /* not tracked (filtered out) */
     __u64 q = p->q, task = p->task;
     __u32 tgid = p->tgid, tid = p->tid;
     struct iodiag_inflight *e = tbl_claim(KEY(btf, split), q, ref, btf);
     if (!e)
-        return;
+        return true;
     e->q = q;
     e->task = task;
     e->tgid = tgid;
     e->tid = tid;
+    return true;
 }
 
 /* block_split(split, sector): bio_submit_split() chains the new front part
@@ -582,9 +583,21 @@ static __always_inline int on_bio_split(struct bio *split, bool btf)
         parent = (struct bio *)BPF_CORE_READ(split, bi_private);
     if (!parent)
         return 0;
-    bio_split(split, parent, btf, false);
     if (reference_accounting)
         bio_split(split, parent, btf, true);
+    if (!bio_split(split, parent, btf, false))
+        return 0;
+    /* Counted per disk with the front part's size: split at the queue's
+     * max_sectors_kb, the application's larger I/O became requests of that
+     * size (docs/settings.md "max_sectors_kb"). */
+    struct gendisk *disk = RD2(btf, split, bi_bdev, bd_disk);
+    struct request_queue *q = disk ? (struct request_queue *)RD(btf, disk, queue) : 0;
+    __u32 dev = disk_dev(disk, btf);
+    struct iodiag_dev_stats *s = disk_stats(disk_slot(q ? RD(btf, q, id) : 0, dev), dev);
+    if (s) {
+        s->splits++;
+        s->split_bytes += RD(btf, split, bi_iter.bi_size);
+    }
     return 0;
 }
 

@@ -51,6 +51,8 @@ struct iodiag_dev_stats {
     __u64 depth_hist[IODIAG_NR_BUCKETS]; /* requests in flight at issue, this one included; [0] unused */
     __u64 merges;   /* bios merged into a request (back/front) + requests merged into another */
     __u64 requeues; /* requests put back for another dispatch */
+    __u64 splits;   /* bios split to the queue's limits (block_split): each a front part made a bio of its own */
+    __u64 split_bytes; /* the front parts' bytes: split at max_sectors_kb, they are that size */
     __u32 dev;      /* disk dev_t in kernel encoding: major << 20 | minor */
     __u32 pad;
 };

@@ -55,6 +55,8 @@ void BlockDeviceStats::merge(const BlockDeviceStats& o) {
     depth.merge(o.depth);
     merges += o.merges;
     requeues += o.requeues;
+    splits += o.splits;
+    split_bytes += o.split_bytes;
 }
 
 uint64_t BlockDeviceStats::requests() const {
@@ -76,6 +78,8 @@ BlockDeviceStats BlockDeviceStats::since(const BlockDeviceStats& earlier) const 
     d.depth = histogram_delta(depth, earlier.depth);
     d.merges = sub(merges, earlier.merges);
     d.requeues = sub(requeues, earlier.requeues);
+    d.splits = sub(splits, earlier.splits);
+    d.split_bytes = sub(split_bytes, earlier.split_bytes);
     return d;
 }
 
@@ -373,6 +377,8 @@ void add_per_cpu(const std::vector<iodiag_dev_stats>& per_cpu, BlockDeviceStats&
         if (with_depth > above) out.depth.add_bucket(0, with_depth - above);
         out.merges += c.merges;
         out.requeues += c.requeues;
+        out.splits += c.splits;
+        out.split_bytes += c.split_bytes;
     }
 }
 
@@ -639,6 +645,11 @@ std::vector<MetricSpec> BlockBpfCollector::metric_specs() const {
                  "Share of block-layer queueing (Q2G+G2I+I2D) in the summed Q2C time"});
     v.push_back({"block.merges", K::Metric, "count", q, "device", "Bios merged into requests, and requests merged"});
     v.push_back({"block.requeues", K::Metric, "count", q, "device", "Requests requeued by the driver"});
+    v.push_back({"block.splits", K::Metric, "count", q, "device",
+                 "Bios split to the queue's limits (max_sectors_kb, segments, boundaries): each split made one more "
+                 "request"});
+    v.push_back({"block.split_kb_mean", K::Metric, "KiB", q, "device",
+                 "Mean size of the split-off front parts: the queue's max_sectors_kb when that limit split them"});
     v.push_back({"block.flushes", K::Metric, "count", dev, "device", "Flush requests completed"});
     v.push_back({"block.flush_d2c_share_pct", K::Metric, "pct", dev, "device",
                  "Share of the device's D2C time spent on flush requests"});
@@ -838,6 +849,10 @@ void BlockBpfCollector::finish(Evidence& ev) {
                       prov("tracepoint:block:block_bio_backmerge + block_bio_frontmerge + block_rq_merge"));
         ev.add_metric("block.requeues", dl, double(s.requeues), "count",
                       prov("tracepoint:block:block_rq_requeue"));
+        ev.add_metric("block.splits", dl, double(s.splits), "count", prov("tracepoint:block:block_split"));
+        if (s.splits)
+            ev.add_metric("block.split_kb_mean", dl, double(s.split_bytes) / 1024.0 / double(s.splits), "KiB",
+                          prov("tracepoint:block:block_split, the split-off bio's bi_iter.bi_size"));
         const uint64_t q2c = s.stage_sum_all_ops(4);
         if (q2c > 0) {
             const char* share[4] = {"q2g", "g2i", "i2d", "d2c"};

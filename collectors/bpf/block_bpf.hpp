@@ -56,6 +56,7 @@ struct BlockDeviceStats {
     Log2Histogram depth;
     uint64_t merges = 0;
     uint64_t requeues = 0;
+    uint64_t splits = 0, split_bytes = 0;   // bios split to the queue's limits, their front parts' bytes
     void merge(const BlockDeviceStats& o);
     uint64_t requests() const;
     // What was added between `earlier` and this (both cumulative readings).

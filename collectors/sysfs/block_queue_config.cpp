@@ -43,6 +43,7 @@ const std::vector<QueueAttr>& queue_attrs() {
         {"read_ahead_kb", "queue.read_ahead_kb", "KiB", "Readahead window"},
         {"wbt_lat_usec", "queue.wbt_lat_usec", "us", "Writeback throttling target latency (0 = off)"},
         {"max_sectors_kb", "queue.max_sectors_kb", "KiB", "Largest request the block layer builds"},
+        {"max_hw_sectors_kb", "queue.max_hw_sectors_kb", "KiB", "Largest request the device takes (the most max_sectors_kb can be)"},
         {"nomerges", "queue.nomerges", "mode", "0 merges on, 1 only simple merges, 2 no merges"},
     };
     return v;

@@ -791,8 +791,11 @@ TEST(BlockBpfLive, SplitBiosKeepTheirQueueTime) {
     ASSERT_EQ(w.writes, 16u);
     const auto stats = tracer.read();
     ASSERT_TRUE(stats.count(loop.name()));
-    // 512 KiB in 64 KiB requests: 8 requests per write.
+    // 512 KiB in 64 KiB requests: 8 requests per write, 7 of them split off
+    // at max_sectors_kb (issue 34: the pattern a lowered limit makes).
     EXPECT_GE(stats.at(loop.name()).count[1], 8 * w.writes);
+    EXPECT_EQ(stats.at(loop.name()).splits, 7 * w.writes);
+    EXPECT_EQ(stats.at(loop.name()).split_bytes, 7 * w.writes * 64 * 1024);
     size_t without_q = 0;
     for (const auto& x : seen)
         if (x.device == loop.name() && x.observed.find('Q') == std::string::npos) ++without_q;
