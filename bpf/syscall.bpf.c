@@ -322,6 +322,14 @@ static __always_inline struct inflight *inflight_of(struct task_struct *t)
  * clock may be a little behind the one that set the mark; such an instant is
  * charged nowhere and the mark stays. The syscall's duration is taken from
  * the final mark, so the charged parts add up to it to the nanosecond. */
+/* A class's time in a syscall's parts: ns[cls] where `charged` says it holds
+ * one, else 0 (ns[] is not zeroed at entry), without a branch: a branch per
+ * class would multiply the verifier's paths. */
+static __always_inline __u64 charged_ns(const struct inflight *f, __u16 charged, __u32 cls)
+{
+    return f->ns[cls] & -(__u64)((charged >> cls) & 1);
+}
+
 static __always_inline void charge(struct inflight *f, __u64 now)
 {
     if (now <= f->mark_ns)
@@ -499,7 +507,7 @@ __noinline int send_exemplar(struct inflight *f, __u64 id, __u64 total, long ret
     e->io_cg = io_cgroup_id((struct task_struct *)bpf_get_current_task());
     __u16 charged = f->charged;
     for (int k = 0; k < CLS_COUNT; k++)
-        e->ns[k] = f->ns[k] & -(__u64)((charged >> k) & 1);
+        e->ns[k] = charged_ns(f, charged, k);
     bpf_get_current_comm(e->comm, sizeof(e->comm));
     e->name[0] = 0;
     e->parent[0] = 0;
@@ -617,9 +625,8 @@ __noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 to
         if (charged == (1u << CLS_FILESYSTEM)) {
             s->ns[CLS_FILESYSTEM] += f->ns[CLS_FILESYSTEM];   /* never left the CPU: the common case */
         } else {
-            /* branch-free: a branch per class would multiply the paths */
             for (int i = 0; i < CLS_COUNT; i++)
-                s->ns[i] += f->ns[i] & -(__u64)((charged >> i) & 1);
+                s->ns[i] += charged_ns(f, charged, i);
         }
     }
     if (grp == GRP_READ && ret >= 0) {
@@ -659,9 +666,8 @@ __noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 to
                 __sync_fetch_and_add(&w->fsyncs, 1);
             } else if (w) {
                 __u32 r = sync_reason((struct file *)f->file, inode);
-                __u64 wait = (f->ns[CLS_DEVICE] & -(__u64)((charged >> CLS_DEVICE) & 1)) +
-                             (f->ns[CLS_BLOCK_QUEUE] & -(__u64)((charged >> CLS_BLOCK_QUEUE) & 1)) +
-                             (f->ns[CLS_JOURNAL] & -(__u64)((charged >> CLS_JOURNAL) & 1));
+                __u64 wait = charged_ns(f, charged, CLS_DEVICE) + charged_ns(f, charged, CLS_BLOCK_QUEUE) +
+                             charged_ns(f, charged, CLS_JOURNAL);
                 barrier_var(r);
                 if (r < IOD_SYNC_REASONS) {
                     __sync_fetch_and_add(&w->writes[r], 1);
