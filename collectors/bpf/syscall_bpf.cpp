@@ -349,10 +349,15 @@ void read_readahead_misses(SyscallBpfCollector::Impl& im,
 void read_sync_writes(SyscallBpfCollector::Impl& im, const std::map<uint32_t, const syscall_bpf::ProcessTime*>& named,
                       syscall_bpf::Snapshot& s) {
     static_assert(syscall_bpf::kSyncReasons.size() == IOD_SYNC_REASONS);
+    std::map<uint32_t, std::string> devices;
     for_each_device_process<iod_sync_writes>(bpf_map__fd(im.skel->maps.sync_writes), [&](const iod_ra_key& key,
                                                                                           const iod_sync_writes& v) {
+        auto dev = devices.find(key.dev);
+        if (dev == devices.end())
+            dev = devices.emplace(key.dev, block_device_name(im.root, kernel_dev_major(key.dev),
+                                                             kernel_dev_minor(key.dev), false)).first;
         syscall_bpf::SyncWrites w;
-        w.device = block_device_name(im.root, kernel_dev_major(key.dev), kernel_dev_minor(key.dev), false);
+        w.device = dev->second;
         w.pid = key.tgid;
         w.app = table_application(im, named, key.tgid);
         for (size_t r = 0; r < IOD_SYNC_REASONS; ++r)
