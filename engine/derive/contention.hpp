@@ -20,6 +20,13 @@ namespace iodiag::derive {
 // device rules and the judgement model alike.
 inline constexpr double kOthersMajorityPct = 50;
 
+// The part of its slow time an application must lose to others (or to a
+// setting) for that loss to be its cause: the bar at which the judgement
+// model says an application really waits (a quarter of its time,
+// docs/judgement.md). The sufferer choice (engine/triage/sufferer_choice.hpp)
+// and the settings' judgement (layer_judgement.cpp) use it alike.
+inline constexpr double kLostToOthersMinPct = 25;
+
 void add_device_contention(Evidence& ev);         // contention_device.cpp
 void add_cpu_contention(Evidence& ev);            // contention_cpu.cpp
 void add_journal_contention(Evidence& ev);        // contention_journal.cpp

@@ -52,10 +52,6 @@ constexpr double kTailFactor = 10;
 // The tail's part of a layer's time at which removing it makes the layer 1.5x
 // faster: a material slowdown, not a wobble.
 constexpr double kMaterialTailPct = 100.0 / 3.0;
-// A setting explains a wait when it costs the application a quarter of its
-// time (engine/triage/sufferer_choice.hpp kLostToOthersMinPct: the bar of a
-// loss to others).
-constexpr double kMaterialLossPct = 25;
 // A layer holding less of the slow time than this is not judged: removing all
 // of it would make the slow syscalls faster by less than a twentieth (the
 // engine's bar for a cause anybody felt, engine/triage/analysis.cpp).
@@ -278,7 +274,7 @@ std::optional<Judged> readahead_setting(const Evidence& ev) {
 // because its filesystem is mounted sync (or its files have the sync
 // attribute), and took most of its time (the dominance bar), and a quarter of its
 // time at least is what its own fsyncs would not have paid (the bar of a
-// material loss, engine/triage/sufferer_choice.hpp kLostToOthersMinPct).
+// material loss, kLostToOthersMinPct, contention.hpp).
 // rules/settings.yaml settings.sync_writes names it.
 std::optional<Judged> sync_writes_setting(const Evidence& ev) {
     for (const auto& d : ev.instances("device")) {
@@ -286,7 +282,7 @@ std::optional<Judged> sync_writes_setting(const Evidence& ev) {
         const Metric* time = ev.find_metric("setting.sync_writes_time_pct", l);
         const Metric* share = ev.find_metric("setting.sync_writes_share_pct", l);
         const Fact* cause = ev.find_fact("setting.sync_writes_cause", l);
-        if (time && share && cause && time->value >= kDominantPct && share->value >= kMaterialLossPct)
+        if (time && share && cause && time->value >= kDominantPct && share->value >= kLostToOthersMinPct)
             return Judged{true, "its writes on " + d + " wait until durable because the filesystem is " + cause->value +
                                     " (" + pct_text(time->value) + " of its syscall time): a setting, not its demand"};
     }
@@ -295,14 +291,14 @@ std::optional<Judged> sync_writes_setting(const Evidence& ev) {
 
 // Waits a setting makes: most of the application's requests on a device were
 // of the idle I/O priority class, and their wait in the I/O scheduler cost it
-// a quarter of its time at least (kMaterialLossPct). rules/settings.yaml
+// a quarter of its time at least (kLostToOthersMinPct). rules/settings.yaml
 // settings.ioprio_idle names it.
 std::optional<Judged> idle_class_setting(const Evidence& ev) {
     for (const auto& d : ev.instances("device")) {
         const Labels l{{"device", d}};
         const Metric* idle = ev.find_metric("setting.idle_class_pct", l);
         const Metric* wait = ev.find_metric("setting.idle_class_wait_pct", l);
-        if (idle && wait && idle->value >= kDominantPct && wait->value >= kMaterialLossPct)
+        if (idle && wait && idle->value >= kDominantPct && wait->value >= kLostToOthersMinPct)
             return Judged{true, "its requests on " + d + " are of the idle I/O priority class (" +
                                     pct_text(idle->value) + " of them): the scheduler serves them only when no "
                                     "other class waits, a setting, not its demand"};

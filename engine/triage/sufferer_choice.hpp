@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/derive/contention.hpp"
 #include "engine/evidence/evidence.hpp"
 
 namespace iodiag {
@@ -35,11 +36,10 @@ struct SuffererCandidate {
 // parts of its time) and capped at all of it.
 SuffererCandidate time_lost_to_others(const Evidence& as_if, const std::string& app);
 
-// A candidate must have lost at least this part of its slow time to others to
-// be chosen over the application with the most slow time: the bar at which
-// the judgement model says an application really waits (a quarter of its
-// time, docs/judgement.md); below it, who ranks first by slow time stays.
-inline constexpr double kLostToOthersMinPct = 25;
+// A candidate must have lost at least kLostToOthersMinPct of its slow time
+// to others (engine/derive/contention.hpp) to be chosen over the application
+// with the most slow time; below it, who ranks first by slow time stays.
+using derive::kLostToOthersMinPct;
 
 // The index of the candidate the verdict should be about, when it is not the
 // first (candidates[0], the one with the most slow time): the one that lost
