@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "collectors/procfs/proc_pid_stat.hpp"
+#include "collectors/procfs/proc_pids.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/layers.hpp"
 
@@ -336,13 +337,8 @@ std::map<int, TaskDelays> DelayacctCollector::snapshot() {
         if (auto d = source_->read(pid_filter_)) out[pid_filter_] = *d;
         return out;
     }
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(under_root(root_, "/proc"), ec)) {
-        const std::string n = e.path().filename().string();
-        if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) continue;
-        const int pid = std::stoi(n);
+    for (const int pid : numeric_entries(under_root(root_, "/proc")))
         if (auto d = source_->read(pid)) out[pid] = *d;
-    }
     return out;
 }
 

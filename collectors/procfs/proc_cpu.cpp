@@ -10,6 +10,7 @@
 
 #include "collectors/cgroup/cgroup_label.hpp"
 #include "collectors/procfs/applications.hpp"
+#include "collectors/procfs/proc_pids.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/layers.hpp"
 
@@ -68,15 +69,10 @@ CpuSnapshot read_cpu_snapshot(const std::string& root, long ticks_per_s) {
     }
     if (const auto up = try_read_first_line(under_root(root, "/proc/uptime")))
         s.uptime_ticks = static_cast<uint64_t>(std::strtod(up->c_str(), nullptr) * static_cast<double>(ticks_per_s));
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(under_root(root, "/proc"), ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-        const long pid = std::strtol(name.c_str(), nullptr, 10);
-        if (pid <= 0 || pid > std::numeric_limits<int>::max()) continue;
-        const auto line = try_read_first_line(entry.path().string() + "/stat");
+    for (const int pid : numeric_entries(under_root(root, "/proc"))) {
+        const auto line = try_read_first_line(under_root(root, "/proc/" + std::to_string(pid) + "/stat"));
         ProcCpu p;
-        if (line && parse_stat(*line, p)) s.procs[static_cast<int>(pid)] = std::move(p);
+        if (line && parse_stat(*line, p)) s.procs[pid] = std::move(p);
     }
     return s;
 }

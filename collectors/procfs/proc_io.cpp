@@ -8,6 +8,7 @@
 
 #include "collectors/procfs/applications.hpp"
 #include "collectors/procfs/proc_pid_stat.hpp"
+#include "collectors/procfs/proc_pids.hpp"
 #include "collectors/text_file.hpp"
 #include "engine/evidence/format.hpp"
 #include "engine/evidence/layers.hpp"
@@ -39,25 +40,20 @@ std::optional<uint64_t> write_bytes_of(const std::string& io) {
 
 std::map<int, ProcIo> read_proc_io(const std::string& root) {
     std::map<int, ProcIo> out;
-    std::error_code ec;
-    const std::filesystem::path proc = under_root(root, "/proc");
-    for (const auto& entry : std::filesystem::directory_iterator(proc, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    for (const int pid : numeric_entries(under_root(root, "/proc"))) {
+        const std::string dir = under_root(root, "/proc/" + std::to_string(pid));
         // Kernel threads (flag PF_KTHREAD in /proc/PID/stat) write on behalf of
         // others: a loop device's worker writes the upper filesystem's data
         // into the backing file. Counting them would name the worker, not the
         // writer, and count the data twice.
-        const auto stat = try_read_first_line(entry.path().string() + "/stat");
+        const auto stat = try_read_first_line(dir + "/stat");
         if (stat && stat_says_kernel_thread(*stat)) continue;
-        const auto io = try_read_text_file(entry.path().string() + "/io");
+        const auto io = try_read_text_file(dir + "/io");
         if (!io) continue;   // gone, or not readable
         ProcIo p;
         p.write_bytes = write_bytes_of(*io).value_or(0);
-        p.comm = try_read_first_line(entry.path().string() + "/comm").value_or("?");
-        const long pid = std::strtol(name.c_str(), nullptr, 10);   // saturates, unlike atoi (UB past INT_MAX)
-        if (pid <= 0 || pid > std::numeric_limits<int>::max()) continue;
-        out[static_cast<int>(pid)] = p;
+        p.comm = try_read_first_line(dir + "/comm").value_or("?");
+        out[pid] = p;
     }
     return out;
 }
