@@ -65,34 +65,12 @@ __u64 range_pages[IOD_RANGE_PAGE_WORDS] = {};
  * parsed BTF while the kernel verifies), written before attach. */
 __u32 bio_throttled_bit = 0xff;
 
-/* A thread's traced syscall in flight, in the thread's task local storage:
- * no hash map on the per-syscall path, and freed with the thread. The
- * storage outlives the syscall; `sys` says whether one is in flight. ns[k]
- * holds a value only for the classes in `charged` (nothing is zeroed at
- * entry: a syscall that never leaves the CPU charges one class, once). */
-struct inflight {
-    __u64 start_ns;
-    __u64 mark_ns;               /* last state change */
-    __u64 ns[CLS_COUNT];
-    __u64 file;                  /* struct file * (fd syscalls) */
-    __u64 upath;                 /* openat: user pointer to the path */
-    __u64 seen_file, seen_inode; /* the last file this thread used, and its inode... */
-    __s64 offset;
-    __u32 sys;                   /* enum iod_sys + 1; 0 = no traced syscall in flight */
-    __u32 flags;
-    __u16 charged;               /* classes with a value in ns[] */
-    __u8 state;                  /* CLS_NONE on CPU, else the current wait class */
-    __u8 journal_kind;           /* enum iod_journal_kind of a CLS_JOURNAL state */
-    __u8 reclaim_depth;
-    __u8 seen_storage;           /* ...and whether it is a storage file (saves the
-                                  * inode and superblock walk when it comes again) */
-};
 
 struct {
     __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
     __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, int);
-    __type(value, struct inflight);
+    __type(value, struct iod_inflight);
 } task_state SEC(".maps");
 
 /* Everything the per-syscall path adds to (struct iod_aggregates), per CPU. */
@@ -303,7 +281,7 @@ static __always_inline void gauge(__u32 idx, __u64 v)
  * task storage at all: that is one plain load of task->bpf_storage, while
  * the helper (the tracing variant, with its per-CPU recursion lock) costs a
  * call and ~20 ns even when it finds nothing. */
-static __always_inline struct inflight *stored_state(struct task_struct *t)
+static __always_inline struct iod_inflight *stored_state(struct task_struct *t)
 {
     if (!KCAST(t, struct task_struct)->bpf_storage)   /* untrusted: see fd_to_file */
         return NULL;
@@ -311,9 +289,9 @@ static __always_inline struct inflight *stored_state(struct task_struct *t)
 }
 
 /* The thread's in-flight syscall, or NULL when it has none. */
-static __always_inline struct inflight *inflight_of(struct task_struct *t)
+static __always_inline struct iod_inflight *inflight_of(struct task_struct *t)
 {
-    struct inflight *f = stored_state(t);
+    struct iod_inflight *f = stored_state(t);
     return f && f->sys ? f : NULL;
 }
 
@@ -325,12 +303,12 @@ static __always_inline struct inflight *inflight_of(struct task_struct *t)
 /* A class's time in a syscall's parts: ns[cls] where `charged` says it holds
  * one, else 0 (ns[] is not zeroed at entry), without a branch: a branch per
  * class would multiply the verifier's paths. */
-static __always_inline __u64 charged_ns(const struct inflight *f, __u16 charged, __u32 cls)
+static __always_inline __u64 charged_ns(const struct iod_inflight *f, __u16 charged, __u32 cls)
 {
     return f->ns[cls] & -(__u64)((charged >> cls) & 1);
 }
 
-static __always_inline void charge(struct inflight *f, __u64 now)
+static __always_inline void charge(struct iod_inflight *f, __u64 now)
 {
     if (now <= f->mark_ns)
         return;
@@ -417,7 +395,7 @@ static __always_inline int on_enter(__u32 sys, __u64 fd, __s64 offset, bool offs
 {
     struct task_struct *t = bpf_get_current_task_btf();
     if (!traced_process(t->tgid)) return 0;
-    struct inflight *v;
+    struct iod_inflight *v;
     struct file *f = NULL;
     if (sys == SYS_IO_URING_ENTER || sys == SYS_OPENAT) {
         /* io_uring_enter: the ring's fd, not a storage file, traced for its
@@ -490,7 +468,7 @@ static __always_inline __u64 memcg_v1_id(void)
 /* A global function: the verifier checks it once, on its own, instead of in
  * every path of on_exit through which it is reached (that multiplied the
  * sys_exit program's verification to ~440k instructions, most of start()). */
-__noinline int send_exemplar(struct inflight *f, __u64 id, __u64 total, long ret, __u32 sys)
+__noinline int send_exemplar(struct iod_inflight *f, __u64 id, __u64 total, long ret, __u32 sys)
 {
     if (!f) return 0;
     struct iod_exemplar *e = bpf_ringbuf_reserve(&exemplars, sizeof(*e), 0);
@@ -601,7 +579,7 @@ static __always_inline __u32 group_of(__u32 sys)
 }
 
 /* Adds one finished syscall to the per-CPU aggregates and its process's time. */
-__noinline int account_syscall(struct inflight *f, __u32 sys, long ret, __u64 total, __u32 tgid)
+__noinline int account_syscall(struct iod_inflight *f, __u32 sys, long ret, __u64 total, __u32 tgid)
 {
     struct iod_aggregates *a = aggs();
     if (!a || !f) return 0;
@@ -713,7 +691,7 @@ static __always_inline int account_fast(__u32 grp, long ret, __u64 total, __u32 
 static __always_inline int on_exit(__u32 sys, long ret)
 {
     struct task_struct *t = bpf_get_current_task_btf();
-    struct inflight *f = inflight_of(t);
+    struct iod_inflight *f = inflight_of(t);
     if (!f) return 0;
     if (f->sys != sys + 1) {
         f->sys = 0;
@@ -1020,7 +998,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
     if (stopped) return 0;
     __u64 now = 0;
-    struct inflight *f = inflight_of(prev);
+    struct iod_inflight *f = inflight_of(prev);
     if (f) {
         now = bpf_ktime_get_ns();
         charge(f, now);
@@ -1050,7 +1028,7 @@ SEC("tp_btf/sched_wakeup")
 int BPF_PROG(on_wakeup, struct task_struct *p)
 {
     if (stopped) return 0;
-    struct inflight *f = inflight_of(p);
+    struct iod_inflight *f = inflight_of(p);
     if (f && f->state != CLS_NONE && f->state != CLS_CPU) {
         __u64 now = bpf_ktime_get_ns();
         if (f->state == CLS_DEVICE && !(f->flags & IOD_F_Q_INLINE)) {
@@ -1120,14 +1098,14 @@ int BPF_PROG(on_task_exit, struct task_struct *p)
 
 /* ---- children with their own tracepoints --------------------------------- */
 
-static __always_inline struct inflight *current_inflight(void)
+static __always_inline struct iod_inflight *current_inflight(void)
 {
     return inflight_of(bpf_get_current_task_btf());
 }
 
 static __always_inline void reclaim_begin(void)
 {
-    struct inflight *f = current_inflight();
+    struct iod_inflight *f = current_inflight();
     if (!f) return;
     charge(f, bpf_ktime_get_ns());
     if (f->reclaim_depth < 8) f->reclaim_depth++;
@@ -1136,7 +1114,7 @@ static __always_inline void reclaim_begin(void)
 
 static __always_inline void reclaim_end(void)
 {
-    struct inflight *f = current_inflight();
+    struct iod_inflight *f = current_inflight();
     if (!f) return;
     charge(f, bpf_ktime_get_ns());
     if (f->reclaim_depth) f->reclaim_depth--;
@@ -1179,7 +1157,7 @@ SEC("tp_btf/block_bio_queue")
 int BPF_PROG(on_bio_queue, struct bio *bio)
 {
     if (stopped) return 0;
-    struct inflight *f = current_inflight();
+    struct iod_inflight *f = current_inflight();
     if (f) {
         if (!(f->flags & IOD_F_Q_INLINE)) f->flags |= IOD_F_Q_INLINE;
         return 0;
@@ -1227,7 +1205,7 @@ int BPF_PROG(on_balance_dirty_pages, struct bdi_writeback *wb, struct dirty_thro
     gauge(GAUGE_DIRTY_PAGES, BPF_CORE_READ(dtc, dirty));
     gauge(GAUGE_DIRTY_LIMIT, limit);
     gauge(GAUGE_DIRTY_SETPOINT, (limit + freerun) / 2);
-    struct inflight *f = current_inflight();
+    struct iod_inflight *f = current_inflight();
     if (f) f->flags |= IOD_F_DIRTY_THROTTLED;
     return 0;
 }
@@ -1292,7 +1270,7 @@ SEC("tp_btf/io_uring_cqring_wait")
 int BPF_PROG(on_cqring_wait)
 {
     if (stopped) return 0;
-    struct inflight *f = current_inflight();
+    struct iod_inflight *f = current_inflight();
     if (f && f->sys == SYS_IO_URING_ENTER + 1) f->flags |= IOD_F_CQ_WAIT;
     return 0;
 }
@@ -1302,7 +1280,7 @@ int BPF_PROG(on_cqring_wait)
  * previous read, ra->prev_pos, or the same page). prev_pos moves only when a
  * read() returns, so the later misses of one read inherit the answer of its
  * first: a 1 MiB sequential read() with readahead off misses page by page. */
-static __always_inline bool ra_sequential(struct inflight *f, unsigned long index, struct file_ra_state *ra)
+static __always_inline bool ra_sequential(struct iod_inflight *f, unsigned long index, struct file_ra_state *ra)
 {
     if (f && (f->flags & IOD_F_RA_MISSED)) return f->flags & IOD_F_RA_SEQUENTIAL;
     const __u64 prev_index = (__u64)ra->prev_pos >> (page_shift & 63);
@@ -1324,7 +1302,7 @@ int BPF_PROG(on_sync_ra, struct inode *inode, unsigned long index, struct file_r
 {
     if (stopped) return 0;
     count(CNT_RA_SYNC, 1);
-    struct inflight *f = current_inflight();
+    struct iod_inflight *f = current_inflight();
     const __u32 tgid = bpf_get_current_pid_tgid() >> 32;
     if (tgid != self_tgid && (!target_tgid || tgid == target_tgid)) {
         const bool seq = ra_sequential(f, index, ra);
@@ -1366,7 +1344,7 @@ int BPF_PROG(on_async_ra, struct inode *inode, unsigned long index, struct file_
      * folios, mapping their blocks, submitting the bios: through a loop
      * device, most of a small window's cost): page-cache filling, as a
      * synchronous miss's, until a page-cache wait or its return. */
-    struct inflight *f = current_inflight();
+    struct iod_inflight *f = current_inflight();
     if (f) {
         charge(f, bpf_ktime_get_ns());
         f->flags |= IOD_F_READAHEAD | IOD_F_MISS_FILL;

@@ -197,6 +197,31 @@ struct iod_exemplar {
     char parent[IOD_NAME_LEN];   /* parent dentry name */
 };
 
+/* A thread's traced syscall in flight, in the thread's task local storage
+ * (map task_state): no hash map on the per-syscall path, and freed with the
+ * thread. The storage outlives the syscall; `sys` says whether one is in
+ * flight. ns[k] holds a value only for the classes in `charged` (nothing is
+ * zeroed at entry: a syscall that never leaves the CPU charges one class,
+ * once). User space reads it at the window's end through a pidfd of each
+ * thread (collectors/bpf/inflight_syscalls.hpp): the syscalls still waiting. */
+struct iod_inflight {
+    unsigned long long start_ns;
+    unsigned long long mark_ns;               /* last state change */
+    unsigned long long ns[CLS_COUNT];
+    unsigned long long file;                  /* struct file * (fd syscalls) */
+    unsigned long long upath;                 /* openat: user pointer to the path */
+    unsigned long long seen_file, seen_inode; /* the last file this thread used, and its inode... */
+    long long offset;
+    unsigned int sys;                         /* enum iod_sys + 1; 0 = no traced syscall in flight */
+    unsigned int flags;
+    unsigned short charged;                   /* classes with a value in ns[] */
+    unsigned char state;                      /* CLS_NONE on CPU, else the current wait class */
+    unsigned char journal_kind;               /* enum iod_journal_kind of a CLS_JOURNAL state */
+    unsigned char reclaim_depth;
+    unsigned char seen_storage;               /* ...and whether it is a storage file (saves the
+                                               * inode and superblock walk when it comes again) */
+};
+
 #define IOD_F_DIRTY_THROTTLED 0x1u
 #define IOD_F_READAHEAD 0x2u
 #define IOD_F_RECLAIM 0x4u
@@ -206,6 +231,7 @@ struct iod_exemplar {
 #define IOD_F_MISS_FILL 0x40u      /* on CPU filling the page cache: from page_cache_{sync,async}_ra to a page-cache wait or the return */
 #define IOD_F_RA_MISSED 0x80u      /* this syscall had a synchronous readahead (a page-cache miss) already */
 #define IOD_F_RA_SEQUENTIAL 0x100u /* ...and its first one continued the file's previous read */
+#define IOD_F_IN_FLIGHT 0x200u     /* set by user space: still waiting when the window ended (read from task_state) */
 
 /* Synchronous readahead (a read that missed the page cache and waits for
  * it) per filesystem device and process: what tells whether the readahead

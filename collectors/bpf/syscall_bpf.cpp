@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -27,6 +28,7 @@
 #include "collectors/bpf/bpf_program_stats.hpp"
 #include "collectors/bpf/core_target_btf.hpp"
 #include "collectors/bpf/deferred_release.hpp"
+#include "collectors/bpf/inflight_syscalls.hpp"
 #include "collectors/bpf/perf_tracepoint.hpp"
 #include "collectors/cgroup/cgroup_ids.hpp"
 #include "collectors/bpf/kallsyms.hpp"
@@ -87,6 +89,7 @@ struct SyscallBpfCollector::Impl {
     std::map<std::string, std::vector<uint64_t>> file_ns_by_bucket;
     std::map<uint32_t, syscall_bpf::ProcParts> proc_parts;
     uint64_t received = 0;
+    uint64_t stop_ns = 0;   // CLOCK_MONOTONIC when the programs stopped (the in-flight syscalls' end)
     size_t max_exemplars = 64;
     static constexpr size_t kMaxPartsProcs = 4096;   // ~3 KiB each
     std::vector<syscall_bpf::Reading> readings;   // one per sample()
@@ -118,6 +121,11 @@ struct SyscallBpfCollector::Impl {
     // maps stop moving as after a detach.
     void stop_programs() {
         if (skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
+        if (!stop_ns) {
+            timespec ts{};
+            clock_gettime(CLOCK_MONOTONIC, &ts);   // bpf_ktime_get_ns's clock
+            stop_ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+        }
     }
     // The events and links attached so far, to the child that will close them
     // (spawned on a thread of its own: 2-12 ms here).
@@ -203,6 +211,7 @@ struct SyscallBpfCollector::Impl {
             for (int c = 0; c < CLS_COUNT; ++c) pp.class_ns[bucket][c] += e.ns[c];
             pp.total_ns[bucket] += e.total_ns;
             pp.count[bucket] += 1;
+            if (e.flags & IOD_F_IN_FLIGHT) pp.in_flight += 1;
         }
         auto cmp = [](const iod_exemplar& a, const iod_exemplar& b) { return a.total_ns > b.total_ns; };
         if (slowest.size() < max_exemplars) {
@@ -299,6 +308,53 @@ std::string table_application(SyscallBpfCollector::Impl& im,
         comm = try_read_first_line(under_root(im.root, "/proc/" + std::to_string(tgid) + "/comm")).value_or("");
     }
     return comm.empty() ? "" : ApplicationIndex::of_root(im.root).application_of(tgid, comm);
+}
+
+// The traced syscalls still waiting when the programs stopped, at least
+// `min_ns` so far (collectors/bpf/inflight_syscalls.hpp), counted as slow
+// syscalls of that duration: in the window's attribution (`all`), in their
+// process's time (`by_pid`) and as exemplars marked in flight. Returns how
+// many. Only the live machine's threads can be read (pidfds).
+uint64_t add_in_flight_syscalls(SyscallBpfCollector::Impl& im, uint64_t min_ns, CgroupIdNames& cg,
+                                syscall_bpf::Reading& all, std::map<uint32_t, syscall_bpf::ProcessTime>& by_pid) {
+    if (im.root != "/" || !im.stop_ns) return 0;
+    uint64_t n = 0;
+    const auto threads = syscall_bpf::read_in_flight_syscalls(bpf_map__fd(im.skel->maps.task_state),
+                                                              static_cast<uint32_t>(getpid()), traced_syscall_numbers());
+    for (const auto& t : threads) {
+        const CgroupIdNames::Ids ids = cg.ids_of(static_cast<int>(t.tgid));
+        uint64_t released = 0;
+        if (ids.io) bpf_map_lookup_elem(bpf_map__fd(im.skel->maps.throttle_release), &ids.io, &released);
+        auto e = syscall_bpf::exemplar_of_in_flight(t.tgid, t.tid, t.state, im.stop_ns, released);
+        if (!e || e->total_ns < min_ns) continue;
+        e->cgid = ids.v2;
+        e->memcg = ids.memory;
+        e->io_cg = ids.blkio;
+        const std::string task = "/proc/" + std::to_string(t.tgid) + "/task/" + std::to_string(t.tid);
+        const std::string comm = try_read_first_line(task + "/comm").value_or("");
+        std::memcpy(e->comm, comm.data(), std::min(comm.size(), sizeof(e->comm) - 1));
+        if (e->sys != SYS_OPENAT) {
+            const std::filesystem::path path = syscall_bpf::path_of_fd(t.tgid, t.arg0);
+            const std::string name = path.filename().string(), parent = path.parent_path().filename().string();
+            std::memcpy(e->name, name.data(), std::min(name.size(), sizeof(e->name) - 1));
+            std::memcpy(e->parent, parent.data(), std::min(parent.size(), sizeof(e->parent) - 1));
+        }
+        const int b = std::min<int>(Log2Histogram::bucket_of(e->total_ns / 1000), IOD_HIST_BUCKETS - 1);
+        if (static_cast<size_t>(b) < all.buckets.size()) {
+            auto& sums = all.buckets[b];
+            sums.count += 1;
+            sums.total_ns += e->total_ns;
+            for (int c = 0; c < CLS_COUNT && static_cast<size_t>(c) < sums.class_ns.size(); ++c)
+                sums.class_ns[c] += e->ns[c];
+        }
+        auto& p = by_pid[t.tgid];
+        if (p.ns_by_bucket.empty()) p.ns_by_bucket.assign(IOD_HIST_BUCKETS, 0);
+        p.ops += 1;
+        p.ns_by_bucket[b] += e->total_ns;
+        im.on_exemplar(&*e, sizeof(*e));
+        ++n;
+    }
+    return n;
 }
 
 // Every entry of a hash keyed by (filesystem device, process): f(key, value).
@@ -749,6 +805,11 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     // the last interval's reading (taken after detach, so the intervals add
     // up to the window exactly).
     syscall_bpf::Reading all = read_aggregates(im.skel);
+    CgroupIdNames cg(im.root);
+    std::map<uint32_t, syscall_bpf::ProcessTime> by_pid;   // per-process time, by tgid
+    s.in_flight_at_end =
+        add_in_flight_syscalls(im, static_cast<uint64_t>(opts_.exemplar_min_us * 1000), cg, all, by_pid);
+    t.mark("in-flight syscalls");
     s.hist = all.hist;
     s.buckets = all.buckets;
     s.counters = all.counters;
@@ -778,10 +839,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     for (uint32_t i = 0; i < GAUGE_COUNT; ++i) bpf_map_lookup_elem(g_fd, &i, &s.gauges[i]);
 
     t.mark("array maps");
-    CgroupIdNames cg(im.root);
-    t.mark("cgroup names");
     // Per-process time: the per-CPU slots and the overflow hash, summed by tgid.
-    std::map<uint32_t, syscall_bpf::ProcessTime> by_pid;
     {
         const int ncpu = std::max(libbpf_num_possible_cpus(), 1);
         auto add = [&](const iod_proc_time& v) {
@@ -820,6 +878,12 @@ void SyscallBpfCollector::finish(Evidence& ev) {
             p.cgroup = cg.label(info.cgid, info.memcg, info.io_cg);
             const size_t len = std::min<size_t>(info.cmdline_len, sizeof(info.cmdline));
             p.cmdline = cmdline_of_argv(std::string_view(info.cmdline, len));
+        } else if (im.root == "/") {
+            // Only in flight (it completed no traced syscall): the kernel
+            // recorded nothing of it yet, /proc says who it is.
+            p.comm = try_read_first_line("/proc/" + std::to_string(pid) + "/comm").value_or("");
+            const CgroupIdNames::Ids ids = cg.ids_of(static_cast<int>(pid));
+            p.cgroup = cg.label(ids.v2, ids.memory, ids.blkio);
         }
         if (p.cmdline.empty() && !p.comm.empty() &&
             try_read_first_line(under_root(im.root, "/proc/" + std::to_string(pid) + "/comm")) == p.comm)

@@ -54,7 +54,9 @@ uint64_t sum_from(const std::vector<uint64_t>& v, int first) {
 }
 
 // Fewer syscalls than this, or exemplars covering less than this part of the
-// application's slow time (ring buffer full), and its own shares are not given.
+// application's slow time (ring buffer full), and its own shares are not given;
+// unless one of them was still waiting when the window ended: a thread
+// starved that long completes few or none, and its wait is the symptom itself.
 constexpr uint64_t kMinAppOps = 10;
 constexpr double kMinAppCoverage = 0.5;
 
@@ -70,7 +72,7 @@ constexpr double kMinAppCoverage = 0.5;
 struct AppParts {
     std::vector<double> class_ns = std::vector<double>(CLS_COUNT, 0);
     double parts_total = 0, measured = 0;
-    uint64_t ops = 0;
+    uint64_t ops = 0, in_flight = 0;
 };
 
 // The application a process is part of; its comm where the snapshot has none.
@@ -84,6 +86,7 @@ AppParts app_parts(const Snapshot& s, const std::string& app, int basis) {
         a.measured += static_cast<double>(sum_from(p.ns_by_bucket, basis));
         const auto it = s.proc_parts.find(p.pid);
         if (it == s.proc_parts.end()) continue;
+        a.in_flight += it->second.in_flight;
         for (size_t b = static_cast<size_t>(basis); b < it->second.total_ns.size(); ++b) {
             a.parts_total += static_cast<double>(it->second.total_ns[b]);
             a.ops += it->second.count[b];
@@ -95,7 +98,7 @@ AppParts app_parts(const Snapshot& s, const std::string& app, int basis) {
 }
 
 bool measured_enough(const AppParts& a) {
-    return a.ops >= kMinAppOps && a.parts_total > 0 && a.parts_total >= kMinAppCoverage * a.measured;
+    return (a.ops >= kMinAppOps || a.in_flight > 0) && a.parts_total > 0 && a.parts_total >= kMinAppCoverage * a.measured;
 }
 
 // Applications broken down besides the one that suffered most: two programs
@@ -341,6 +344,8 @@ std::vector<MetricSpec> metric_specs() {
          "bios blk-throttle held and released in the window (all cgroups)"},
         {"syscall_bpf.waits_unclassified", K::Metric, "count", layer::kSyscall, "", "off-CPU waits no classifier named"},
         {"syscall_bpf.waits_classified", K::Metric, "count", layer::kSyscall, "", "off-CPU waits classified by stack"},
+        {"syscall.in_flight_at_end", K::Metric, "count", layer::kSyscall, "",
+         "traced syscalls still waiting when the window ended, counted with their time so far"},
         {"syscall_bpf.wait_stack_rewalks", K::Metric, "count", layer::kSyscall, "",
          "off-CPU waits whose stack was walked a second time, whole (the first, short walk named no class)"},
         {"attr.slow.top_comm", K::Fact, "", layer::kSyscall, "", "process name with the most slow-set time"},
@@ -593,6 +598,10 @@ void emit(const Snapshot& s, Evidence& ev) {
     ev.add_metric("syscall_bpf.waits_unclassified", {}, counter(s, CNT_WAITS_UNCLASSIFIED), "count", pself);
     ev.add_metric("syscall_bpf.waits_classified", {}, counter(s, CNT_WAITS_CLASSIFIED), "count", pself);
     ev.add_metric("syscall_bpf.wait_stack_rewalks", {}, counter(s, CNT_WAIT_STACK_REWALKS), "count", pself);
+    ev.add_metric("syscall.in_flight_at_end", {}, static_cast<double>(s.in_flight_at_end), "count",
+                  {"tracepoint", "each thread's task_state (its syscall in flight, charged per class by the "
+                                 "programs) read through a pidfd when they stopped, confirmed by "
+                                 "/proc/PID/task/TID/syscall; each counted as a slow syscall with its time so far"});
 
     // ---- exemplars ----
     const Provenance pex{"tracepoint", "syscall_bpf ring buffer: syscalls >= " +
@@ -618,6 +627,8 @@ void emit(const Snapshot& s, Evidence& ev) {
         }
         // The kernel's accounting charges every instant; anything left is shown, not hidden.
         if (op.total_ns > charged) e.values["other_us"] += (op.total_ns - charged) / 1000.0;
+        // Still waiting when the window ended: its time so far, a lower bound.
+        if (op.flags & IOD_F_IN_FLIGHT) e.values["in_flight"] = 1;
         e.provenance = pex;
         ev.exemplars.push_back(std::move(e));
     }

@@ -44,6 +44,7 @@ struct ProcessTime {
 struct ProcParts {
     std::vector<std::vector<uint64_t>> class_ns;   // [bucket][class]
     std::vector<uint64_t> total_ns, count;         // [bucket]
+    uint64_t in_flight = 0;   // of them, still waiting when the window ended (IOD_F_IN_FLIGHT)
 };
 
 struct SlowOp {
@@ -95,6 +96,10 @@ struct Snapshot {
     std::vector<SyncWrites> sync_writes;
     uint32_t page_bytes = 4096;
     uint64_t exemplars_received = 0;
+    // Traced syscalls still waiting when the window ended, counted with their
+    // time so far (collectors/bpf/inflight_syscalls.hpp): in `buckets`,
+    // `procs`, `proc_parts` and (flagged IOD_F_IN_FLIGHT) `slowest`.
+    uint64_t in_flight_at_end = 0;
     // Tracepoint runs the kernel skipped (collectors/bpf/bpf_program_stats.hpp);
     // absent where the kernel does not report them.
     std::optional<uint64_t> program_runs_skipped;

@@ -65,6 +65,22 @@ bool CgroupIdNames::blkio_on_v1() {
     return !blkio_mount_.empty();
 }
 
+CgroupIdNames::Ids CgroupIdNames::ids_of(int pid) {
+    ensure_scanned();
+    const cgroup::ProcessCgroups c = cgroup::read_process_cgroups(root_, pid);
+    auto id = [](const std::string& mount, const std::string& path) -> uint64_t {
+        struct stat st {};
+        if (mount.empty() || path.empty()) return 0;
+        return stat((path == "/" ? mount : mount + path).c_str(), &st) == 0 ? st.st_ino : 0;
+    };
+    Ids ids;
+    ids.v2 = id(v2_mount_, c.v2);
+    ids.memory = id(memory_mount_, c.memory_v1);
+    ids.blkio = id(blkio_mount_, c.blkio_v1);
+    ids.io = blkio_mount_.empty() ? ids.v2 : ids.blkio;
+    return ids;
+}
+
 std::string CgroupIdNames::blkcg_path(uint64_t id) {
     return blkio_on_v1() ? v1_blkio_path(id) : v2_path(id);
 }

@@ -32,6 +32,16 @@ public:
     // Whether the io controller is a v1 hierarchy's (blkio) here.
     bool blkio_on_v1();
 
+    // The ids the kernel gives a process's cgroups (the kernfs ids the BPF
+    // programs read: each directory's inode number), from /proc/PID/cgroup,
+    // for a process the programs recorded nothing of. 0 where unknown. `io`
+    // is the io controller's (v1 blkio where mounted, else v2: the v2 group
+    // itself, which holds the controller's state where a limit is set).
+    struct Ids {
+        uint64_t v2 = 0, memory = 0, blkio = 0, io = 0;
+    };
+    Ids ids_of(int pid);
+
 private:
     static std::map<uint64_t, std::string> scan(const std::string& mount_dir);
     std::string root_;

@@ -15,6 +15,8 @@ ExemplarParts split_exemplar(const Exemplar& e) {
             out.total = val;
         else if (is_part && val > 0)
             out.parts.push_back({val, k.substr(0, k.size() - 3)});
+        else if (k == "in_flight" && val > 0)   // collectors/bpf/inflight_syscalls.hpp
+            out.other += (out.other.empty() ? "" : ", ") + std::string("still waiting when the window ended (its time so far)");
         else if (!is_part)
             out.other += (out.other.empty() ? "" : ", ") + k + " " + format_number(val);
     }

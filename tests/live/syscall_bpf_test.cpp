@@ -199,8 +199,10 @@ private:
 // via_block_collector: the syscall collector's block_bio_queue program runs
 // as a tail call of a block collector's (collectors/bpf/tail_call_chain.hpp), as
 // in a whole iodiag run; *chained says whether it did.
+// `started` runs once the programs are attached, as the window opens.
 Evidence observe(pid_t pid, double seconds, CollectorStatus* status = nullptr, double slow_threshold_us = 0,
-                 bool via_block_collector = false, bool* chained = nullptr) {
+                 bool via_block_collector = false, bool* chained = nullptr,
+                 const std::function<void()>& started = {}) {
     auto chain = std::make_shared<TailCallChain>();
     BlockBpfCollector block;
     block.share_bio_queue(chain);
@@ -220,6 +222,7 @@ Evidence observe(pid_t pid, double seconds, CollectorStatus* status = nullptr, d
     }
     c.all_started();
     if (chained) *chained = chain->taken();
+    if (started) started();
     std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(seconds * 1000)));
     c.finish(ev);
     if (block_running) {
@@ -901,6 +904,71 @@ TEST(LiveSyscallBpf, BlkThrottleHoldIsChargedToTheCgroup) { blk_throttle_hold_is
 // reached Q inline" marks come only from that program).
 TEST(LiveSyscallBpf, BlkThrottleHoldIsChargedToTheCgroupThroughTheBlockCollectorsHook) {
     blk_throttle_hold_is_charged_to_the_cgroup(true);
+}
+
+// (g) A reader whose every read takes longer than the window (blk-throttle at
+// 1 MiB/s under 4 MiB direct reads) completes nothing inside it: its read is
+// still waiting when the window ends, and is counted with its time so far,
+// flagged in flight, with its file, in its process's time and in the slow set
+// (the victim a starved reader is would otherwise be invisible).
+TEST(LiveSyscallBpf, AReadStillWaitingWhenTheWindowEndsIsCountedInFlight) {
+    REQUIRE(missing_bpf_prereqs());
+    const std::string base = "/sys/fs/cgroup/blkio";
+    REQUIRE(access((base + "/blkio.throttle.read_bps_device").c_str(), F_OK) == 0
+                ? "" : "no cgroup v1 blkio throttling at " + base);
+    Ext4Mount fs(256);
+    ASSERT_TRUE(fs.ok()) << fs.error();
+    const std::string file = fs.dir() + "/starved.dat";
+    write_file(file, 64u << 20);
+    struct stat st_dev {};
+    ASSERT_EQ(stat(fs.device().c_str(), &st_dev), 0);
+    const std::string majmin = std::to_string(major(st_dev.st_rdev)) + ":" + std::to_string(minor(st_dev.st_rdev));
+    const std::string dir = base + "/iodiag-live-starved-" + std::to_string(getpid());
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << dir;
+    struct Rmdir {
+        std::string d;
+        ~Rmdir() { for (int i = 0; i < 20 && rmdir(d.c_str()) != 0; ++i) usleep(100000); }
+    } rm{dir};
+    ASSERT_TRUE(write_text(dir + "/blkio.throttle.read_bps_device", majmin + " 1048576"));   // 1 MiB/s
+    const size_t chunk = 4u << 20;   // 4 s a read
+    const std::string go = fs.dir() + "/go";
+    Child reader(
+        [&] {
+            while (access(go.c_str(), F_OK) != 0) usleep(5000);   // the first read starts inside the window
+            const int fd = open(file.c_str(), O_RDONLY | O_DIRECT);
+            void* buf = nullptr;
+            if (fd < 0 || posix_memalign(&buf, 4096, chunk) != 0) _exit(2);
+            for (off_t off = 0;; off = (off + static_cast<off_t>(chunk)) % (64L << 20))
+                if (pread(fd, buf, chunk, off) < 0) _exit(3);
+        },
+        [&](pid_t pid) { write_text(dir + "/cgroup.procs", std::to_string(pid)); });
+    ASSERT_GT(reader.pid(), 0);
+    // The first read starts as the window opens and completes ~4 s later,
+    // after this 2 s window has closed.
+    CollectorStatus st;
+    const Evidence ev = observe(reader.pid(), 2, &st, 0, false, nullptr, [&] { write_text(go, "go"); });
+    ASSERT_TRUE(st.available) << st.reason;
+    print_shares(ev, "slow");
+    std::printf("syscall.in_flight_at_end=%.0f\n", metric(ev, "syscall.in_flight_at_end"));
+    EXPECT_EQ(metric(ev, "syscall.in_flight_at_end"), 1);
+    const Exemplar* in_flight = nullptr;
+    for (const auto& e : ev.exemplars)
+        if (e.kind == "syscall" && e.values.count("in_flight")) in_flight = &e;
+    ASSERT_NE(in_flight, nullptr);
+    EXPECT_EQ(in_flight->labels.at("pid"), std::to_string(reader.pid()));
+    EXPECT_NE(in_flight->labels.at("file").find("starved.dat"), std::string::npos);
+    EXPECT_NE(in_flight->labels.at("cgroup").find("iodiag-live-starved"), std::string::npos);
+    // Its time so far: most of the window, waiting for its bios. The part up
+    // to the cgroup's last release of held bios is the throttle's, as at a
+    // wakeup; the rest is the block I/O wait it is in (the bios released and
+    // not yet returned cannot be told from those still held).
+    const auto& v = in_flight->values;
+    EXPECT_GT(v.at("total_us"), 1.0e6);
+    EXPECT_GT(v.at("cgroup_us"), 0);
+    EXPECT_GT(v.at("cgroup_us") + v.at("device_us"), 0.9 * v.at("total_us"));
+    EXPECT_GT(metric(ev, "attr.slow.cgroup_pct"), 0);
+    EXPECT_NE(find_metric_with(ev, "syscall.proc.time_us", {{"pid", std::to_string(reader.pid())}}), nullptr);
+    expect_consistent(ev);
 }
 
 // ---- names as of the I/O -----------------------------------------------------
