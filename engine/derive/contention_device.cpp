@@ -297,6 +297,20 @@ void add_device_contention(Evidence& ev) {
                           derived("device.sufferer_wait_pct x the others' share of the device's " + load_basis +
                                   ": the part of " + app + "'s slow time spent waiting on " + dev +
                                   " while it served others"));
+            // What the others cost it at least: only the part of its
+            // requests' time they waited rather than were served can be lost
+            // to anyone. A bulk job whose large requests were being served
+            // 90 % of their time lost little to a light reader beside it,
+            // however much of the busy time the reader's many small requests
+            // took; a reader queued behind a bulk job waited nearly all of it.
+            // Where busy time was not measured (D2C cannot tell waiting from
+            // service), all of it, as the share.
+            const double waited = by_service ? std::clamp((own_q2c - own_service) / own_q2c, 0.0, 1.0) : 1.0;
+            ev.add_metric("device.contention_lost_pct", l, w * waited * other_load / total_load, "pct",
+                          derived(std::string("device.contention_share_pct") +
+                                  (by_service ? " x device.sufferer_queued_pct" : " (busy time not measured)") +
+                                  ": the part of " + app + "'s slow time its requests waited on " + dev +
+                                  " while it served others, at least"));
         }
         if (others.empty()) continue;
         // The largest other (by service time), and the few after it.
@@ -349,6 +363,9 @@ std::vector<MetricSpec> device_contention_specs() {
         {"device.others_busy_share_pct", K::Metric, "pct", d, "device",
          "share of the device's busy time given to requests of submitters other than the suffering application "
          "(block.submitter.service_total_us; writeback split by who dirtied the data)"},
+        {"device.contention_lost_pct", K::Metric, "pct", d, "device",
+         "what the others cost the suffering application on the device at least: device.contention_share_pct x the "
+         "part of its requests' time they waited rather than were served (device.sufferer_queued_pct)"},
         {"device.sufferer_queued_pct", K::Metric, "pct", d, "device",
          "share of the suffering application's requests' time (Q2C) spent waiting rather than served (its Q2C "
          "less the device's busy time given to them)"},

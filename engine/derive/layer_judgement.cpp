@@ -32,7 +32,7 @@
 #include <map>
 #include <optional>
 
-#include "engine/derive/contention.hpp"   // kOthersMajorityPct
+#include "engine/derive/contention.hpp"   // kOthersMajorityPct, kLostToOthersMinPct
 #include "engine/derive/slow_floor.hpp"
 #include "engine/evidence/cgroup_labels.hpp"
 #include "engine/evidence/format.hpp"
@@ -184,7 +184,12 @@ std::string queue_occupancy(const Evidence& ev, const Labels& l) {
 std::optional<Judged> judge_device(const Evidence& ev, const std::string& d) {
     if (d.empty()) return std::nullopt;
     const Labels l{{"device", d}};
-    if (metric_or(ev, "device.contended", l, 0) == 1)
+    // Others held most of it, and that cost the application a quarter of
+    // its slow time at least: a bulk job whose large requests were mostly
+    // being served did not wait behind the reader beside it, whatever share
+    // of the busy time the reader's many small requests took.
+    if (metric_or(ev, "device.contended", l, 0) == 1 &&
+        metric_or(ev, "device.contention_lost_pct", l, 100) >= kLostToOthersMinPct)
         return Judged{true, d + " serves mostly other programs' requests (" +
                                 pct_text(metric_or(ev, "device.others_d2c_share_pct", l, 0)) +
                                 " of its service time" + largest_other(ev, l) +

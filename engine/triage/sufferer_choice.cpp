@@ -19,13 +19,16 @@ SuffererCandidate time_lost_to_others(const Evidence& as_if, const std::string& 
     SuffererCandidate c;
     c.app = app;
     c.slow_us = metric_or_zero(as_if, "attr.app.time_us");
-    // A device: its wait there x the others' share of the device's service
-    // time (device.contention_share_pct). The largest device only: a stack's
-    // devices carry the same wait twice (a loop device and the disk under it).
+    // A device: its wait there x the others' share of the device's busy
+    // time, of the part its requests waited rather than were served
+    // (device.contention_lost_pct: a bulk job whose large requests were
+    // mostly being served lost little to the reader beside it). The largest
+    // device only: a stack's devices carry the same wait twice (a loop device
+    // and the disk under it).
     double device = 0;
     std::string device_name;
     for (const auto& m : as_if.metrics)
-        if (m.name == "device.contention_share_pct" && m.value > device) {
+        if (m.name == "device.contention_lost_pct" && m.value > device) {
             device = m.value;
             const auto d = m.labels.find("device");
             device_name = d == m.labels.end() ? "?" : d->second;
