@@ -101,8 +101,11 @@ MECHANISM_RULES = {
     # Others held what the victims waited for (ground_truth.mechanisms(split_neighbors=True)):
     # the contention rules, and the judgement model's layer finding, which says the layer
     # serves mostly other programs and names the largest.
+    # settings.wbt_off_under_writeback is the device contention finding where the others' load
+    # is writeback and writeback throttling is off (it supersedes contention.device_neighbor,
+    # names the neighbor and has the same share): the same cause, with the setting that let it.
     "neighbor": {"contention.device_neighbor", "contention.slow_device_neighbor", "contention.cpu_neighbor",
-                 "contention.journal_neighbor",
+                 "contention.journal_neighbor", "settings.wbt_off_under_writeback",
                  "judgement.dominant_layer@device", "judgement.dominant_layer@block_queue",
                  "judgement.dominant_layer@cpu"},
 }

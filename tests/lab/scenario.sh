@@ -58,16 +58,22 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM   # a signal ends the script through the EXIT trap: nothing is left behind
 
+queue_defaults() {   # queue_defaults /sys/block/loopN
+  # A loop device keeps its queue settings across detach: start from the
+  # kernel's defaults (no scheduler, a request per tag, writeback throttling
+  # at its default target), not from a previous user's. (A wbt_lat_usec of 0
+  # left on loop0 by an earlier session made a draw of "wbt on" run with it
+  # off, seed 91001.)
+  echo none > "$1/queue/scheduler"; cat "$1/mq/0/nr_tags" > "$1/queue/nr_requests"
+  echo -1 > "$1/queue/wbt_lat_usec" 2>/dev/null || true
+}
 loop_on() {   # loop_on DIR SIZE_MB -> sets $dev to /dev/loopN
   # Sets a variable instead of printing: called as $(loop_on ...) it would run
   # in a subshell and its undo entry would be lost with it.
   local f; f=$(mktemp "$1/iodiag-lab-XXXXXX.img"); truncate -s "${2}M" "$f"
   dev=$(losetup -f --show "$f")
   undo+=("losetup -d $dev; rm -f $f")
-  # A loop device keeps its queue settings across detach: start from the
-  # defaults (no scheduler, a request per tag), not from a previous user's.
-  local sys=/sys/block/$(basename "$dev")
-  echo none > "$sys/queue/scheduler"; cat "$sys/mq/0/nr_tags" > "$sys/queue/nr_requests"
+  queue_defaults "/sys/block/$(basename "$dev")"
 }
 slow_loop_on() {   # slow_loop_on MODEL SIZE_MB [BACKDIR] -> $dev: a loop device over a file on tests/lab/slowfs.py
   # BACKDIR ($work/slowback): where slowfs keeps the file, disk.img (kept if it exists: made beforehand)
@@ -82,8 +88,7 @@ slow_loop_on() {   # slow_loop_on MODEL SIZE_MB [BACKDIR] -> $dev: a loop device
   for _ in $(seq 100); do mountpoint -q "$work/slowfs" && break; sleep 0.1; done
   dev=$(losetup -f --show --direct-io=on "$work/slowfs/disk.img")
   undo+=("losetup -d $dev")
-  local sys=/sys/block/$(basename "$dev")
-  echo none > "$sys/queue/scheduler"; cat "$sys/mq/0/nr_tags" > "$sys/queue/nr_requests"
+  queue_defaults "/sys/block/$(basename "$dev")"
 }
 scheduled_loop_on() {   # scheduled_loop_on SIZE_MB SCHED -> $dev over BACKING (/tmp: the disk, direct I/O;
                         # /dev/shm: memory) under scheduler SCHED (parameter SCHED, that default); $q its queue
