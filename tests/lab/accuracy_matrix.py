@@ -490,6 +490,15 @@ def judge(klass, res, seed):
     mech_all = gt_lib.mechanisms(every, split)
     cands = {m: s for m, s in mech_all.items() if m in klass.candidates and s is not None}
     cause = max(cands, key=cands.get) if cands else None
+    # Two mechanisms that each hold half of the victims' time or more are not
+    # disjoint parts of it: one is inside the other (a commit's fsync chain
+    # waiting on a device that serves a neighbor). Either one names the cause;
+    # the draw is judged on the one the first finding names.
+    named_mech = next((m for m, rules in MECHANISM_RULES.items()
+                       if t and rule_key(t) in rules and m in cands and m != cause), None)
+    if cause and named_mech and min(cands[cause], cands[named_mech]) >= MATERIAL_SHARE_PCT:
+        row["nested_in"] = cause
+        cause = named_mech
     base_mean, mean = gt_lib.mean_latency_us(res["base"]), gt_lib.mean_latency_us(res["gt"])
     slowdown = mean / base_mean if mean and base_mean else None
     row.update({"cause": cause, "cause_all": cands.get(cause), "slowdown": slowdown})
@@ -524,6 +533,8 @@ def print_row(row):
         return
     scored = "" if row.get("scored") else " (weak: not scored)"
     named = f" (names {row['named']['who']}: {ok(row['named']['ok'])})" if row.get("named") else ""
+    if row.get("nested_in"):
+        named += f" (inside {row['nested_in']}, also >= {MATERIAL_SHARE_PCT} %)"
     print(f"{row['class']:<21} {row['seed']:<7} {row['top1'][:48]:<48} {fmt(row['share']):>6} {fmt(row['gt']):>6} "
           f"{fmt(row.get('slowdown'), 2):>6}  {ok(row['top_ok']):<4} {ok(row.get('share_ok')):<4} "
           f"{row['status']:<8} cause {row.get('cause')} {fmt(row.get('cause_all'))} %{scored}{named} {params}")
