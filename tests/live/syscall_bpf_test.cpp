@@ -844,27 +844,53 @@ TEST(LiveSyscallBpf, WritersSharingOneFileWaitOnTheInodeLock) {
 // show as the cgroup layer, with the cgroup named.
 namespace {
 
+const char* const kBlkioRoot = "/sys/fs/cgroup/blkio";
+
+std::string missing_blkio_throttle() {
+    return access((std::string(kBlkioRoot) + "/blkio.throttle.read_bps_device").c_str(), F_OK) == 0
+               ? ""
+               : std::string("no cgroup v1 blkio throttling at ") + kBlkioRoot;
+}
+
+// A v1 blkio cgroup NAME-PID that caps reads of `device` at `bps`, removed
+// when the test ends (once its processes have gone).
+struct ReadCappedCgroup {
+    std::string dir, error;
+    ReadCappedCgroup(const std::string& name, const std::string& device, long bps) {
+        struct stat st_dev {};
+        if (stat(device.c_str(), &st_dev) != 0) {
+            error = "cannot stat " + device;
+            return;
+        }
+        const std::string majmin = std::to_string(major(st_dev.st_rdev)) + ":" + std::to_string(minor(st_dev.st_rdev));
+        const std::string d = std::string(kBlkioRoot) + "/" + name + "-" + std::to_string(getpid());
+        if (mkdir(d.c_str(), 0755) != 0) {
+            error = "cannot make " + d;
+            return;
+        }
+        dir = d;
+        if (!write_text(dir + "/blkio.throttle.read_bps_device", majmin + " " + std::to_string(bps)))
+            error = "cannot cap reads in " + dir;
+    }
+    ~ReadCappedCgroup() {
+        for (int i = 0; !dir.empty() && i < 20 && rmdir(dir.c_str()) != 0; ++i) usleep(100000);
+    }
+    bool ok() const { return error.empty(); }
+    std::string name() const { return dir.substr(dir.rfind('/') + 1); }
+};
+
 void blk_throttle_hold_is_charged_to_the_cgroup(bool via_block_collector) {
     REQUIRE(missing_bpf_prereqs());
-    const std::string base = "/sys/fs/cgroup/blkio";
-    REQUIRE(access((base + "/blkio.throttle.read_bps_device").c_str(), F_OK) == 0
-                ? "" : "no cgroup v1 blkio throttling at " + base);
+    REQUIRE(missing_blkio_throttle());
     Ext4Mount fs(256);
     ASSERT_TRUE(fs.ok()) << fs.error();
     const std::string file = fs.dir() + "/throttled.dat";
     const size_t bytes = 64u << 20;
     write_file(file, bytes);
-    struct stat st_dev {};
-    ASSERT_EQ(stat(fs.device().c_str(), &st_dev), 0);
-    const std::string majmin = std::to_string(major(st_dev.st_rdev)) + ":" + std::to_string(minor(st_dev.st_rdev));
-    const std::string name = "iodiag-live-blkio-" + std::to_string(getpid());
-    const std::string dir = base + "/" + name;
-    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << dir;
-    struct Rmdir {
-        std::string d;
-        ~Rmdir() { for (int i = 0; i < 20 && rmdir(d.c_str()) != 0; ++i) usleep(100000); }
-    } rm{dir};
-    ASSERT_TRUE(write_text(dir + "/blkio.throttle.read_bps_device", majmin + " 4194304"));   // 4 MiB/s
+    ReadCappedCgroup cg("iodiag-live-blkio", fs.device(), 4194304);   // 4 MiB/s
+    ASSERT_TRUE(cg.ok()) << cg.error;
+    const std::string& dir = cg.dir;
+    const std::string name = cg.name();
     {
         Child reader(
             [&] {
@@ -913,23 +939,14 @@ TEST(LiveSyscallBpf, BlkThrottleHoldIsChargedToTheCgroupThroughTheBlockCollector
 // (the victim a starved reader is would otherwise be invisible).
 TEST(LiveSyscallBpf, AReadStillWaitingWhenTheWindowEndsIsCountedInFlight) {
     REQUIRE(missing_bpf_prereqs());
-    const std::string base = "/sys/fs/cgroup/blkio";
-    REQUIRE(access((base + "/blkio.throttle.read_bps_device").c_str(), F_OK) == 0
-                ? "" : "no cgroup v1 blkio throttling at " + base);
+    REQUIRE(missing_blkio_throttle());
     Ext4Mount fs(256);
     ASSERT_TRUE(fs.ok()) << fs.error();
     const std::string file = fs.dir() + "/starved.dat";
     write_file(file, 64u << 20);
-    struct stat st_dev {};
-    ASSERT_EQ(stat(fs.device().c_str(), &st_dev), 0);
-    const std::string majmin = std::to_string(major(st_dev.st_rdev)) + ":" + std::to_string(minor(st_dev.st_rdev));
-    const std::string dir = base + "/iodiag-live-starved-" + std::to_string(getpid());
-    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << dir;
-    struct Rmdir {
-        std::string d;
-        ~Rmdir() { for (int i = 0; i < 20 && rmdir(d.c_str()) != 0; ++i) usleep(100000); }
-    } rm{dir};
-    ASSERT_TRUE(write_text(dir + "/blkio.throttle.read_bps_device", majmin + " 1048576"));   // 1 MiB/s
+    ReadCappedCgroup cg("iodiag-live-starved", fs.device(), 1048576);   // 1 MiB/s
+    ASSERT_TRUE(cg.ok()) << cg.error;
+    const std::string& dir = cg.dir;
     const size_t chunk = 4u << 20;   // 4 s a read
     const std::string go = fs.dir() + "/go";
     Child reader(
