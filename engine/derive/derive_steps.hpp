@@ -72,6 +72,7 @@ void add_top_app(Evidence& ev);                  // sufferer.cpp
 void add_who(Evidence& ev);                      // who.cpp
 void add_fsync_chain(Evidence& ev);              // fsync_chain.cpp
 void add_contention(Evidence& ev);               // contention.cpp (contention.hpp)
+void add_device_throughput(Evidence& ev);        // device_throughput.cpp
 void add_readahead_setting(Evidence& ev);        // setting_readahead.cpp
 void add_sync_writes_setting(Evidence& ev);      // setting_sync_writes.cpp
 void add_ioprio_setting(Evidence& ev);           // setting_ioprio.cpp
@@ -105,6 +106,7 @@ std::vector<MetricSpec> sufferer_specs();
 std::vector<MetricSpec> who_specs();
 std::vector<MetricSpec> fsync_chain_specs();
 std::vector<MetricSpec> contention_specs();
+std::vector<MetricSpec> device_throughput_specs();
 std::vector<MetricSpec> readahead_setting_specs();
 std::vector<MetricSpec> sync_writes_setting_specs();
 std::vector<MetricSpec> ioprio_setting_specs();

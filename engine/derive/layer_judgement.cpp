@@ -197,6 +197,16 @@ std::optional<Judged> judge_device(const Evidence& ev, const std::string& d) {
     if (metric_or(ev, "device.stalls", l, 0) == 1)
         return Judged{true, d + " stalls: requests of 10x its median service time or more hold " +
                                 pct_text(metric_or(ev, "device.d2c_stall_time_pct", l, 0)) + " of its service time"};
+    // Its median is a large request's transfer at the rate it delivers, not
+    // an access time: a latency reference (a 4 KiB read's) does not judge it
+    // (device_throughput.cpp).
+    if (metric_or(ev, "device.throughput_bound", l, 0) == 1)
+        return Judged{false, d + " streams the application's own " +
+                                 format_value(metric_or(ev, "device.sufferer_request_bytes", l, 0), "bytes") +
+                                 " requests at the rate it delivers (" +
+                                 format_value(metric_or(ev, "device.sufferer_bytes_per_s", l, 0), "bytes/s") +
+                                 "), busy " + pct_text(metric_or(ev, "disk.util_pct", l, 0)) +
+                                 " of the window: the application's own demand"};
     const Metric* ref = ev.find_metric("device.nominal_read_latency_ms", l);
     const Metric* p50 = ev.find_metric("device.d2c_p50_us", l);
     if (ref && p50 && p50->value > 3 * 1000 * ref->value)

@@ -39,14 +39,14 @@ std::string format_utc(double unix_s) { return utc(unix_s, "%Y-%m-%d %H:%M:%S UT
 std::string format_utc_stamp(double unix_s) { return utc(unix_s, "%Y%m%dT%H%M%SZ"); }
 
 std::string format_value(double v, const std::string& unit) {
-    if (unit == "bytes") {
+    if (unit == "bytes" || unit == "bytes/s") {
         const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
         int i = 0;
         while (std::fabs(v) >= 1024 && i < 4) {
             v /= 1024;
             ++i;
         }
-        return format_number(v) + " " + units[i];
+        return format_number(v) + " " + units[i] + (unit == "bytes" ? "" : "/s");
     }
     if (unit == "pct") return format_number(v) + " %";
     // A ratio reads as a bare number: the text around it says what of what

@@ -522,3 +522,51 @@ TEST(Contention, ABulkJobWhoseRequestsWereMostlyServedLostLittleToOthers) {
     const Verdict v = analyze(ev, shipped_rules());
     EXPECT_EQ(find(v.findings, "contention.device_neighbor"), nullptr) << render_text(v);
 }
+
+// A bulk job alone on a throughput-capped volume (issue 33's shared_bulk_alone
+// control, seed 91000): dd's 1 MiB direct reads take 16.7 ms each at 50 MB/s,
+// a median slower than any flash device's 4 KiB access, with nobody beside
+// it. Its requests' time is their transfer at the rate the volume delivers:
+// the device finding is the rate, at info, and the device layer is normal.
+// The same volume serving 16 KiB requests that slowly is slow storage.
+namespace {
+
+Evidence streaming(double request_bytes, double d2c_us) {
+    Evidence ev;
+    sufferer(ev, "dd", {{"device", 98.5}, {"filesystem", 1.5}});
+    const double n = 240;
+    fast_device(ev, "loop0", d2c_us, static_cast<uint64_t>(n), 1.6);
+    group(ev, "loop0", "dd", "/system.slice/backup.service", "process", d2c_us * n, request_bytes * n, "4242", 0,
+          0.99 * 4e6);
+    for (auto& m : ev.metrics)
+        if (m.name == "block.submitter.requests") m.value = n;
+    return ev;
+}
+
+}  // namespace
+
+TEST(Contention, ABulkJobAloneStreamingLargeRequestsIsItsOwnDemand) {
+    Evidence ev = streaming(1 << 20, 16678);
+    Evidence d = ev;
+    add_derived_metrics(d);
+    const Labels l{{"device", "loop0"}};
+    ASSERT_NE(d.find_metric("device.throughput_bound", l), nullptr);
+    EXPECT_EQ(d.find_metric("device.throughput_bound", l)->value, 1);
+    EXPECT_NEAR(d.find_metric("device.sufferer_bytes_per_s", l)->value, 240.0 * (1 << 20) / (0.99 * 4), 1);
+    const Verdict v = analyze(ev, shipped_rules());
+    EXPECT_EQ(find(v.findings, "device.dominant_no_reference"), nullptr) << render_text(v);
+    const Finding* f = find(v.notes, "device.streaming");   // info: a note
+    ASSERT_NE(f, nullptr) << render_text(v);
+    EXPECT_EQ(f->severity, Severity::Info);
+    EXPECT_EQ(v.status, Severity::Info) << render_text(v);   // nothing abnormal: OK
+}
+
+TEST(Contention, SmallRequestsServedThatSlowlyAreSlowStorage) {
+    const Evidence ev = streaming(16 << 10, 16678);
+    Evidence d = ev;
+    add_derived_metrics(d);
+    EXPECT_EQ(d.find_metric("device.throughput_bound", {{"device", "loop0"}})->value, 0);
+    const Verdict v = analyze(ev, shipped_rules());
+    EXPECT_NE(find(v.findings, "device.dominant_no_reference"), nullptr) << render_text(v);
+    EXPECT_EQ(find(v.notes, "device.streaming"), nullptr);
+}

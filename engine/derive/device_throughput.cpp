@@ -1,0 +1,92 @@
+// Whether a device that holds the suffering application's time is streaming
+// that application's large requests at the rate it can deliver (issue 33: a
+// bulk job alone on a throughput-capped volume is its own demand, not a
+// latency fault).
+#include "engine/derive/derive_steps.hpp"
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "engine/derive/contention.hpp"   // kOthersMajorityPct
+
+namespace iodiag::derive {
+
+namespace {
+
+// The size from which a request's transfer outweighs its access even on the
+// slowest flash class: its 4 KiB access (0.3 ms, seed 000 §3.1, SATA SSD)
+// times the SATA link's 600 MB/s (the constants of device.flash_request_us,
+// contention_device.cpp). Such a request's time is its bytes over the rate
+// the device delivers: a throughput, not a latency.
+constexpr double kTransferDominatedBytes = 300 * 600;
+// Busy this much of the window, the device gives the application all it can
+// deliver: its pace is the device's rate (device.saturated's bar).
+constexpr double kSaturatedUtilPct = 90;
+
+struct OwnRequests {
+    double bytes = 0, requests = 0;
+};
+
+}  // namespace
+
+void add_device_throughput(Evidence& ev) {
+    const Fact* app = ev.find_fact("attr.app.name");
+    std::map<std::string, OwnRequests> own;
+    if (app)
+        for_each_device_metric_of(ev, "block.submitter.", app->value, [&](const std::string& d, const Metric& m) {
+            if (m.name == "block.submitter.bytes") own[d].bytes += m.value;
+            else if (m.name == "block.submitter.requests") own[d].requests += m.value;
+        });
+    const double window_us = ev.window.duration_s * 1e6;
+    // Every device judged on its speed gets the flag (0 where the above does
+    // not hold or was not measured), so that the rules reading it are decided.
+    std::set<std::string> flagged;
+    std::vector<std::string> unflagged;   // added after the walk: ev.metrics grows
+    for (const auto& [d, r] : own) {
+        const Labels l{{"device", d}};
+        const Metric* util = ev.find_metric("disk.util_pct", l);
+        const Metric* others = ev.find_metric("device.others_busy_share_pct", l);
+        if (!others) others = ev.find_metric("device.others_d2c_share_pct", l);
+        if (!util || !others || r.requests <= 0 || window_us <= 0) continue;
+        const double mean_bytes = r.bytes / r.requests;
+        const double busy_us = util->value / 100 * window_us;
+        const std::string of = app->value + "'s own requests on " + d;
+        ev.add_metric("device.sufferer_request_bytes", l, mean_bytes, "bytes",
+                      derived("block.submitter.bytes / block.submitter.requests of " + of));
+        if (const double own_busy_s = busy_us / 1e6 * (100 - others->value) / 100; own_busy_s > 0)
+            ev.add_metric("device.sufferer_bytes_per_s", l, r.bytes / own_busy_s, "bytes/s",
+                          derived("block.submitter.bytes of " + of + " / the busy time the device gave them "
+                                  "(disk.util_pct x window x their share of it): the rate it delivered to them"));
+        const bool bound = mean_bytes >= kTransferDominatedBytes && util->value >= kSaturatedUtilPct &&
+                           others->value < kOthersMajorityPct;
+        flagged.insert(d);
+        ev.add_metric("device.throughput_bound", l, bound ? 1 : 0, "bool",
+                      derived("1 when " + of + " average 180 KB or more (transfer outweighs access even on the "
+                              "slowest flash: 0.3 ms x 600 MB/s), the device was busy 90 % of the window or more, and "
+                              "other programs held under half of it: it streams them at the rate it delivers"));
+    }
+    for (const auto& m : ev.metrics)
+        if (m.name == "device.slower_than_flash")
+            if (const auto d = m.labels.find("device"); d != m.labels.end() && !flagged.count(d->second))
+                flagged.insert(d->second), unflagged.push_back(d->second);
+    for (const auto& d : unflagged)
+        ev.add_metric("device.throughput_bound", {{"device", d}}, 0, "bool",
+                      derived("0: no application's own large requests were measured streaming on " + d));
+}
+
+std::vector<MetricSpec> device_throughput_specs() {
+    using K = MetricSpec::Kind;
+    const std::string d = layer::kDevice;
+    return {
+        {"device.sufferer_request_bytes", K::Metric, "bytes", d, "device",
+         "the suffering application's mean request size on the device"},
+        {"device.sufferer_bytes_per_s", K::Metric, "bytes/s", d, "device",
+         "the rate the device delivered to the suffering application's requests over the busy time it gave them"},
+        {"device.throughput_bound", K::Metric, "bool", d, "device",
+         "1 when the device streams the suffering application's large requests, busy nearly all the window with "
+         "them: its requests take their transfer time at the rate it delivers"},
+    };
+}
+
+}  // namespace iodiag::derive
