@@ -249,10 +249,6 @@ void add_device_contention(Evidence& ev) {
                           derived("(" + app + "'s own Q2C total - the busy time the device gave its requests) / its "
                                   "Q2C total on " + dev + ": the part of its requests' time spent waiting"));
         }
-        ev.add_metric("device.contended", l, others_pct >= kOthersMajorityPct ? 1 : 0, "bool",
-                      derived("1 when other programs' requests held 50 % or more of the device's " + load_basis +
-                              " (device." + (by_service ? "others_busy_share_pct" : "others_d2c_share_pct") +
-                              "): most of what " + app + " waited on the device for was theirs"));
         if (total_q2c > 0)
             ev.add_metric("device.others_q2c_share_pct", l, 100.0 * other_q2c / total_q2c, "pct",
                           derived("Q2C total of the others' requests / all requests' Q2C total: their part of "
@@ -266,6 +262,7 @@ void add_device_contention(Evidence& ev) {
         // Its wait on the device: for its requests (queue and service) and,
         // before they existed, for a request or tag (the others' requests
         // hold the tags as they hold the device).
+        double others_waited_pct = others_pct;
         const Metric* io_wait = ev.find_metric("device.io_wait_share_pct", l);
         const Metric* tag_wait = ev.find_metric("device.tag_wait_share_pct", l);
         const auto own_here = own_by_device.find(dev);
@@ -293,10 +290,19 @@ void add_device_contention(Evidence& ev) {
             ev.add_metric("device.sufferer_wait_lead_pct", l, w - next, "pct",
                           derived("device.sufferer_wait_pct - the largest other part of " + app +
                                   "'s slow time (attr.sufferer.<layer>_pct, device and block queue left out)"));
-            ev.add_metric("device.contention_share_pct", l, w * other_load / total_load, "pct",
-                          derived("device.sufferer_wait_pct x the others' share of the device's " + load_basis +
-                                  ": the part of " + app + "'s slow time spent waiting on " + dev +
-                                  " while it served others"));
+            // Its wait for a tag is a wait for one of the requests in flight
+            // to complete, whatever their service: the tags are the others'
+            // in the proportion of the queue occupancy they hold (Q2C, Little's
+            // law). A 4 KiB reader waiting for tags behind a buffered writer's
+            // queue held 98 % of the occupancy and 48 % of the busy time.
+            const double tag_others = total_q2c > 0 ? other_q2c / total_q2c : other_load / total_load;
+            const double share = (w - std::min(w, tag)) * other_load / total_load + std::min(w, tag) * tag_others;
+            others_waited_pct = w > 0 ? 100.0 * share / w : others_pct;
+            ev.add_metric("device.contention_share_pct", l, share, "pct",
+                          derived("device.sufferer_wait_pct x the others' share of what " + app + " waited for on " +
+                                  dev + ": of the device's " + load_basis + " for its I/O and page-cache fills, of "
+                                  "the queue occupancy (Q2C) for its tag wait: the part of its slow time spent "
+                                  "waiting on " + dev + " for the others' requests"));
             // What the others cost it at least: only the part of its
             // requests' time they waited rather than were served can be lost
             // to anyone. A bulk job whose large requests were being served
@@ -306,12 +312,20 @@ void add_device_contention(Evidence& ev) {
             // Where busy time was not measured (D2C cannot tell waiting from
             // service), all of it, as the share.
             const double waited = by_service ? std::clamp((own_q2c - own_service) / own_q2c, 0.0, 1.0) : 1.0;
-            ev.add_metric("device.contention_lost_pct", l, w * waited * other_load / total_load, "pct",
+            ev.add_metric("device.contention_lost_pct", l, share * waited, "pct",
                           derived(std::string("device.contention_share_pct") +
                                   (by_service ? " x device.sufferer_queued_pct" : " (busy time not measured)") +
                                   ": the part of " + app + "'s slow time its requests waited on " + dev +
                                   " while it served others, at least"));
         }
+        // Most of what it waited for on the device was the others': their
+        // share of it as above (of the busy time alone where its wait was
+        // not measured).
+        ev.add_metric("device.contended", l, others_waited_pct >= kOthersMajorityPct ? 1 : 0, "bool",
+                      derived("1 when other programs' requests held 50 % or more of what " + app +
+                              " waited for on the device (device.contention_share_pct / device.sufferer_wait_pct; "
+                              "without its wait, device." +
+                              (by_service ? "others_busy_share_pct" : "others_d2c_share_pct") + ")"));
         if (others.empty()) continue;
         // The largest other (by service time), and the few after it.
         std::sort(others.begin(), others.end(),
@@ -370,8 +384,9 @@ std::vector<MetricSpec> device_contention_specs() {
          "share of the suffering application's requests' time (Q2C) spent waiting rather than served (its Q2C "
          "less the device's busy time given to them)"},
         {"device.contended", K::Metric, "bool", d, "device",
-         "1 when other programs' requests held most (>= 50 %) of the device's busy time (its D2C total where "
-         "busy time was not measured)"},
+         "1 when other programs' requests held most (>= 50 %) of what the suffering application waited for on the "
+         "device: the busy time for its I/O, the queue occupancy for its tag wait (the device's busy time, or D2C, "
+         "where its wait was not measured)"},
         {"device.others_q2c_share_pct", K::Metric, "pct", d, "device",
          "share of the device's queue occupancy (Q2C total) held by the others' requests"},
         {"device.others_in_flight", K::Metric, "requests", d, "device",
@@ -393,9 +408,9 @@ std::vector<MetricSpec> device_contention_specs() {
          "device.sufferer_wait_pct less the largest other part of the application's slow time (>= 0: the wait "
          "on this device is what it felt most)"},
         {"device.contention_share_pct", K::Metric, "pct", d, "device",
-         "part of the suffering application's slow time it waited on the device while the device served others "
-         "(device.sufferer_wait_pct x device.others_busy_share_pct; where the busy time was not measured, "
-         "x device.others_d2c_share_pct)"},
+         "part of the suffering application's slow time it waited on the device for others' requests: its I/O "
+         "and page-cache fill wait x device.others_busy_share_pct (device.others_d2c_share_pct where the busy time "
+         "was not measured), its tag wait x device.others_q2c_share_pct"},
         {"device.neighbor_comm", K::Fact, "", d, "device", "the other submitter with the most service time"},
         {"device.neighbor_pid", K::Fact, "", d, "device", "its process with the most service time"},
         {"device.neighbor_cgroup", K::Fact, "", d, "device", "its cgroup (the label as the evidence prints it)"},

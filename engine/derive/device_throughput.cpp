@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/derive/contention.hpp"   // kOthersMajorityPct
+#include "engine/evidence/application_label.hpp"
 
 namespace iodiag::derive {
 
@@ -31,13 +32,22 @@ struct OwnRequests {
 }  // namespace
 
 void add_device_throughput(Evidence& ev) {
-    const Fact* app = ev.find_fact("attr.app.name");
+    // The application judged on each device (device.sufferer, contention_device.cpp:
+    // the one that suffered most, else the device's top submitter) and its
+    // own requests there.
+    std::map<std::string, std::string> sufferer;
+    for (const auto& f : ev.facts)
+        if (f.name == "device.sufferer")
+            if (const auto d = f.labels.find("device"); d != f.labels.end()) sufferer[d->second] = f.value;
     std::map<std::string, OwnRequests> own;
-    if (app)
-        for_each_device_metric_of(ev, "block.submitter.", app->value, [&](const std::string& d, const Metric& m) {
-            if (m.name == "block.submitter.bytes") own[d].bytes += m.value;
-            else if (m.name == "block.submitter.requests") own[d].requests += m.value;
-        });
+    for (const auto& m : ev.metrics) {
+        if (m.name != "block.submitter.bytes" && m.name != "block.submitter.requests") continue;
+        const auto d = m.labels.find("device");
+        if (d == m.labels.end()) continue;
+        const auto app = sufferer.find(d->second);
+        if (app == sufferer.end() || application_label(m.labels) != app->second) continue;
+        (m.name == "block.submitter.bytes" ? own[d->second].bytes : own[d->second].requests) += m.value;
+    }
     const double window_us = ev.window.duration_s * 1e6;
     // Every device judged on its speed gets the flag (0 where the above does
     // not hold or was not measured), so that the rules reading it are decided.
@@ -49,17 +59,19 @@ void add_device_throughput(Evidence& ev) {
         const Metric* others = ev.find_metric("device.others_busy_share_pct", l);
         if (!others) others = ev.find_metric("device.others_d2c_share_pct", l);
         if (!util || !others || r.requests <= 0 || window_us <= 0) continue;
+        // Copied out: adding metrics may move the vector these point into.
+        const double util_pct = util->value, others_pct = others->value;
         const double mean_bytes = r.bytes / r.requests;
-        const double busy_us = util->value / 100 * window_us;
-        const std::string of = app->value + "'s own requests on " + d;
+        const double busy_us = util_pct / 100 * window_us;
+        const std::string of = sufferer[d] + "'s own requests on " + d;
         ev.add_metric("device.sufferer_request_bytes", l, mean_bytes, "bytes",
                       derived("block.submitter.bytes / block.submitter.requests of " + of));
-        if (const double own_busy_s = busy_us / 1e6 * (100 - others->value) / 100; own_busy_s > 0)
+        if (const double own_busy_s = busy_us / 1e6 * (100 - others_pct) / 100; own_busy_s > 0)
             ev.add_metric("device.sufferer_bytes_per_s", l, r.bytes / own_busy_s, "bytes/s",
                           derived("block.submitter.bytes of " + of + " / the busy time the device gave them "
                                   "(disk.util_pct x window x their share of it): the rate it delivered to them"));
-        const bool bound = mean_bytes >= kTransferDominatedBytes && util->value >= kSaturatedUtilPct &&
-                           others->value < kOthersMajorityPct;
+        const bool bound = mean_bytes >= kTransferDominatedBytes && util_pct >= kSaturatedUtilPct &&
+                           others_pct < kOthersMajorityPct;
         flagged.insert(d);
         ev.add_metric("device.throughput_bound", l, bound ? 1 : 0, "bool",
                       derived("1 when " + of + " average 180 KB or more (transfer outweighs access even on the "
