@@ -11,6 +11,7 @@
 #include "collectors/cgroup/cgroup_label.hpp"
 #include "collectors/procfs/proc_cpu.hpp"
 #include "engine/derive/derived_metrics.hpp"
+#include "engine/evidence/application_label.hpp"
 #include "engine/render/render.hpp"
 #include "engine/render/render_prometheus.hpp"
 #include "engine/triage/analysis.hpp"
@@ -569,4 +570,30 @@ TEST(Contention, SmallRequestsServedThatSlowlyAreSlowStorage) {
     const Verdict v = analyze(ev, shipped_rules());
     EXPECT_NE(find(v.findings, "device.dominant_no_reference"), nullptr) << render_text(v);
     EXPECT_EQ(find(v.notes, "device.streaming"), nullptr);
+}
+
+// A reader half in tag waits behind a buffered writer (neighbor_buffered,
+// seed 93001): the writer held 48 % of loop0's busy time but 98 % of its
+// queue occupancy. The tags the reader waited for were held by requests in
+// flight, whatever their service: that part of its wait is split by the
+// occupancy, the rest by the busy time, and together most of it was the
+// writer's.
+TEST(Contention, ATagWaitIsTheOthersInTheShareOfTheQueueTheyHold) {
+    Evidence ev;
+    sufferer(ev, "fio", {{"device", 40}, {"block_queue", 50}, {"cpu", 10}});
+    fast_device(ev, "loop0", 400, 18000, 70);
+    group(ev, "loop0", "fio", "/", "process", 3.0e6, 7698 * 4096.0, "100", 0, 1.857e6);
+    group(ev, "loop0", "backup", "/system.slice/backup.service", "process", 3.0e6, 7905 * 4096.0, "200", 0, 1.718e6);
+    for (auto& m : ev.metrics)
+        if (m.name == "block.submitter.q2c_total_us") m.value = application_label(m.labels) == "fio" ? 3.41e6 : 277.9e6;
+    Evidence d = ev;
+    add_derived_metrics(d);
+    const Labels l{{"device", "loop0"}};
+    const double busy_others = 1.718 / (1.718 + 1.857), q2c_others = 277.9 / (277.9 + 3.41);
+    const double tag = d.find_metric("device.tag_wait_share_pct", l)->value;
+    const double w = d.find_metric("device.sufferer_wait_pct", l)->value;
+    EXPECT_NEAR(d.find_metric("device.contention_share_pct", l)->value,
+                (w - tag) * busy_others + tag * q2c_others, 0.01);
+    EXPECT_LT(busy_others, 0.5);
+    EXPECT_EQ(d.find_metric("device.contended", l)->value, 1);
 }
