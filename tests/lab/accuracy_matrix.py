@@ -236,17 +236,6 @@ def first_finding(verdict):
 
 # ---- the draws with two causes (one run, two applications or two victims) ----
 
-def two_causes_truth(gt):
-    """Both causes' shares of the victims' time; the top-1 must be the larger."""
-    return {"dirty": gt_lib.share(float(gt.get("@dirty_ns", 0) or 0), gt), "held": reader_held(gt)}
-
-
-def reader_held(gt):
-    """The pread64 callers' time held above the block layer (the limited reader)."""
-    reads = float(gt.get("@nr_ns", {}).get(gt_lib.NR_PREAD64, 0))
-    return gt_lib.share(reads - gt_lib.total(gt.get("@v_q2c_ns", {})) - gt_lib.rq_of(gt, gt_lib.NR_PREAD64), gt)
-
-
 def two_apps_truth(gt, device):
     """Each cause's share of its own application's time (the writer calls
     pwrite64 only, the reader pread64 only), and the time each cost."""
@@ -267,10 +256,10 @@ def judge_special(klass, res, row):
     v = res["verdict"]
     t = first_finding(v)
     slow = gt_lib.view(res["gt"], share_threshold_us(t, res["thresholds"])) or res["gt"]
-    if klass.special == "two_causes":
-        truth = cost = two_causes_truth(slow)
-    else:
-        truth, cost = two_apps_truth(slow, klass.special == "two_apps_device")
+    # two_causes' writer and reader are two fio command lines (--name=w,
+    # --name=r): since issue 33 two applications, each judged on its own
+    # time, so each cause's share is of its own application's, as in two_apps.
+    truth, cost = two_apps_truth(slow, klass.special == "two_apps_device")
     bigger = max((k for k in cost if cost[k] is not None), key=lambda k: cost[k], default=None)
     other = next((k for k in cost if k != bigger), None)
     later = [rule_key(f) for f in v.get("findings", [])[1:]]
