@@ -331,13 +331,15 @@ uint64_t add_in_flight_syscalls(SyscallBpfCollector::Impl& im, uint64_t min_ns, 
         e->memcg = ids.memory;
         e->io_cg = ids.blkio;
         const std::string task = "/proc/" + std::to_string(t.tgid) + "/task/" + std::to_string(t.tid);
-        const std::string comm = try_read_first_line(task + "/comm").value_or("");
-        std::memcpy(e->comm, comm.data(), std::min(comm.size(), sizeof(e->comm) - 1));
+        // Into the zeroed fields as the program fills them: cut, NUL-terminated.
+        auto put = [](auto& field, const std::string& text) {
+            std::memcpy(field, text.data(), std::min(text.size(), sizeof(field) - 1));
+        };
+        put(e->comm, try_read_first_line(task + "/comm").value_or(""));
         if (e->sys != SYS_OPENAT) {
             const std::filesystem::path path = syscall_bpf::path_of_fd(t.tgid, t.arg0);
-            const std::string name = path.filename().string(), parent = path.parent_path().filename().string();
-            std::memcpy(e->name, name.data(), std::min(name.size(), sizeof(e->name) - 1));
-            std::memcpy(e->parent, parent.data(), std::min(parent.size(), sizeof(e->parent) - 1));
+            put(e->name, path.filename().string());
+            put(e->parent, path.parent_path().filename().string());
         }
         const int b = std::min<int>(Log2Histogram::bucket_of(e->total_ns / 1000), IOD_HIST_BUCKETS - 1);
         if (static_cast<size_t>(b) < all.buckets.size()) {

@@ -236,16 +236,17 @@ void add_device_contention(Evidence& ev) {
                               " / all requests' D2C total on the device (" + basis +
                               "; writeback split by who dirtied the data, io.proc_write_bytes; kernel work "
                               "counted as nobody's)"));
+        // How much of its requests' time was waiting, not service: behind
+        // others' requests (and its own, at depth) in the queue and inside the
+        // device. Where busy time was not measured, D2C cannot tell waiting
+        // from service: all of it.
+        const double waited = by_service ? std::clamp((own_q2c - own_service) / own_q2c, 0.0, 1.0) : 1.0;
         if (by_service) {
             ev.add_metric("device.others_busy_share_pct", l, others_pct, "pct",
                           derived("the busy time the device gave to requests of submitters other than " + app +
                                   " / all of its busy time (" + basis + ", block.submitter.service_total_us; "
                                   "writeback split as above)"));
-            // How much of its requests' time was waiting, not service: behind
-            // others' requests (and its own, at depth) in the queue and inside
-            // the device.
-            ev.add_metric("device.sufferer_queued_pct", l,
-                          100.0 * std::clamp((own_q2c - own_service) / own_q2c, 0.0, 1.0), "pct",
+            ev.add_metric("device.sufferer_queued_pct", l, 100.0 * waited, "pct",
                           derived("(" + app + "'s own Q2C total - the busy time the device gave its requests) / its "
                                   "Q2C total on " + dev + ": the part of its requests' time spent waiting"));
         }
@@ -309,9 +310,6 @@ void add_device_contention(Evidence& ev) {
             // 90 % of their time lost little to a light reader beside it,
             // however much of the busy time the reader's many small requests
             // took; a reader queued behind a bulk job waited nearly all of it.
-            // Where busy time was not measured (D2C cannot tell waiting from
-            // service), all of it, as the share.
-            const double waited = by_service ? std::clamp((own_q2c - own_service) / own_q2c, 0.0, 1.0) : 1.0;
             ev.add_metric("device.contention_lost_pct", l, share * waited, "pct",
                           derived(std::string("device.contention_share_pct") +
                                   (by_service ? " x device.sufferer_queued_pct" : " (busy time not measured)") +
