@@ -978,12 +978,13 @@ TEST(LiveSyscallBpf, AReadStillWaitingWhenTheWindowEndsIsCountedInFlight) {
     // Its time so far: most of the window, waiting for its bios. The part up
     // to the cgroup's last release of held bios is the throttle's, as at a
     // wakeup; the rest is the block I/O wait it is in (the bios released and
-    // not yet returned cannot be told from those still held).
+    // not yet returned cannot be told from those still held). Whether a
+    // release falls inside its current wait depends on the throttle's
+    // timing (1 run in 3 had none, and no throttle part): the split itself is
+    // InFlightSyscalls.ABlockWaitIsTheThrottlesUpToItsCgroupsLastRelease's.
     const auto& v = in_flight->values;
     EXPECT_GT(v.at("total_us"), 1.0e6);
-    EXPECT_GT(v.at("cgroup_us"), 0);
     EXPECT_GT(v.at("cgroup_us") + v.at("device_us"), 0.9 * v.at("total_us"));
-    EXPECT_GT(metric(ev, "attr.slow.cgroup_pct"), 0);
     EXPECT_NE(find_metric_with(ev, "syscall.proc.time_us", {{"pid", std::to_string(reader.pid())}}), nullptr);
     expect_consistent(ev);
 }
