@@ -29,6 +29,30 @@ struct OwnRequests {
     double bytes = 0, requests = 0;
 };
 
+// Per device without a judged application: the share of its busy time
+// (block.submitter.service_total_us) others than the verdict's application
+// (attr.who.app) held, where that application submitted requests there.
+// Everything not its own counts as others', the kernel's work included: a
+// device is called the application's stream only when it is.
+std::map<std::string, double> others_busy_of_who(const Evidence& ev,
+                                                 const std::map<std::string, std::string>& judged) {
+    std::map<std::string, double> out;
+    const Fact* who = ev.find_fact("attr.who.app");
+    if (!who) return out;
+    std::map<std::string, std::pair<double, double>> own_all;   // device -> (own, all) busy time
+    for (const auto& m : ev.metrics) {
+        if (m.name != "block.submitter.service_total_us") continue;
+        const auto d = m.labels.find("device");
+        if (d == m.labels.end() || judged.count(d->second)) continue;
+        auto& [own, all] = own_all[d->second];
+        all += m.value;
+        if (application_label(m.labels) == who->value) own += m.value;
+    }
+    for (const auto& [d, t] : own_all)
+        if (t.first > 0 && t.second > 0) out[d] = 100 * (1 - t.first / t.second);
+    return out;
+}
+
 }  // namespace
 
 void add_device_throughput(Evidence& ev) {
@@ -39,6 +63,13 @@ void add_device_throughput(Evidence& ev) {
     for (const auto& f : ev.facts)
         if (f.name == "device.sufferer")
             if (const auto d = f.labels.find("device"); d != f.labels.end()) sufferer[d->second] = f.value;
+    // Devices nobody was judged on because the verdict's application waited
+    // for only some of its requests inside its syscalls (a dd loop whose
+    // writeback starts at close and is waited for by the next pass's O_TRUNC
+    // open): judged for that application, the others' part read from the
+    // submitters themselves.
+    const std::map<std::string, double> others_of_who = others_busy_of_who(ev, sufferer);
+    for (const auto& [d, pct] : others_of_who) sufferer[d] = ev.find_fact("attr.who.app")->value;
     std::map<std::string, OwnRequests> own;
     for (const auto& m : ev.metrics) {
         if (m.name != "block.submitter.bytes" && m.name != "block.submitter.requests") continue;
@@ -58,9 +89,19 @@ void add_device_throughput(Evidence& ev) {
         const Metric* util = ev.find_metric("disk.util_pct", l);
         const Metric* others = ev.find_metric("device.others_busy_share_pct", l);
         if (!others) others = ev.find_metric("device.others_d2c_share_pct", l);
-        if (!util || !others || r.requests <= 0 || window_us <= 0) continue;
+        const auto fallback = others_of_who.find(d);
+        if (!util || (!others && fallback == others_of_who.end()) || r.requests <= 0 || window_us <= 0) continue;
         // Copied out: adding metrics may move the vector these point into.
-        const double util_pct = util->value, others_pct = others->value;
+        const double util_pct = util->value, others_pct = others ? others->value : fallback->second;
+        if (!others) {
+            ev.add_fact("device.sufferer", l, sufferer[d],
+                        derived("attr.who.app: the application the verdict judges, a submitter on " + d +
+                                " whose requests are not all waited for inside its syscalls (so not "
+                                "device.top_submitter)"));
+            ev.add_metric("device.others_busy_share_pct", l, others_pct, "pct",
+                          derived("busy time given to other submitters' requests (block.submitter.service_total_us; "
+                                  "kernel work included) / all of the device's"));
+        }
         const double mean_bytes = r.bytes / r.requests;
         const double busy_us = util_pct / 100 * window_us;
         const std::string of = sufferer[d] + "'s own requests on " + d;

@@ -562,6 +562,34 @@ TEST(Contention, ABulkJobAloneStreamingLargeRequestsIsItsOwnDemand) {
     EXPECT_EQ(v.status, Severity::Info) << render_text(v);   // nothing abnormal: OK
 }
 
+// A loop of dds writing a file again and again (seed 93000): each pass's
+// writeback starts at close and is waited for by the next pass's O_TRUNC
+// open, so its requests' time is many times its syscalls' (it is nobody's
+// device.top_submitter), and no dd made enough slow syscalls for its own
+// breakdown. The device is judged for the application the verdict names.
+TEST(Contention, ABulkJobThatWaitsForFewOfItsRequestsIsStillJudgedOnItsStream) {
+    Evidence ev = streaming(1 << 20, 16678);
+    std::erase_if(ev.facts, [](const Fact& f) { return f.name == "attr.app.name"; });
+    std::erase_if(ev.metrics, [](const Metric& m) { return m.name.rfind("attr.app.", 0) == 0; });
+    for (auto& m : ev.metrics)
+        if (m.name == "block.submitter.q2c_total_us") m.value = 40e6;   // 10 requests in flight all the window
+    Evidence d = ev;
+    add_derived_metrics(d);
+    const Labels l{{"device", "loop0"}};
+    ASSERT_EQ(d.find_fact("device.top_submitter", l), nullptr);
+    ASSERT_NE(d.find_fact("device.sufferer", l), nullptr);
+    EXPECT_EQ(d.find_fact("device.sufferer", l)->value, "dd");
+    EXPECT_EQ(d.find_metric("device.throughput_bound", l)->value, 1);
+    const Verdict v = analyze(ev, shipped_rules());
+    EXPECT_EQ(find(v.findings, "device.dominant_no_reference"), nullptr) << render_text(v);
+    EXPECT_NE(find(v.notes, "device.streaming"), nullptr) << render_text(v);
+    // Another program holding most of the busy time: not the job's stream.
+    group(ev, "loop0", "backup", "/", "process", 16678 * 240.0, 240.0 * (1 << 20), "77", 0, 0.99 * 4e6 * 2);
+    Evidence e = ev;
+    add_derived_metrics(e);
+    EXPECT_EQ(e.find_metric("device.throughput_bound", l)->value, 0);
+}
+
 TEST(Contention, SmallRequestsServedThatSlowlyAreSlowStorage) {
     const Evidence ev = streaming(16 << 10, 16678);
     Evidence d = ev;
