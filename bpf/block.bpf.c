@@ -277,17 +277,51 @@ static __always_inline struct iodiag_disk_busy *disk_busy(int slot, __u32 dev)
     return bpf_map_lookup_elem(&overflow_issued, &dev);
 }
 
-/* The disk's busy time given to this request (iodiag_disk_busy): from the
- * later of its issue (d) and the disk's previous completion to its own (c).
- * The exchange is atomic, so each stretch of busy time goes to exactly one
- * completion; a completion seen after a later one (another CPU) gets 0. */
-static __always_inline __u64 service_ns(struct iodiag_disk_busy *b, __u64 d, __u64 c)
+/* A request's weight in the disk's busy time (block_events.h
+ * iodiag_disk_busy): the 4 KiB pages it moves, plus one for reaching them.
+ * Where the busy time is contested, a device is bound by its throughput (a
+ * capped volume moves a 128 KiB request in 32 times a 4 KiB one's time), so a
+ * request's part of a shared stretch follows its bytes; the page added for
+ * its access keeps a small request from counting for nothing. */
+static __always_inline __u16 request_weight(__u32 bytes)
+{
+    __u32 w = 1 + (bytes + 4095) / 4096;
+    return w > 0xffff ? 0xffff : (__u16)w;
+}
+
+/* A request leaves the disk's in-flight count and weight (completed,
+ * requeued, or its completion never seen). */
+static __always_inline void release_disk_share(struct iodiag_disk_busy *b, struct iodiag_inflight *e)
+{
+    if (b)
+        __sync_fetch_and_add(&b->issued, -(__s64)(((__u64)e->weight << IODIAG_BUSY_COUNT_BITS) | 1));
+}
+
+/* The disk's busy time given to a completing request: the stretch since the
+ * disk's previous completion is shared by the requests in flight in
+ * proportion to their weights (vtime grows by it over their sum), and the
+ * request gets its weight times vtime's growth since its issue. The exchange
+ * is atomic, so each stretch is shared exactly once. A request issued inside
+ * a stretch shares all of it (vtime is not advanced at issue, which would
+ * cost two more atomic operations per I/O): its service is capped at its D2C. */
+static __always_inline __u64 service_ns(struct iodiag_disk_busy *b, struct iodiag_inflight *e, __u64 d, __u64 c)
 {
     if (!b)
         return c - d;
     __u64 prev = __sync_lock_test_and_set(&b->last_done_ns, c);
-    __u64 from = prev > d ? prev : d;
-    return c > from ? c - from : 0;
+    __u64 w = e->weight ? e->weight : 1;
+    __u64 in_flight = (__u64)b->issued >> IODIAG_BUSY_COUNT_BITS;
+    if (in_flight < w)
+        in_flight = w;
+    __u64 grow = 0;
+    if (c > prev) {
+        __u64 stretch = c - prev;
+        grow = (stretch > STALE_NS ? STALE_NS : stretch) * IODIAG_VTIME_SCALE / in_flight;
+    }
+    __u64 v = __sync_fetch_and_add(&b->vtime, grow) + grow;
+    release_disk_share(b, e);
+    __u64 s = (v - e->vtime) * w / IODIAG_VTIME_SCALE;
+    return s < c - d ? s : c - d;
 }
 
 /* An address as a plain number for the table. Under tp_btf the verifier types
@@ -405,9 +439,7 @@ static __always_inline void forget_unseen_completion(struct iodiag_inflight *e)
     count_lost(IODIAG_LOST_COMPLETION_UNSEEN);
     if (e->slot < 0)
         return;
-    struct iodiag_disk_busy *b = disk_busy(e->slot, 0); /* a slot's counter: the dev is only for overflow disks */
-    if (b)
-        __sync_fetch_and_add(&b->issued, -1);
+    release_disk_share(disk_busy(e->slot, 0), e); /* a slot's counter: the dev is only for overflow disks */
 }
 
 /* A cleared entry for `key` (timestamps zero), or 0 if live entries hold both its slots. */
@@ -438,9 +470,12 @@ static __always_inline struct iodiag_inflight *tbl_claim(__u64 key, __u64 now, b
     }
     if (e->key == key && e->d)
         forget_unseen_completion(e);
+    else if (e->key && e->d && e->slot >= 0)
+        release_disk_share(disk_busy(e->slot, 0), e); /* a stale request's (counted in tbl_takes) */
     e->key = key;
     e->q = e->g = e->i = e->d = 0;
-    e->depth = 0;
+    e->depth = e->weight = 0;
+    e->vtime = 0;
     e->slot = -2;
     e->front_merged = 0;
     return e;
@@ -659,10 +694,16 @@ static __always_inline int on_rq_issue(struct request *rq, bool btf)
     e->slot = (__s16)slot;
     struct iodiag_disk_busy *b = disk_busy(slot, dev);
     if (b) {
+        e->weight = request_weight(RD(btf, rq, __data_len));
         /* the value before this request's own increment: exact, whatever
          * other CPUs issue at the same moment */
-        __s64 before = __sync_fetch_and_add(&b->issued, 1);
-        e->depth = before >= 0 ? (__u32)before + 1 : 1;
+        __s64 before = __sync_fetch_and_add(&b->issued, ((__s64)e->weight << IODIAG_BUSY_COUNT_BITS) | 1);
+        __s64 n = before & IODIAG_BUSY_COUNT_MASK;
+        e->depth = (__u16)(n + 1 < 0xffff ? n + 1 : 0xffff);
+        /* An idle disk's busy time starts here, not at its last completion. */
+        if (n == 0)
+            b->last_done_ns = now;
+        e->vtime = b->vtime;
     }
     return 0;
 }
@@ -901,12 +942,8 @@ static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_by
     /* Its share of the disk's busy time; none measured for a request not
      * seen issued (as its D2C: 0). */
     __u64 service = 0;
-    if (e->d) {
-        struct iodiag_disk_busy *b = disk_busy(slot, dev);
-        if (b)
-            __sync_fetch_and_add(&b->issued, -1);
-        service = service_ns(b, ts[3], ts[4]);
-    }
+    if (e->d)
+        service = service_ns(disk_busy(slot, dev), e, ts[3], ts[4]);
     account_completion(s, &st, op, e->d ? e->depth : 0);
     account_submitter(dev, e, rq, nr_bytes, op, &st, service, btf);
 
@@ -1002,11 +1039,8 @@ static __always_inline int on_rq_requeue(struct request *rq, bool btf)
     __u32 dev = disk_dev(RD(btf, q, disk), btf);
     int slot = disk_slot(RD(btf, q, id), dev);
     struct iodiag_dev_stats *s = disk_stats(slot, dev);
-    if (e->d) {
-        struct iodiag_disk_busy *b = disk_busy(slot, dev);
-        if (b)
-            __sync_fetch_and_add(&b->issued, -1);
-    }
+    if (e->d)
+        release_disk_share(disk_busy(slot, dev), e);
     e->d = 0;
     if (s)
         s->requeues++;

@@ -59,7 +59,7 @@ struct iodiag_dev_stats {
 
 /* In-flight state of one bio/request, keyed by its head bio's address (or the
  * request's, when it has no bio), in a two-way table (bpf/block.bpf.c). Zero timestamps:
- * stage not (yet) seen. One cache line. */
+ * stage not (yet) seen. 72 bytes: a cache line and the vtime at issue. */
 struct iodiag_inflight {
     __u64 key; /* 0 = free slot */
     __u64 q, g, i, d;
@@ -67,10 +67,12 @@ struct iodiag_inflight {
                      * from it only for slow requests (cheaper than at every Q) */
     __u32 tgid;     /* submitter */
     __u32 tid;      /* to check at completion that the task is still the same one */
-    __u32 depth;    /* in flight at issue (0: not seen at issue) */
+    __u16 depth;    /* in flight at issue (0: not seen at issue) */
+    __u16 weight;   /* its weight in the disk's busy time (iodiag_disk_busy), set at issue */
     __s16 slot;     /* disk slot found at issue, -1 = overflow disk, -2 = not yet known */
     __u8 front_merged;
     __u8 pad;
+    __u64 vtime;    /* the disk's vtime at its issue */
 };
 
 /* Events the collector could not account, by cause (index into the `lost`
@@ -107,16 +109,30 @@ struct iodiag_submitter_key {
      * share its sums: the key lives as long as the map.) */
     __u64 cgroup;
 };
-/* Per disk: requests issued and not yet completed (the depth at issue), and
- * the disk's last completion (bpf_ktime_get_ns). A request's service time is
- * the disk's busy time given to it: from the later of its issue and the
- * completion before it to its own, so that the requests' service times
- * partition the disk's busy time. A device that queues internally (a capped
- * volume, an HDD's NCQ, a loop device's backing file) gives a small request
- * a long D2C behind large ones; its service time stays its own. */
+/* Per disk: requests issued and not yet completed (the depth at issue) and
+ * the busy time they share. A request's service time is its part of the
+ * disk's busy time while it was in flight: each stretch between completions
+ * is shared by the requests in flight in proportion to the pages each moves
+ * (plus one for its access: block.bpf.c request_weight). The requests' service
+ * times partition the disk's busy time. An earlier partition gave each
+ * stretch whole to the request that completed at its end: right for a device
+ * that serves one request at a time, but on one that serves many at once (a
+ * loop device over a virtual disk) a small request completing between large
+ * ones was given their time (issue 33, seed 95000: a reader behind a backup
+ * counted as served 58 % of its requests' time).
+ *
+ * `issued` packs the count (low IODIAG_BUSY_COUNT_BITS bits) and the sum of
+ * the weights in flight (above), so one atomic add keeps both. `vtime` sums,
+ * over the stretches, the stretch over the weight in flight (x
+ * IODIAG_VTIME_SCALE): a request's service is its weight times the growth of
+ * vtime from its issue to its completion. */
+#define IODIAG_BUSY_COUNT_BITS 20
+#define IODIAG_BUSY_COUNT_MASK ((1LL << IODIAG_BUSY_COUNT_BITS) - 1)
+#define IODIAG_VTIME_SCALE (1ULL << 16)
 struct iodiag_disk_busy {
     __s64 issued;
-    __u64 last_done_ns;
+    __u64 last_done_ns;  /* the disk's last completion, or the issue that ended an idle stretch */
+    __u64 vtime;
 };
 
 struct iodiag_submitter_sums {

@@ -415,7 +415,11 @@ std::map<std::string, uint64_t> BlockTracer::in_flight() {
     if (!impl_->skel) return out;
     // A counter below zero (a completion of a request issued before the
     // attach is not counted down, so it cannot be one; read as a guard) is 0.
-    auto add = [&](uint32_t dev, int64_t n) { out[device_name(dev)] += n > 0 ? uint64_t(n) : 0; };
+    // The count is the counter's low bits (the weights in flight are above them).
+    auto add = [&](uint32_t dev, int64_t packed) {
+        const int64_t n = packed & IODIAG_BUSY_COUNT_MASK;
+        out[device_name(dev)] += packed > 0 ? uint64_t(n) : 0;
+    };
     // Two batched reads (on the way to the verdict), not two lookups per slot.
     const uint32_t slots = impl_->slots;
     const std::vector<uint32_t> devs = slot_devices();
