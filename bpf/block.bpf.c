@@ -725,7 +725,8 @@ struct stage_times { __u64 ns[IODIAG_NR_STAGES]; };
  * function: the verifier checks it once, on its own, instead of once per path
  * through on_rq_complete. depth 0: the request was not seen at issue.
  * Bucket 0 is left to user space (block_events.h). */
-__noinline int account_completion(struct iodiag_dev_stats *s, struct stage_times *t, __u32 op_in, __u32 depth)
+__noinline int account_completion(struct iodiag_dev_stats *s, struct stage_times *t, __u32 op_in, __u32 depth,
+                                   __u64 service)
 {
     if (!s || !t)
         return 0;
@@ -750,6 +751,9 @@ __noinline int account_completion(struct iodiag_dev_stats *s, struct stage_times
         if (b)
             s->depth_hist[b]++;
     }
+    __u32 sb = log2_bucket(iodiag_ns_to_us(service));
+    if (sb)
+        s->service_hist[op][sb]++;
     return 0;
 }
 
@@ -944,7 +948,7 @@ static __always_inline int on_rq_complete(struct request *rq, unsigned int nr_by
     __u64 service = 0;
     if (e->d)
         service = service_ns(disk_busy(slot, dev), e, ts[3], ts[4]);
-    account_completion(s, &st, op, e->d ? e->depth : 0);
+    account_completion(s, &st, op, e->d ? e->depth : 0, service);
     account_submitter(dev, e, rq, nr_bytes, op, &st, service, btf);
 
     if (st.ns[IODIAG_Q2C] >= slow_threshold_ns) {

@@ -49,6 +49,10 @@ struct iodiag_dev_stats {
     struct iodiag_op_sums ops[IODIAG_NR_OPS];
     __u64 hist[IODIAG_NR_OPS][IODIAG_NR_STAGES][IODIAG_NR_BUCKETS]; /* us, log2; [0] unused */
     __u64 depth_hist[IODIAG_NR_BUCKETS]; /* requests in flight at issue, this one included; [0] unused */
+    /* the busy time given to each request (iodiag_disk_busy), us, log2; [0]
+     * unused: a stall is told by it, not by D2C, which holds the wait behind
+     * the other requests inside a device that queues */
+    __u64 service_hist[IODIAG_NR_OPS][IODIAG_NR_BUCKETS];
     __u64 merges;   /* bios merged into a request (back/front) + requests merged into another */
     __u64 requeues; /* requests put back for another dispatch */
     __u64 splits;   /* bios split to the queue's limits (block_split): each a front part made a bio of its own */

@@ -50,6 +50,7 @@ void BlockDeviceStats::merge(const BlockDeviceStats& o) {
             hist[op][s].merge(o.hist[op][s]);
             sum_ns[op][s] += o.sum_ns[op][s];
         }
+        service[op].merge(o.service[op]);
         count[op] += o.count[op];
     }
     depth.merge(o.depth);
@@ -73,6 +74,7 @@ BlockDeviceStats BlockDeviceStats::since(const BlockDeviceStats& earlier) const 
             d.hist[op][s] = histogram_delta(hist[op][s], earlier.hist[op][s]);
             d.sum_ns[op][s] = sub(sum_ns[op][s], earlier.sum_ns[op][s]);
         }
+        d.service[op] = histogram_delta(service[op], earlier.service[op]);
         d.count[op] = sub(count[op], earlier.count[op]);
     }
     d.depth = histogram_delta(depth, earlier.depth);
@@ -365,6 +367,13 @@ void add_per_cpu(const std::vector<iodiag_dev_stats>& per_cpu, BlockDeviceStats&
                 if (o.count > above) out.hist[op][st].add_bucket(0, o.count - above);
                 out.sum_ns[op][st] += o.sum_ns[st];
             }
+            uint64_t served = 0;
+            for (int b = 1; b < IODIAG_NR_BUCKETS; ++b)
+                if (c.service_hist[op][b]) {
+                    out.service[op].add_bucket(b, c.service_hist[op][b]);
+                    served += c.service_hist[op][b];
+                }
+            if (o.count > served) out.service[op].add_bucket(0, o.count - served);
             out.count[op] += o.count;
             with_depth += o.with_depth;
         }
@@ -611,6 +620,9 @@ std::vector<MetricSpec> BlockBpfCollector::metric_specs() const {
     }
     v.push_back({"block.depth_at_issue", K::Histogram, "requests", q, "device",
                  "Requests in flight on the disk when a request is issued (this one included)"});
+    v.push_back({"block.service_us", K::Histogram, "us", dev, "device",
+                 "The busy time given to each request (each stretch between completions shared by the requests in "
+                 "flight, by the pages each moves), log2 histogram; labels {device, op}"});
     v.push_back({"block.requests", K::Metric, "count", dev, "device", "Requests completed in the window"});
     v.push_back({"block.in_flight_at_end", K::Metric, "count", dev, "device",
                  "Requests issued to the driver whose completion had not been seen when the window ended: in "
@@ -840,6 +852,12 @@ void BlockBpfCollector::finish(Evidence& ev) {
                     ev.add_metric("block." + stages[st] + "_total_us", {{"device", dev}, {"op", ops[op]}},
                                   s.sum_ns[op][st] / 1000.0, "us", prov(kStageProvenance[st]));
         }
+        for (int op = 0; op < kBlockOps; ++op)
+            if (s.count[op])
+                ev.histograms.push_back({"block.service_us", {{"device", dev}, {"op", ops[op]}}, "us", s.service[op],
+                                         prov("tracepoint:block:block_rq_issue - block_rq_complete (the busy time "
+                                              "given to each request: each stretch between completions shared by "
+                                              "the requests in flight, by the pages each moves)")});
         ev.histograms.push_back({"block.depth_at_issue", dl, "requests", s.depth,
                                  prov("tracepoint:block:block_rq_issue - block_rq_complete (in flight at issue)")});
         const std::string complete = "tracepoint:block:block_rq_complete";

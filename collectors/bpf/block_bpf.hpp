@@ -54,6 +54,7 @@ struct BlockDeviceStats {
     std::array<std::array<uint64_t, kBlockStages>, kBlockOps> sum_ns{};
     std::array<uint64_t, kBlockOps> count{};
     Log2Histogram depth;
+    std::array<Log2Histogram, kBlockOps> service;   // us: the busy time given to each request
     uint64_t merges = 0;
     uint64_t requeues = 0;
     uint64_t splits = 0, split_bytes = 0;   // bios split to the queue's limits, their front parts' bytes

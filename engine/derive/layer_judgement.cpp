@@ -94,17 +94,25 @@ std::optional<Tail> tail_of(const Log2Histogram& h) {
     return t.all_us > 0 ? std::optional(t) : std::nullopt;
 }
 
-// The device's stall tail: per operation, its requests of 10x that
-// operation's median D2C or more (reads and writes are not one distribution).
-// A cache flush is slow by nature and is not judged against the writes; where
-// flushes are 1 % of the requests or more (rules/block.yaml's bar), writes wait
-// behind them inside the device, so their tail is the application's own flush
-// demand and the reads alone are judged. Bundles without per-operation
-// histograms: the device's whole distribution.
+// The device's stall tail: per operation, its requests given 10x that
+// operation's median busy time or more (reads and writes are not one
+// distribution). The busy time given to a request (block.service_us: each
+// stretch between completions shared by the requests in flight) is what the
+// device spent on it; its D2C also holds its wait behind the others inside a
+// device that queues (a capped volume's burst of readahead requests 60 deep:
+// D2C 10x the median, busy time 3x), which is no stall. Bundles recorded
+// before it was measured: D2C. A cache flush is slow by nature and is not
+// judged against the writes; where flushes are 1 % of the requests or more
+// (rules/block.yaml's bar), writes wait behind them inside the device, so
+// their tail is the application's own flush demand and the reads alone are
+// judged. Bundles without per-operation histograms: the device's whole
+// distribution.
 struct Stall {
     double pct = 0;
     uint64_t requests = 0;
     std::string ops;
+    std::string basis;      // the histogram judged
+    double median_us = 0;   // its median, of the operation with the most requests
 };
 std::optional<Stall> stall_of(const Evidence& ev, const std::string& d) {
     const Labels l{{"device", d}};
@@ -112,14 +120,19 @@ std::optional<Stall> stall_of(const Evidence& ev, const std::string& d) {
     const bool flush_heavy = requests > 0 && metric_or(ev, "block.flushes", l, 0) / requests >= 0.01;
     Tail sum;
     Stall s;
+    s.basis = "block.d2c_us";
+    for (const char* op : {"read", "write"})
+        if (ev.find_histogram("block.service_us", {{"device", d}, {"op", op}})) s.basis = "block.service_us";
+    uint64_t most = 0;
     for (const char* op : {"read", "write"}) {
         if (flush_heavy && std::string(op) == "write") continue;
-        const HistogramMetric* h = ev.find_histogram("block.d2c_us", {{"device", d}, {"op", op}});
+        const HistogramMetric* h = ev.find_histogram(s.basis, {{"device", d}, {"op", op}});
         if (!h || h->unit != "us") continue;
         if (const auto t = tail_of(h->hist)) {
             sum.tail_us += t->tail_us, sum.all_us += t->all_us;
             s.requests += h->hist.total();
             s.ops += (s.ops.empty() ? "" : " and ") + std::string(op) + "s";
+            if (h->hist.total() > most) most = h->hist.total(), s.median_us = h->hist.percentile(50).value;
         }
     }
     if (s.ops.empty() && !flush_heavy)
@@ -128,21 +141,28 @@ std::optional<Stall> stall_of(const Evidence& ev, const std::string& d) {
                 sum = *t;
                 s.requests = h->hist.total();
                 s.ops = "requests";
+                s.basis = "block.d2c_us";
+                s.median_us = h->hist.percentile(50).value;
             }
     if (s.ops.empty()) return std::nullopt;
     s.pct = 100.0 * sum.tail_us / sum.all_us;
     return s;
 }
 
-// Per device: the stall tail of its service time (D2C).
+// Per device: the stall tail of its busy time (D2C in older bundles).
 void add_device_distribution(Evidence& ev) {
     for (const auto& d : ev.instances("device")) {
         const Labels l{{"device", d}};
         if (const auto stall = stall_of(ev, d)) {
+            const bool busy = stall->basis == "block.service_us";
+            const std::string what = busy ? "busy time given to them" : "D2C";
             ev.add_metric("device.d2c_stall_time_pct", l, stall->pct, "pct",
-                          derived("share of the device's service time (block.d2c_us{op}, log2 bucket midpoints) of " +
-                                  stall->ops + " in requests of 10x their operation's median D2C or more (and 120 us "
-                                               "at least: one flash read)"));
+                          derived("share of the device's " + what + " (" + stall->basis +
+                                  "{op}, log2 bucket midpoints) of " + stall->ops + " in requests of 10x their "
+                                  "operation's median or more (and 120 us at least: one flash read)"));
+            ev.add_metric("device.stall_median_us", l, stall->median_us, "us",
+                          derived("median of " + stall->basis + "{op} of the operation with the most requests: the " +
+                                  what + " of most requests"));
             ev.add_metric("device.stalls", l, stall->pct >= kMaterialTailPct ? 1 : 0, "bool",
                           derived("1 when device.d2c_stall_time_pct >= 33 %: without its stalls the device would "
                                   "serve its " + stall->ops + " 1.5x faster (" + std::to_string(stall->requests) +
@@ -195,8 +215,8 @@ std::optional<Judged> judge_device(const Evidence& ev, const std::string& d) {
                                 " of its service time" + largest_other(ev, l) +
                                 "): the application waits behind them"};
     if (metric_or(ev, "device.stalls", l, 0) == 1)
-        return Judged{true, d + " stalls: requests of 10x its median service time or more hold " +
-                                pct_text(metric_or(ev, "device.d2c_stall_time_pct", l, 0)) + " of its service time"};
+        return Judged{true, d + " stalls: requests of 10x its median or more hold " +
+                                pct_text(metric_or(ev, "device.d2c_stall_time_pct", l, 0)) + " of its time serving them"};
     // Its median is a large request's transfer at the rate it delivers, not
     // an access time: a latency reference (a 4 KiB read's) does not judge it
     // (device_throughput.cpp).
@@ -218,7 +238,7 @@ std::optional<Judged> judge_device(const Evidence& ev, const std::string& d) {
     // Judged normal only where its distribution and its users were measured.
     std::string why;
     if (const Metric* stall = ev.find_metric("device.d2c_stall_time_pct", l))
-        why = d + " serves at its own pace: its stall tail holds " + pct_text(stall->value) + " of its service time";
+        why = d + " serves at its own pace: its stall tail holds " + pct_text(stall->value) + " of its time serving requests";
     else if (const double requests = metric_or(ev, "block.requests", l, 0);
              requests > 0 && metric_or(ev, "block.flushes", l, 0) / requests >= 0.01)
         why = d + " serves the application's cache flushes (" +
@@ -487,9 +507,13 @@ std::vector<MetricSpec> judgement_specs() {
         {"judge.dominant_layer", K::Fact, "", layer::kSyscall, "",
          "the layer holding 50 % or more of the suffering application's slow time"},
         {"device.d2c_stall_time_pct", K::Metric, "pct", layer::kDevice, "device",
-         "share of the device's service time in requests of 10x its median D2C or more"},
+         "share of the device's busy time (D2C in bundles before block.service_us) in requests given 10x its median "
+         "or more"},
+        {"device.stall_median_us", K::Metric, "us", layer::kDevice, "device",
+         "median busy time given to a request (D2C in bundles before block.service_us), of the operation with the "
+         "most requests"},
         {"device.stalls", K::Metric, "bool", layer::kDevice, "device",
-         "1 when requests of 10x the median service time or more hold a third of the device's service time"},
+         "1 when requests given 10x the median busy time or more hold a third of the device's busy time"},
     };
 }
 
