@@ -408,10 +408,21 @@ TEST(BlockBpfLive, ASmallReaderBesideABackupIsGivenItsShareOfTheBusyTime) {
                     v["block.submitter.service_total_us"]);
     ASSERT_GT(reader["block.submitter.requests"], 100);
     ASSERT_GT(backup["block.submitter.requests"], 100);
-    // By pages, a 4 KiB read beside 16 requests of 1 MiB has 2 / (2 + 16 x 257)
-    // of each stretch, 0.05 %; the partition by completion gave it the gap
-    // since the previous completion, several % of its D2C here.
-    EXPECT_LT(reader["block.submitter.service_total_us"], 0.01 * reader["block.submitter.d2c_total_us"]);
+    // Whether the reader waited behind the backup depends on what serves the
+    // backing file here (CI's run: 33 us a read beside 850 us backup reads,
+    // served in the gaps between the backup's batches): nothing was shared.
+    const double reader_d2c = reader["block.submitter.d2c_total_us"] / reader["block.submitter.requests"];
+    const double backup_d2c = backup["block.submitter.d2c_total_us"] / backup["block.submitter.requests"];
+    if (reader_d2c < 0.25 * backup_d2c)
+        GTEST_SKIP() << "the device served the reader's reads (" << reader_d2c << " us) without queueing them behind "
+                     << "the backup's (" << backup_d2c << " us): no shared busy time to divide";
+    // By pages, a 4 KiB read beside n requests of 1 MiB has 2 / (2 + n x 257)
+    // of each stretch: 0.3 % at the 2.6 in flight of a run here, 1.3 % once
+    // the stretch before its issue is counted (the issue hook does not advance
+    // the virtual time); the partition by completion gave it the gap since the
+    // previous completion: 40 and 43 % of its D2C in two runs of this test
+    // built on the partition before it.
+    EXPECT_LT(reader["block.submitter.service_total_us"], 0.1 * reader["block.submitter.d2c_total_us"]);
     EXPECT_GT(backup["block.submitter.service_total_us"], reader["block.submitter.service_total_us"]);
 }
 
