@@ -30,8 +30,8 @@ struct OwnRequests {
 };
 
 // Per device without a judged application: the share of its busy time
-// (block.submitter.service_total_us) others than the verdict's application
-// (attr.who.app) held, where that application submitted requests there.
+// (block.submitter.service_total_us) held by others than the verdict's
+// application (attr.who.app), where that application submitted requests there.
 // Everything not its own counts as others', the kernel's work included: a
 // device is called the application's stream only when it is.
 std::map<std::string, double> others_busy_of_who(const Evidence& ev,
