@@ -47,6 +47,11 @@ std::string lower_device(const Evidence& ev, const std::string& device);
 std::set<std::string> lower_devices(const Evidence& ev);
 // All of an application's traced syscall time (syscall.proc.time_us summed).
 double app_syscall_time_us(const Evidence& ev, const std::string& app);
+// The application the verdict judges (attr.who.app, who.cpp: the one that
+// suffered most, the one given by --victim, or, where none of its syscalls
+// reached the exemplars' 1 ms so that its own breakdown (attr.app.*) was not
+// measured, the one with the most syscall time); nullptr without one.
+const Fact* judged_application(const Evidence& ev);
 // fn(device, metric) for each metric whose name starts with `prefix`, of
 // application `app` (its app label), with a device label: an application's
 // per-device counts, which the settings' steps add up.

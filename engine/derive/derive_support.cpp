@@ -48,6 +48,8 @@ double app_syscall_time_us(const Evidence& ev, const std::string& app) {
     return t;
 }
 
+const Fact* judged_application(const Evidence& ev) { return ev.find_fact("attr.who.app"); }
+
 void for_each_device_metric_of(const Evidence& ev, const std::string& prefix, const std::string& app,
                                const std::function<void(const std::string&, const Metric&)>& fn) {
     for (const auto& m : ev.metrics) {

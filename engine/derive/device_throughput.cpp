@@ -37,7 +37,7 @@ struct OwnRequests {
 std::map<std::string, double> others_busy_of_who(const Evidence& ev,
                                                  const std::map<std::string, std::string>& judged) {
     std::map<std::string, double> out;
-    const Fact* who = ev.find_fact("attr.who.app");
+    const Fact* who = judged_application(ev);
     if (!who) return out;
     std::map<std::string, std::pair<double, double>> own_all;   // device -> (own, all) busy time
     for (const auto& m : ev.metrics) {
@@ -69,7 +69,7 @@ void add_device_throughput(Evidence& ev) {
     // open): judged for that application, the others' part read from the
     // submitters themselves.
     const std::map<std::string, double> others_of_who = others_busy_of_who(ev, sufferer);
-    for (const auto& [d, pct] : others_of_who) sufferer[d] = ev.find_fact("attr.who.app")->value;
+    for (const auto& [d, pct] : others_of_who) sufferer[d] = judged_application(ev)->value;
     std::map<std::string, OwnRequests> own;
     for (const auto& m : ev.metrics) {
         if (m.name != "block.submitter.bytes" && m.name != "block.submitter.requests") continue;

@@ -38,11 +38,7 @@ std::map<std::string, DeviceRequests> requests_of(const Evidence& ev, const std:
 // application's syscall time (a synchronous reader's request is its
 // syscall's wait; an asynchronous one's overlap, so it is capped at 100).
 void add_ioprio_setting(Evidence& ev) {
-    // The application the verdict judges (attr.who.app: the one that suffered
-    // most, or the one given by --victim, or, where no syscall of it reached
-    // the exemplars' 1 ms, the one with the most syscall time: a reader of
-    // 16 KiB windows waits 0.1 ms a read, readahead_off 99000).
-    const Fact* app = ev.find_fact("attr.who.app");
+    const Fact* app = judged_application(ev);
     if (!app) return;
     const double app_us = app_syscall_time_us(ev, app->value);
     if (app_us <= 0) return;

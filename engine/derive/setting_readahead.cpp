@@ -56,11 +56,10 @@ std::map<std::string, Readahead> readahead_of(const Evidence& ev, const std::str
 // its syscall time, in the proportion of its readahead events that were
 // sequential (each counted alike).
 void add_readahead_setting(Evidence& ev) {
-    // The application the verdict judges (attr.who.app: the one that suffered
-    // most, or the one given by --victim, or, where no syscall of it reached
-    // the exemplars' 1 ms, the one with the most syscall time: a reader of
-    // 16 KiB windows waits 0.1 ms a read, readahead_off 99000).
-    const Fact* app = ev.find_fact("attr.who.app");
+    // Judged for the application the verdict names, also where its own
+    // breakdown was not measured (a reader of 16 KiB windows waits 0.1 ms a
+    // read: readahead_off 99000).
+    const Fact* app = judged_application(ev);
     if (!app) return;
     const double app_us = app_syscall_time_us(ev, app->value);
     if (app_us <= 0) return;

@@ -48,11 +48,7 @@ std::map<std::string, DeviceWrites> writes_of(const Evidence& ev, const std::str
 // in the proportion 1 - fsyncs / such writes (an application that fsyncs
 // after every write loses little to the mount).
 void add_sync_writes_setting(Evidence& ev) {
-    // The application the verdict judges (attr.who.app: the one that suffered
-    // most, or the one given by --victim, or, where no syscall of it reached
-    // the exemplars' 1 ms, the one with the most syscall time: a reader of
-    // 16 KiB windows waits 0.1 ms a read, readahead_off 99000).
-    const Fact* app = ev.find_fact("attr.who.app");
+    const Fact* app = judged_application(ev);
     if (!app) return;
     const double app_us = app_syscall_time_us(ev, app->value);
     if (app_us <= 0) return;
