@@ -110,6 +110,36 @@ std::string start_on(BlockBpfCollector& collector, const LoopDevice& loop) {
     return st.available ? "" : st.reason;
 }
 
+// Runs two commands side by side under the started `collector`: a sample
+// after `warm` (the window's first interval), another once both have ended.
+Evidence observe_beside(BlockBpfCollector& collector, const std::string& a, const std::string& b,
+                        std::chrono::milliseconds warm) {
+    {
+        live::Background first(a), second(b);
+        std::this_thread::sleep_for(warm);
+        collector.sample(0);
+        for (int i = 0; i < 100 && (first.running() || second.running()); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    collector.sample(1);
+    Evidence ev;
+    collector.finish(ev);
+    return ev;
+}
+
+// The block.submitter.* sums of `device` per fio job, told by the job's
+// --name in each application's command line: job -> metric -> value.
+std::map<std::string, std::map<std::string, double>> submitter_sums_by_job(
+    const Evidence& ev, const std::string& device, std::initializer_list<const char*> jobs) {
+    std::map<std::string, std::map<std::string, double>> out;
+    for (const auto& m : ev.metrics) {
+        if (m.name.rfind("block.submitter.", 0) != 0 || m.labels.at("device") != device) continue;
+        for (const char* job : jobs)
+            if (m.labels.at("app").find(std::string("--name=") + job) != std::string::npos) out[job][m.name] += m.value;
+    }
+    return out;
+}
+
 // The real probe really loads programs: tp_btf and raw_tp on a block
 // tracepoint; fentry either attaches or says why not (EPERM under lockdown).
 TEST(KernelFeatureProbeLive, ProbesByLoading) {
@@ -382,24 +412,11 @@ TEST(BlockBpfLive, ASmallReaderBesideABackupIsGivenItsShareOfTheBusyTime) {
         GTEST_SKIP() << "no direct I/O for a loop device over /tmp (its filesystem does not take it)";
     BlockBpfCollector collector;
     ASSERT_EQ(start_on(collector, loop), "");
-    {
-        const std::string args = " --filename=" + loop.path() + " --direct=1 --time_based --runtime=3 >/dev/null 2>&1";
-        live::Background backup("exec fio --name=backup --rw=read --bs=1m --ioengine=libaio --iodepth=16" + args);
-        live::Background reader("exec fio --name=reader --rw=randread --bs=4k --ioengine=psync" + args);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-        collector.sample(0);
-        for (int i = 0; i < 100 && (backup.running() || reader.running()); ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    collector.sample(1);
-    Evidence ev;
-    collector.finish(ev);
-    std::map<std::string, std::map<std::string, double>> by_app;   // "reader" / "backup" -> metric -> value
-    for (const auto& m : ev.metrics) {
-        if (m.name.rfind("block.submitter.", 0) != 0 || m.labels.at("device") != loop.name()) continue;
-        for (const char* who : {"--name=reader", "--name=backup"})
-            if (m.labels.at("app").find(who) != std::string::npos) by_app[who + 7][m.name] += m.value;
-    }
+    const std::string args = " --filename=" + loop.path() + " --direct=1 --time_based --runtime=3 >/dev/null 2>&1";
+    const Evidence ev = observe_beside(
+        collector, "exec fio --name=backup --rw=read --bs=1m --ioengine=libaio --iodepth=16" + args,
+        "exec fio --name=reader --rw=randread --bs=4k --ioengine=psync" + args, std::chrono::milliseconds(1500));
+    auto by_app = submitter_sums_by_job(ev, loop.name(), {"reader", "backup"});
     auto& reader = by_app["reader"];
     auto& backup = by_app["backup"];
     for (auto& [who, v] : by_app)
@@ -442,25 +459,12 @@ TEST(BlockBpfLive, IdleClassRequestsAreCountedPerSubmitter) {
     if (sched.find("[mq-deadline]") == std::string::npos) GTEST_SKIP() << "mq-deadline not available: " << sched;
     BlockBpfCollector collector;
     ASSERT_EQ(start_on(collector, loop), "");
-    {
-        const std::string args = " --filename=" + loop.path() +
-                                 " --rw=randread --bs=4k --direct=1 --time_based --runtime=2 >/dev/null 2>&1";
-        live::Background idle("exec ionice -c3 fio --name=idle-reader --ioengine=psync" + args);
-        live::Background busy("exec fio --name=busy-reader --ioengine=libaio --iodepth=16" + args);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
-        collector.sample(0);
-        for (int i = 0; i < 100 && (idle.running() || busy.running()); ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    collector.sample(1);
-    Evidence ev;
-    collector.finish(ev);
-    std::map<std::string, std::map<std::string, double>> by_app;   // "idle-reader" / "busy-reader" -> metric -> value
-    for (const auto& m : ev.metrics) {
-        if (m.name.rfind("block.submitter.", 0) != 0 || m.labels.at("device") != loop.name()) continue;
-        for (const char* who : {"idle-reader", "busy-reader"})
-            if (m.labels.at("app").find(who) != std::string::npos) by_app[who][m.name] += m.value;
-    }
+    const std::string args = " --filename=" + loop.path() +
+                             " --rw=randread --bs=4k --direct=1 --time_based --runtime=2 >/dev/null 2>&1";
+    const Evidence ev = observe_beside(collector, "exec ionice -c3 fio --name=idle-reader --ioengine=psync" + args,
+                                       "exec fio --name=busy-reader --ioengine=libaio --iodepth=16" + args,
+                                       std::chrono::milliseconds(1200));
+    auto by_app = submitter_sums_by_job(ev, loop.name(), {"idle-reader", "busy-reader"});
     for (auto& [who, v] : by_app)
         std::printf("%s: %.0f requests, %.0f idle-class, scheduler wait %.0f us\n", who.c_str(),
                     v["block.submitter.requests"], v["block.submitter.idle_class_requests"],
