@@ -37,6 +37,7 @@
 # and tears them down.
 set -eEuo pipefail
 self=$(readlink -f "$0")
+source "$(dirname "$self")/../lib/loop_queue.sh"
 cmd=${1:-}; shift || true
 
 die() { echo "cluster.sh: $*" >&2; exit 2; }
@@ -194,7 +195,9 @@ make_osd() {       # make_osd ID: a loop device over a sparse file, BlueStore on
   truncate -s 3G "$back"
   # Direct I/O on the backing file: the OSD's writes reach the disk (and its
   # blkio throttle) instead of piling up in the page cache.
-  dev=$(losetup -f --show --direct-io=on "$back")
+  dev=$(losetup -f)
+  undo_add "$(loop_queue_restore "$dev")"   # undone backwards: after the detach
+  losetup --direct-io=on "$dev" "$back"
   undo_add "detach_loop $dev $back"
   echo "$dev" > "$dir/osd$id.dev"
   uuid=$(cat /proc/sys/kernel/random/uuid); key=$(ceph-authtool --gen-print-key)

@@ -58,6 +58,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM   # a signal ends the script through the EXIT trap: nothing is left behind
 
+source "$here/tests/lib/loop_queue.sh"
+loop_attach() {   # loop_attach FILE [LOSETUP_OPTION...] -> sets $dev to the /dev/loopN now over FILE
+  # Its queue settings as found come back after it is detached (undo runs
+  # backwards: the detach, then the settings); it starts from the defaults.
+  dev=$(losetup -f)
+  undo+=("$(loop_queue_restore "$dev")")
+  losetup "${@:2}" "$dev" "$1"
+  undo+=("losetup -d $dev")
+  queue_defaults "/sys/block/$(basename "$dev")"
+}
 queue_defaults() {   # queue_defaults /sys/block/loopN
   # A loop device keeps its queue settings across detach: start from the
   # kernel's defaults (no scheduler, a request per tag, writeback throttling
@@ -71,9 +81,8 @@ loop_on() {   # loop_on DIR SIZE_MB -> sets $dev to /dev/loopN
   # Sets a variable instead of printing: called as $(loop_on ...) it would run
   # in a subshell and its undo entry would be lost with it.
   local f; f=$(mktemp "$1/iodiag-lab-XXXXXX.img"); truncate -s "${2}M" "$f"
-  dev=$(losetup -f --show "$f")
-  undo+=("losetup -d $dev; rm -f $f")
-  queue_defaults "/sys/block/$(basename "$dev")"
+  undo+=("rm -f $f")
+  loop_attach "$f"
 }
 slow_loop_on() {   # slow_loop_on MODEL SIZE_MB [BACKDIR] -> $dev: a loop device over a file on tests/lab/slowfs.py
   # BACKDIR ($work/slowback): where slowfs keeps the file, disk.img (kept if it exists: made beforehand)
@@ -86,17 +95,13 @@ slow_loop_on() {   # slow_loop_on MODEL SIZE_MB [BACKDIR] -> $dev: a loop device
   setsid "${prio[@]}" /usr/bin/python3 "$here/tests/lab/slowfs.py" "$back" "$work/slowfs" "$1" >/dev/null 2>&1 &
   local pid=$!; undo+=("umount -l $work/slowfs; kill $pid")
   for _ in $(seq 100); do mountpoint -q "$work/slowfs" && break; sleep 0.1; done
-  dev=$(losetup -f --show --direct-io=on "$work/slowfs/disk.img")
-  undo+=("losetup -d $dev")
-  queue_defaults "/sys/block/$(basename "$dev")"
+  loop_attach "$work/slowfs/disk.img" --direct-io=on
 }
 scheduled_loop_on() {   # scheduled_loop_on SIZE_MB SCHED -> $dev over BACKING (/tmp: the disk, direct I/O;
                         # /dev/shm: memory) under scheduler SCHED (parameter SCHED, that default); $q its queue
   loop_on "$(p BACKING /tmp)" "$1"
   [[ $(p BACKING /tmp) == /tmp ]] && { losetup --direct-io=on "$dev" 2>/dev/null || true; }
   q=/sys/block/$(basename "$dev")/queue
-  # A loop device keeps its queue settings across detach: the next user gets the defaults.
-  undo+=("echo none > $q/scheduler; cat $q/../mq/0/nr_tags > $q/nr_requests")
   echo "$(p SCHED "$2")" > "$q/scheduler"
 }
 mkfs_on() {   # mkfs_on DEV|FILE: makes $fs on it (quiet, over any old signature)

@@ -164,6 +164,43 @@ void remove_loop_node(int n) {
     close(control);
 }
 
+// The queue settings a loop device keeps across detach, in the order they are
+// written back: the scheduler first (choosing one resets nr_requests).
+constexpr const char* kKeptQueueSettings[] = {"scheduler", "nr_requests", "read_ahead_kb", "wbt_lat_usec"};
+
+std::vector<std::pair<std::string, std::string>> read_queue_settings(const std::string& name) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const char* key : kKeptQueueSettings) {
+        std::ifstream in("/sys/block/" + name + "/queue/" + key);
+        std::string value;
+        if (!std::getline(in, value)) continue;
+        if (std::string(key) == "scheduler") {   // "[none] mq-deadline": the one in brackets
+            const auto b = value.find('['), e = value.find(']');
+            if (b == std::string::npos || e == std::string::npos || e < b) continue;
+            value = value.substr(b + 1, e - b - 1);
+        }
+        out.emplace_back(key, value);
+    }
+    return out;
+}
+
+void write_queue_settings(const std::string& name, const std::vector<std::pair<std::string, std::string>>& settings) {
+    for (const auto& [key, value] : settings) {
+        std::ofstream out("/sys/block/" + name + "/queue/" + key);
+        out << value << '\n';
+    }
+}
+
+// Waits (up to a second) for the kernel's autoclear detach after the last
+// close, which runs asynchronously: settings written before it could be
+// changed again by the detach.
+void wait_detached(const std::string& name) {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        if (!std::filesystem::exists("/sys/block/" + name + "/loop/backing_file")) return;
+        usleep(10 * 1000);
+    }
+}
+
 }  // namespace
 
 LoopDevice::LoopDevice(const std::string& dir, int size_mb) {
@@ -198,6 +235,7 @@ LoopDevice::LoopDevice(const std::string& dir, int size_mb) {
             break;
         }
         const std::string name = "loop" + std::to_string(n);
+        std::vector<std::pair<std::string, std::string>> as_found = read_queue_settings(name);
         const int dev = ::open(("/dev/" + name).c_str(), O_RDWR | O_CLOEXEC);
         if (dev < 0) {
             error_ = "cannot open /dev/" + name + ": " + std::strerror(errno);
@@ -212,6 +250,7 @@ LoopDevice::LoopDevice(const std::string& dir, int size_mb) {
             name_ = name;
             number_ = n;
             created_ = before.count(n) == 0;
+            queue_as_found_ = std::move(as_found);
             device_fd_ = dev;
             error_.clear();
         } else {
@@ -221,28 +260,19 @@ LoopDevice::LoopDevice(const std::string& dir, int size_mb) {
     }
     close(control);
     close(backing);
-    if (name_.empty()) return;
-    const std::string queue = "/sys/block/" + name_ + "/queue/";
-    run_capture("cat " + queue + "nr_requests 2>/dev/null", &nr_requests_);
-    std::string sched;
-    run_capture("cat " + queue + "scheduler 2>/dev/null", &sched);
-    if (auto b = sched.find('['), e = sched.find(']'); b != std::string::npos && e > b)
-        scheduler_ = sched.substr(b + 1, e - b - 1);
 }
 
 LoopDevice::~LoopDevice() {
-    if (!name_.empty()) {
-        const std::string queue = "/sys/block/" + name_ + "/queue/";
-        if (!scheduler_.empty()) run_capture("echo " + scheduler_ + " > " + queue + "scheduler 2>/dev/null", nullptr);
-        while (!nr_requests_.empty() && (nr_requests_.back() == '\n' || nr_requests_.back() == ' ')) nr_requests_.pop_back();
-        if (!nr_requests_.empty())
-            run_capture("echo " + nr_requests_ + " > " + queue + "nr_requests 2>/dev/null", nullptr);
-    }
     // The last close detaches the device (autoclear); one still open
     // elsewhere (a mount) goes when that closes, like `losetup -d` on a busy one.
     if (device_fd_ >= 0) close(device_fd_);
     if (!file_.empty()) unlink(file_.c_str());
-    if (created_) remove_loop_node(number_);
+    if (created_) {
+        remove_loop_node(number_);
+    } else if (!name_.empty()) {
+        wait_detached(name_);
+        write_queue_settings(name_, queue_as_found_);
+    }
 }
 
 Background::Background(const std::string& command) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/types.h>
@@ -60,9 +61,12 @@ private:
     // tests run back to back (whose detach completes asynchronously) left
     // dozens, each one more device in every later diagnosis on the machine.
     bool created_ = false;
-    // A loop device keeps its queue settings after it is detached: what a test
-    // changes is put back, so the next user of that loopN starts clean.
-    std::string nr_requests_, scheduler_;
+    // A loop device keeps its queue settings after it is detached, and the
+    // kernel changes some when it attaches one (over a file on a rotational
+    // disk: wbt's rotational target, the backing file's readahead): they are
+    // read before the attach and put back after the detach, so the next user
+    // of that loopN (and every later diagnosis) finds them as they were.
+    std::vector<std::pair<std::string, std::string>> queue_as_found_;   // (file under queue/, value)
 };
 
 // A command running in the background (its own process group), killed on
