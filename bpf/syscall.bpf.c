@@ -246,11 +246,14 @@ static __always_inline struct iod_sync_writes *sync_writes_of(struct inode *inod
 }
 
 /* uapi values, stable across kernels: O_DSYNC (asm-generic/fcntl.h; O_SYNC
- * includes it), MS_SYNCHRONOUS = SB_SYNCHRONOUS (linux/mount.h), and S_SYNC
- * (include/linux/fs.h, the inode flag FS_SYNC_FL sets). */
+ * includes it), MS_SYNCHRONOUS = SB_SYNCHRONOUS and MS_DIRSYNC = SB_DIRSYNC
+ * (linux/mount.h), and S_SYNC and S_DIRSYNC (include/linux/fs.h, the inode
+ * flags FS_SYNC_FL and FS_DIRSYNC_FL set). */
 #define IOD_O_DSYNC 010000
 #define IOD_SB_SYNCHRONOUS 16
+#define IOD_SB_DIRSYNC 128
 #define IOD_S_SYNC 1
+#define IOD_S_DIRSYNC 64
 
 /* Why the kernel made a write to `file` synchronous (enum iod_sync_reason). */
 static __always_inline __u32 sync_reason(struct file *file, struct inode *inode)
@@ -259,6 +262,20 @@ static __always_inline __u32 sync_reason(struct file *file, struct inode *inode)
     if (inode->i_sb->s_flags & IOD_SB_SYNCHRONOUS) return IOD_SYNC_MOUNT;
     if (inode->i_flags & IOD_S_SYNC) return IOD_SYNC_INODE;
     return IOD_SYNC_NONE;
+}
+
+/* Why the kernel made the directory change that created `file` synchronous
+ * (IS_DIRSYNC of its directory: the superblock's SB_SYNCHRONOUS or
+ * SB_DIRSYNC, the directory's S_SYNC or S_DIRSYNC); IOD_SYNC_REASONS when it
+ * did not. */
+static __always_inline __u32 dirsync_reason(struct file *file, struct inode *inode)
+{
+    unsigned long sb_flags = inode->i_sb->s_flags;
+    if (sb_flags & IOD_SB_SYNCHRONOUS) return IOD_SYNC_MOUNT;
+    if (sb_flags & IOD_SB_DIRSYNC) return IOD_SYNC_DIRSYNC;
+    struct inode *dir = KCAST(file, struct file)->f_path.dentry->d_parent->d_inode;
+    if (dir && (dir->i_flags & (IOD_S_SYNC | IOD_S_DIRSYNC))) return IOD_SYNC_DIRSYNC;
+    return IOD_SYNC_REASONS;
 }
 
 static __always_inline void count_max(__u32 idx, __u64 v)
@@ -642,6 +659,7 @@ __noinline int account_syscall(struct iod_inflight *f, __u32 sys, long ret, __u6
             struct iod_sync_writes *w = sync_writes_of(inode, tgid);
             if (w && grp == GRP_FSYNC) {
                 __sync_fetch_and_add(&w->fsyncs, 1);
+                __sync_fetch_and_add(&w->fsync_time_ns, total);
             } else if (w) {
                 __u32 r = sync_reason((struct file *)f->file, inode);
                 __u64 wait = charged_ns(f, charged, CLS_DEVICE) + charged_ns(f, charged, CLS_BLOCK_QUEUE) +
@@ -652,6 +670,28 @@ __noinline int account_syscall(struct iod_inflight *f, __u32 sys, long ret, __u6
                     __sync_fetch_and_add(&w->wait_ns[r], wait);
                     __sync_fetch_and_add(&w->time_ns[r], total);
                 }
+            }
+        }
+    }
+    /* An open that waited for the journal where the kernel makes directory
+     * changes synchronous: a create that committed its new directory entry
+     * before returning (ext4_create -> ext4_handle_sync, XFS: a synchronous
+     * transaction and a log force), which a create elsewhere does in memory.
+     * Only such opens look the table up (rare: an open does not wait for the
+     * journal otherwise). */
+    if (grp == GRP_OPEN && ret >= 0 && (charged & (1u << CLS_JOURNAL))) {
+        struct file *file = fd_to_file(ret);
+        struct inode *inode = file ? KCAST(file, struct file)->f_inode : NULL;
+        if (inode) {
+            __u32 r = dirsync_reason(file, inode);
+            barrier_var(r);
+            struct iod_sync_writes *w = r < IOD_SYNC_REASONS ? sync_writes_of(inode, tgid) : NULL;
+            if (w && r < IOD_SYNC_REASONS) {
+                __u64 wait = charged_ns(f, charged, CLS_DEVICE) + charged_ns(f, charged, CLS_BLOCK_QUEUE) +
+                             charged_ns(f, charged, CLS_JOURNAL);
+                __sync_fetch_and_add(&w->writes[r], 1);
+                __sync_fetch_and_add(&w->wait_ns[r], wait);
+                __sync_fetch_and_add(&w->time_ns[r], total);
             }
         }
     }

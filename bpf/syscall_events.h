@@ -259,8 +259,14 @@ struct iod_ra_misses {
  * O_SYNC or O_DSYNC, the filesystem is mounted `sync` (SB_SYNCHRONOUS), or
  * the inode has the sync attribute (`chattr +S`, S_SYNC); in that order, as
  * the first one present makes the others moot. IOD_SYNC_NONE: a write that
- * waited with none of them (direct I/O, RWF_DSYNC, a page under writeback). */
-enum iod_sync_reason { IOD_SYNC_FILE, IOD_SYNC_MOUNT, IOD_SYNC_INODE, IOD_SYNC_NONE, IOD_SYNC_REASONS };
+ * waited with none of them (direct I/O, RWF_DSYNC, a page under writeback).
+ * A create is counted too when it waited for the journal and the kernel made
+ * directory changes synchronous (IS_DIRSYNC, include/linux/fs.h): the
+ * filesystem mounted `sync` (IOD_SYNC_MOUNT), mounted `dirsync`
+ * (SB_DIRSYNC), or the directory with the dirsync or sync attribute
+ * (`chattr +D`/`+S`) (IOD_SYNC_DIRSYNC). */
+enum iod_sync_reason { IOD_SYNC_FILE, IOD_SYNC_MOUNT, IOD_SYNC_INODE, IOD_SYNC_NONE, IOD_SYNC_DIRSYNC,
+                       IOD_SYNC_REASONS };
 
 /* Per filesystem device and process (key struct iod_ra_key): the writes that
  * waited for durability, by reason, and the fsync-family calls on the
@@ -272,6 +278,7 @@ struct iod_sync_writes {
     unsigned long long time_ns[IOD_SYNC_REASONS];   /* their whole duration (the wait, and the CPU work
                                                      * and run-queue delay around it) */
     unsigned long long fsyncs;
+    unsigned long long fsync_time_ns;   /* their whole duration */
 };
 
 #endif

@@ -17,17 +17,21 @@ namespace iodiag::syscall_bpf {
 
 // The label of each enum iod_sync_reason, in its order: the file opened
 // O_SYNC/O_DSYNC (the application asked), the filesystem mounted `sync`, the
-// inode's sync attribute (chattr +S), none of them (direct I/O, RWF_DSYNC).
-inline constexpr std::array<const char*, 4> kSyncReasons = {"o_sync", "mount", "attribute", "other"};
+// inode's sync attribute (chattr +S), none of them (direct I/O, RWF_DSYNC),
+// and a create the kernel made synchronous as a directory change (the
+// filesystem mounted `dirsync`, or the directory's dirsync or sync attribute;
+// a create on a `sync` mount is counted under "mount").
+inline constexpr std::array<const char*, 5> kSyncReasons = {"o_sync", "mount", "attribute", "other", "dirsync"};
 
 struct SyncWrites {
     std::string device;   // the filesystem's own device (a partition, not its disk)
     std::string app;      // the process's application ("" unknown: "pid N" is shown)
     uint32_t pid = 0;
-    std::array<uint64_t, kSyncReasons.size()> writes{};    // write-family syscalls that waited, per reason
+    std::array<uint64_t, kSyncReasons.size()> writes{};    // write-family syscalls (and creates) that waited, per reason
     std::array<uint64_t, kSyncReasons.size()> wait_ns{};   // their journal + device + block-queue wait
     std::array<uint64_t, kSyncReasons.size()> time_ns{};   // their whole duration
     uint64_t fsyncs = 0;                                     // fsync/fdatasync calls on the device's files
+    uint64_t fsync_time_ns = 0;                              // their whole duration
 
     uint64_t total_wait_ns() const;
     void add_counts(const SyncWrites& o);

@@ -421,6 +421,7 @@ void read_sync_writes(SyscallBpfCollector::Impl& im, const std::map<uint32_t, co
         for (size_t r = 0; r < IOD_SYNC_REASONS; ++r)
             w.writes[r] = v.writes[r], w.wait_ns[r] = v.wait_ns[r], w.time_ns[r] = v.time_ns[r];
         w.fsyncs = v.fsyncs;
+        w.fsync_time_ns = v.fsync_time_ns;
         s.sync_writes.push_back(std::move(w));
     });
 }

@@ -324,6 +324,25 @@ std::optional<Judged> sync_writes_setting(const Evidence& ev) {
     return std::nullopt;
 }
 
+// Waits a setting makes: the application's waits for durability took most
+// of its time (the dominance bar), and its creates that waited for the
+// journal because its filesystem is mounted dirsync (or the directory has the
+// attribute) a quarter at least (kLostToOthersMinPct); all of their time is
+// the setting's (engine/derive/setting_sync_writes.cpp).
+// rules/settings.yaml settings.dirsync_creates names it.
+std::optional<Judged> dirsync_setting(const Evidence& ev) {
+    for (const auto& d : ev.instances("device")) {
+        const Labels l{{"device", d}};
+        const Metric* time = ev.find_metric("setting.dirsync_time_pct", l);
+        const Metric* durable = ev.find_metric("setting.durability_time_pct", l);
+        const Fact* cause = ev.find_fact("setting.dirsync_cause", l);
+        if (time && durable && cause && durable->value >= kDominantPct && time->value >= kLostToOthersMinPct)
+            return Judged{true, "its file creates on " + d + " wait for the journal because of " + cause->value + " (" + pct_text(time->value) +
+                                    " of its syscall time): a setting, not its demand"};
+    }
+    return std::nullopt;
+}
+
 // Waits a setting makes: most of the application's requests on a device were
 // of the idle I/O priority class, and their wait in the I/O scheduler cost it
 // a quarter of its time at least (kLostToOthersMinPct). rules/settings.yaml
@@ -402,6 +421,7 @@ std::optional<Judged> judge_layer(const Evidence& ev, const std::string& layer, 
     // setting imposed is judged by the setting first.
     const bool durability = layer == layer::kDevice || layer == layer::kJournal || layer == layer::kBlockQueue;
     std::optional<Judged> j = durability ? sync_writes_setting(ev) : std::nullopt;
+    if (!j && durability) j = dirsync_setting(ev);
     if (!j && layer == layer::kBlockQueue) j = idle_class_setting(ev);
     if (!j) j = judge_io_layer(ev, layer, device);
     // The filesystem's on-CPU time and "other" have no distribution of their

@@ -1,5 +1,6 @@
-// Whether a `sync` mount or the sync attribute explains the suffering
-// application's write waits (issue 34, docs/settings.md "mount sync").
+// Whether a `sync` or `dirsync` mount, or the sync or dirsync attribute,
+// explains the suffering application's write and create waits (issue 34,
+// docs/settings.md "mount sync", "dirsync").
 #include "engine/derive/derive_steps.hpp"
 
 #include <algorithm>
@@ -15,21 +16,59 @@ namespace {
 struct DeviceWrites {
     double mount_writes = 0, mount_time_us = 0;   // made synchronous by the mount option
     double attr_writes = 0, attr_time_us = 0;     // ... by the inode's sync attribute
+    double dirsync_creates = 0, dirsync_time_us = 0;   // creates made synchronous by dirsync
     double fsyncs = 0;
+    double durable_time_us = 0;   // every wait for durability: such writes and creates of any reason, fsyncs
 };
 
 std::map<std::string, DeviceWrites> writes_of(const Evidence& ev, const std::string& app) {
     std::map<std::string, DeviceWrites> out;
     for_each_device_metric_of(ev, "fs.", app, [&](const std::string& d, const Metric& m) {
-        if (m.name != "fs.sync_writes" && m.name != "fs.sync_write_time_us" && m.name != "fs.fsyncs") return;
+        if (m.name != "fs.sync_writes" && m.name != "fs.sync_write_time_us" && m.name != "fs.fsyncs" &&
+            m.name != "fs.fsync_time_us")
+            return;
         DeviceWrites& w = out[d];
+        if (m.name == "fs.sync_write_time_us" || m.name == "fs.fsync_time_us") w.durable_time_us += m.value;
+        if (m.name == "fs.fsync_time_us") return;
         const auto r = m.labels.find("reason");
         const std::string reason = r == m.labels.end() ? "" : r->second;
         if (m.name == "fs.fsyncs") w.fsyncs += m.value;
         else if (reason == "mount") (m.name == "fs.sync_writes" ? w.mount_writes : w.mount_time_us) += m.value;
         else if (reason == "attribute") (m.name == "fs.sync_writes" ? w.attr_writes : w.attr_time_us) += m.value;
+        else if (reason == "dirsync") (m.name == "fs.sync_writes" ? w.dirsync_creates : w.dirsync_time_us) += m.value;
     });
     return out;
+}
+
+// A filesystem mounted `dirsync` (or a directory with the dirsync attribute)
+// makes every directory change wait until durable: a create commits the
+// journal (ext4) or forces the log (XFS) before it returns, where elsewhere
+// it is a change in memory that the next commit carries. Measured in the
+// kernel as the creates (openat) that waited for the journal there (reason
+// dirsync). All of their time is the setting's: the application's own fsyncs
+// commit its files' data, and without the setting the new entries would ride
+// in those commits. (Where it fsyncs the directory after each create, it
+// asked for that commit itself and the share is too high; renames and
+// unlinks, which dirsync slows too, are not traced: too low there.)
+void add_dirsync_setting(Evidence& ev, const std::string& app, double app_us, const std::string& device,
+                         const DeviceWrites& w) {
+    const Labels l{{"device", device}};
+    const std::string of = " of " + app + " on " + device;
+    ev.add_metric("setting.dirsync_time_pct", l, std::min(100.0, 100.0 * w.dirsync_time_us / app_us), "pct",
+                  derived("100 x fs.sync_write_time_us{reason=dirsync}" + of +
+                          " / its syscall time (syscall.proc.time_us summed)"));
+    ev.add_metric("setting.dirsync_creates", l, w.dirsync_creates, "count",
+                  derived("fs.sync_writes{reason=dirsync}" + of));
+    ev.add_metric("setting.durability_time_pct", l, std::min(100.0, 100.0 * w.durable_time_us / app_us), "pct",
+                  derived("100 x (fs.sync_write_time_us, every reason, + fs.fsync_time_us)" + of +
+                          " / its syscall time: all of its waits for durability there"));
+    const Metric* mounted = ev.find_metric("fs.mount_dirsync", l);
+    const bool by_mount = mounted && mounted->value > 0;
+    ev.add_fact("setting.dirsync_cause", l,
+                by_mount ? "the mount option dirsync" : "the dirsync attribute of its directories (chattr +D)",
+                derived(by_mount ? "fs.mount_dirsync{device=" + device + "}: dirsync among its mount options"
+                                 : "fs.mount_dirsync{device=" + device + "} not set: the kernel's other IS_DIRSYNC "
+                                   "input, the directory's attribute"));
 }
 
 }  // namespace
@@ -53,6 +92,7 @@ void add_sync_writes_setting(Evidence& ev) {
     const double app_us = app_syscall_time_us(ev, app->value);
     if (app_us <= 0) return;
     for (const auto& [d, w] : writes_of(ev, app->value)) {
+        if (w.dirsync_creates > 0) add_dirsync_setting(ev, app->value, app_us, d, w);
         const double writes = w.mount_writes + w.attr_writes;
         if (writes <= 0) continue;
         const Labels l{{"device", d}};
@@ -89,6 +129,16 @@ std::vector<MetricSpec> sync_writes_setting_specs() {
          "those writes per fsync it made on the device (absent when it made none)"},
         {"setting.sync_writes_cause", K::Fact, "", layer::kJournal, "device",
          "what made the writes synchronous: the mount option or the files' attribute"},
+        {"setting.dirsync_time_pct", K::Metric, "pct", layer::kJournal, "device",
+         "share of the suffering application's syscall time in creates that waited for the journal because the "
+         "filesystem is mounted dirsync or the directory has the dirsync attribute (their whole duration)"},
+        {"setting.dirsync_creates", K::Metric, "count", layer::kJournal, "device",
+         "the suffering application's creates that dirsync made wait for the journal"},
+        {"setting.durability_time_pct", K::Metric, "pct", layer::kJournal, "device",
+         "share of its syscall time in every wait for durability on the device: writes and creates that waited, "
+         "whatever made them synchronous, and its fsyncs (given where dirsync creates are measured)"},
+        {"setting.dirsync_cause", K::Fact, "", layer::kJournal, "device",
+         "what made its directory changes synchronous: the mount option or the directories' attribute"},
     };
 }
 

@@ -744,6 +744,43 @@ TEST(LiveSyscallBpf, WritesASyncMountMadeSynchronousAreToldFromTheApplications) 
     EXPECT_GE(f.fsyncs, 0.8 * f.writes["mount"]) << "every write is followed by an fsync";
 }
 
+TEST(LiveSyscallBpf, CreatesADirsyncMountMadeSynchronousAreToldFromWritesToOneFile) {
+    REQUIRE(missing_bpf_prereqs());
+    if (auto r = missing_tool("python3"); !r.empty()) GTEST_SKIP() << r;
+    Ext4Mount fs(256, "ext4", MS_DIRSYNC);
+    ASSERT_TRUE(fs.ok()) << fs.error();
+    const std::string d = fs.dir();
+    // A spool writer (new files) and an appender (one file, never a new
+    // directory entry) on the same filesystem; command lines end apart.
+    Background creator("exec python3 -c 'import os\nn = 0\nwhile True:\n    f = os.open(\"" + d +
+                       "/f%d\" % n, os.O_WRONLY | os.O_CREAT)\n    os.write(f, b\"x\" * 4096)\n    os.close(f)\n"
+                       "    n += 1  # creator'");
+    // 64 MiB rewritten again and again: buffered writes fill the filesystem
+    // in a second otherwise, and the creator's next write fails.
+    Background appender("while :; do dd if=/dev/zero of=" + d +
+                        "/appended bs=4k count=16384 status=none conv=notrunc; done");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ASSERT_TRUE(creator.running() && appender.running());
+    CollectorStatus st;
+    const Evidence ev = observe(0, 3, &st);
+    ASSERT_TRUE(st.available) << st.reason;
+    const std::string dev = fs.device().substr(5);
+    std::map<std::string, std::map<std::string, double>> by_app;   // "creator"/"conv=notrunc" -> reason -> count
+    for (const auto& m : ev.metrics) {
+        if (m.name != "fs.sync_writes" || m.labels.at("device") != dev) continue;
+        for (const char* who : {"# creator", "conv=notrunc"})
+            if (m.labels.at("app").find(who) != std::string::npos) by_app[who][m.labels.at("reason")] = m.value;
+    }
+    for (const auto& [who, reasons] : by_app) {
+        std::printf("%s:", who.c_str());
+        for (const auto& [reason, n] : reasons) std::printf(" %s %.0f", reason.c_str(), n);
+        std::printf("\n");
+    }
+    EXPECT_GT(by_app["# creator"]["dirsync"], 20) << "each create waits for a journal commit";
+    EXPECT_EQ(by_app["# creator"].count("mount"), 0u) << "dirsync is not sync: its writes stay buffered";
+    EXPECT_EQ(by_app["conv=notrunc"].count("dirsync"), 0u) << "writes to one file change no directory";
+}
+
 TEST(LiveSyscallBpf, CachedReadLoopIsHealthy) {
     REQUIRE(missing_bpf_prereqs());
     Ext4Mount fs(128);

@@ -478,6 +478,68 @@ TEST(Judgement, TheSyncAttributeIsNamedLikeTheMountOption) {
     EXPECT_NE(v.findings.front().title.find("chattr +S"), std::string::npos) << v.findings.front().title;
 }
 
+// Issue 34: a filesystem mounted dirsync under a spool writer: each create
+// commits the journal (sufferer(): 200,000 us of syscall time; creates_us of
+// it in creates that waited, fsync_us in its fsyncs).
+namespace {
+void dirsync_writer(Evidence& ev, double creates_us, double fsync_us, bool mounted_dirsync) {
+    device(ev, "loop0", "loop", 60, 50000, 0.4);
+    sufferer(ev, "python3 spool.py", {{"journal", 80}, {"device", 12}, {"filesystem", 6}, {"cpu", 2}}, 200);
+    const Labels l{{"device", "loop0"}, {"app", "python3 spool.py"}};
+    Labels lr = l;
+    lr["reason"] = "dirsync";
+    ev.add_metric("fs.sync_writes", lr, 3000, "count", kP);
+    ev.add_metric("fs.sync_write_wait_us", lr, 0.9 * creates_us, "us", kP);
+    ev.add_metric("fs.sync_write_time_us", lr, creates_us, "us", kP);
+    ev.add_metric("fs.fsyncs", l, fsync_us > 0 ? 3000 : 0, "count", kP);
+    ev.add_metric("fs.fsync_time_us", l, fsync_us, "us", kP);
+    ev.add_fact("fs.mount_point", {{"device", "loop0"}}, "/var/spool/app", kP);
+    ev.add_fact("fs.mount_options", {{"device", "loop0"}}, mounted_dirsync ? "rw,relatime,dirsync" : "rw,relatime", kP);
+    ev.add_metric("fs.mount_dirsync", {{"device", "loop0"}}, mounted_dirsync ? 1 : 0, "bool", kP);
+}
+}  // namespace
+
+TEST(Judgement, ADirsyncMountUnderASpoolWriterIsTheSettingNamed) {
+    Evidence ev;
+    dirsync_writer(ev, 170000, 0, true);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.rule_id, "settings.dirsync_creates") << render_text(v, {});
+    EXPECT_EQ(f.instance, "loop0");
+    EXPECT_EQ(f.severity, Severity::Warning);
+    ASSERT_TRUE(f.share_pct.has_value());
+    EXPECT_NEAR(*f.share_pct, 85, 0.5);
+    EXPECT_NE(f.title.find("the mount option dirsync"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("/var/spool/app"), std::string::npos) << f.title;
+    EXPECT_EQ(row(v, "journal").state, LayerState::Abnormal) << render_text(v, {});
+    EXPECT_NE(row(v, "journal").figures.find("a setting, not its demand"), std::string::npos)
+        << row(v, "journal").figures;
+}
+
+// A spool writer that fsyncs each file: half of its durability waits are the
+// commits its fsyncs make (its own), the creates' half is the setting's.
+// Without the mount option, the directory's attribute is what made them so.
+TEST(Judgement, ADirsyncWritersOwnFsyncsAreNotTheSettingsShare) {
+    Evidence ev;
+    dirsync_writer(ev, 80000, 90000, false);
+    const Verdict v = analyze(ev, shipped_rules());
+    const Finding* f = find(v.findings, "settings.dirsync_creates");
+    ASSERT_NE(f, nullptr) << render_text(v, {});
+    ASSERT_TRUE(f->share_pct.has_value());
+    EXPECT_NEAR(*f->share_pct, 40, 0.5);
+    EXPECT_NE(f->title.find("chattr +D"), std::string::npos) << f->title;
+}
+
+// Creates that waited a little (a tenth of its time) beside its own fsyncs:
+// not a material loss, no setting named.
+TEST(Judgement, ADirsyncMountIsNotTheCauseWhereCreatesCostLittle) {
+    Evidence ev;
+    dirsync_writer(ev, 20000, 150000, true);
+    const Verdict v = analyze(ev, shipped_rules());
+    EXPECT_EQ(find(v.findings, "settings.dirsync_creates"), nullptr) << render_text(v, {});
+}
+
 // Issue 34: the sufferer in the idle I/O priority class. Its requests on
 // loop0 wait in mq-deadline while a backup's are served: 150,000 of its
 // 200,000 us of syscall time (sufferer()).
