@@ -158,6 +158,11 @@ CLASSES = [
           ["setting"], params(WRITER=pick("bulk", "bulk", "bulk_fsync", "fio", "sqlite"), BS=pick(4, 4, 16, 64),
                               MB=pick(16, 64), ROWS=pick(20, 100), FS=FS),
           setting="sync_mount"),
+    Klass("dirsync_mount", "dirsync_mount",
+          "a spool writer (WRITER: new BS-KiB files at RATE/s at most) on a filesystem mounted dirsync",
+          ["setting"], params(WRITER=pick("spool", "spool_fsync"), BS=pick(0, 4, 16, 64), RATE=pick(200, 500, 1000),
+                              FS=FS),
+          setting="dirsync"),
     # (synchronous readers only: the ground truth times syscalls, and an asynchronous reader's
     # io_submit/io_getevents are not among them; NR from 4, the least the kernel takes, BLKDEV_MIN_RQ)
     Klass("nr_requests_low", "nr_requests_low",
@@ -207,6 +212,8 @@ CLASSES = [
     # a sync mount under applications that ask for durability themselves, or only read
     Klass("sync_mount_own", "sync_mount_own", "WRITER on a filesystem mounted sync, asking for durability itself", [],
           params(WRITER=pick("dsync", "fio_fsync", "reader"), BS=pick(4, 16), FS=FS), control=True),
+    Klass("dirsync_own", "dirsync_own", "WRITER on a filesystem mounted dirsync, creating no files as it runs", [],
+          params(WRITER=pick("bulk", "fio_fsync", "reader"), BS=pick(4, 16), MB=pick(16, 64), FS=FS), control=True),
     Klass("shared_app_alone", "shared_app_alone", "a latency-sensitive application alone on the capped volume", [],
           params(CAP_MBPS=CAP, VICTIM=pick("fio_read", "sqlite_read", "postgres_read", "fio_fsync", "sqlite_commit",
                                            "redis", "postgres"),

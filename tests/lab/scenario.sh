@@ -14,8 +14,8 @@
 #       neighbor_direct | neighbor_buffered | neighbor_cpu | neighbor_control |
 #       bulk_reader_neighbor | same_name_neighbor | shell_writer_neighbor |
 #       shared_app_alone | shared_light | shared_bulk_alone | readahead_off | readahead_random |
-#       sync_mount | sync_mount_own | nr_requests_low | nr_requests_enough | ioprio_idle |
-#       ioprio_idle_alone
+#       sync_mount | sync_mount_own | dirsync_mount | dirsync_own | nr_requests_low |
+#       nr_requests_enough | ioprio_idle | ioprio_idle_alone
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -581,10 +581,15 @@ case $name in
     victim -- "${class[@]}" fio --name=lookup --filename="$dev" --rw=randread --bs="$(p BS 4k)" --size=256m \
        --direct=1 --ioengine=psync --numjobs="$(p JOBS 1)" --time_based --runtime=120
     record ;;
-  sync_mount|sync_mount_own)
+  sync_mount|sync_mount_own|dirsync_mount|dirsync_own)
                       # issue 34, a setting as the cause: a writer on $fs on a loop device
-                      # over the machine's disk (direct I/O), mounted sync (fault) or with
-                      # the defaults (IODIAG_LAB_FAULT=0: the same workload, the baseline).
+                      # over the machine's disk (direct I/O), mounted sync (dirsync_*:
+                      # dirsync) (fault) or with the defaults (IODIAG_LAB_FAULT=0: the same
+                      # workload, the baseline).
+                      # WRITER spool / spool_fsync (dirsync_mount): tests/lab/spool.py's
+                      # creates of new BS KiB files at RATE a second at most, without or
+                      # with an fsync of each. The controls (dirsync_own) create nothing
+                      # after they start: bulk, fio_fsync, reader as below.
                       # WRITER (sync_mount): bulk = tests/lab/bulk_io.py's buffered writes of
                       # BS KiB, MB per pass; bulk_fsync = the same with an fsync per pass;
                       # fio = fio's random BS KiB writes (psync) to a 64 MiB file; sqlite =
@@ -595,7 +600,7 @@ case $name in
     loop_on /tmp 1024
     losetup --direct-io=on "$dev" 2>/dev/null || true   # the device's writes reach the disk
     mkfs_on "$dev"; mkdir "$work/mnt"
-    opts=defaults; ((fault)) && opts=sync
+    opts=defaults; ((fault)) && opts=${name%%_*}   # sync or dirsync
     mount -o "$opts" "$dev" "$work/mnt"; undo+=("umount $work/mnt || umount -l $work/mnt")
     mkdir "$work/mnt/app"; app_dir=$work/mnt/app
     bs=$(p BS 4)
@@ -609,6 +614,8 @@ case $name in
                   victim -- fio --name=writer --filename="$app_dir/data" --rw=randwrite --bs="${bs}k" --size=64m \
                      --ioengine=psync --time_based --runtime=120 ;;
       sqlite)     app_victim sqlite "$app_dir" ;;
+      spool)      victim -- python3 "$here/tests/lab/spool.py" "$app_dir/spool" "$bs" plain "$(p RATE 500)" ;;
+      spool_fsync) victim -- python3 "$here/tests/lab/spool.py" "$app_dir/spool" "$bs" fsync "$(p RATE 500)" ;;
       dsync)      victim -- sh -c "while :; do dd if=/dev/zero of=$app_dir/out bs=${bs}k count=4096 oflag=dsync \
                      status=none; done" ;;
       fio_fsync)  fio_file
@@ -617,7 +624,7 @@ case $name in
       reader)     fio_file
                   victim -- fio --name=reader --filename="$app_dir/data" --rw=randread --bs="${bs}k" --size=64m \
                      --ioengine=psync --direct=1 --time_based --runtime=120 ;;
-      *) echo "IODIAG_LAB_WRITER=$(p WRITER bulk): bulk, bulk_fsync, fio, sqlite, dsync, fio_fsync or reader" >&2; exit 2 ;;
+      *) echo "IODIAG_LAB_WRITER=$(p WRITER bulk): bulk, bulk_fsync, fio, sqlite, spool, spool_fsync, dsync, fio_fsync or reader" >&2; exit 2 ;;
     esac
     record ;;
   readahead_off|readahead_random)
