@@ -111,10 +111,14 @@ void add_service_per_request(Evidence& ev, const std::string& dev, double bytes,
 double sufferer_dirtied_fraction(const Evidence& ev, const std::string& app) {
     const Metric* all = ev.find_metric("io.write_bytes_dirtied");
     if (!all || all->value <= 0) return -1;
+    // Its processes', and those of the unit, container or pod it runs in.
+    const std::string service = service_of_app(ev, app);
     double mine = 0;
     for (const auto& m : ev.metrics)
         if (m.name == "io.proc_write_bytes")
-            if (application_label(m.labels) == app) mine += m.value;
+            if (application_label(m.labels) == app ||
+                (!service.empty() && service_of_pid(ev, label_of(m.labels, "pid")) == service))
+                mine += m.value;
     return std::min(1.0, mine / all->value);
 }
 
@@ -160,6 +164,11 @@ void add_device_contention(Evidence& ev) {
         for (const auto& [d, all] : by_device)
             for (const auto& s : all)
                 if (s.app == app) app_cgroups.insert(s.cgroup);
+        // Its service's other programs are its parts (application_service.cpp).
+        const std::string service = service_of_app(ev, app);
+        auto ours = [&](const Submitter& s) {
+            return s.app == app || (!service.empty() && s.kind == "process" && service_of_cgroup(ev, s.cgroup) == service);
+        };
         // What the device's time is split by: its busy time where every group
         // has it (a device that queues internally gives a small request a long
         // D2C behind large ones, so D2C shares flatter the one that waited),
@@ -175,7 +184,7 @@ void add_device_contention(Evidence& ev) {
             total_q2c += s.q2c;
             total_load += load(s);
             bytes += s.bytes;
-            if (s.app == app) {
+            if (ours(s)) {
                 own_q2c += s.q2c;
                 own_service += std::max(0.0, s.service);
             } else if (s.kind == "writeback" && s.cgroup != "/" && s.cgroup != "?" && !s.cgroup.empty()) {

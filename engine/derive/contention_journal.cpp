@@ -30,6 +30,9 @@ void add_journal_contention(Evidence& ev) {
     const Fact* app_fact = ev.find_fact("attr.app.name");
     if (!app_fact) return;
     const std::string app = app_fact->value;
+    // Its service's other programs are its parts (application_service.cpp):
+    // a backup script's sync waits for its own cp's data.
+    const std::string service = service_of_app(ev, app);
     std::map<std::string, Writes> by_dev;
     for (const auto& m : ev.metrics) {
         if (m.name != "block.submitter.write_bytes" || m.value <= 0 || !m.labels.count("device")) continue;
@@ -37,7 +40,7 @@ void add_journal_contention(Evidence& ev) {
         Writes& w = by_dev[label("device")];
         w.total += m.value;
         const std::string whose = application_label(m.labels), kind = label("kind");
-        if (whose == app) {
+        if (whose == app || (!service.empty() && kind == "process" && service_of_cgroup(ev, label("cgroup")) == service)) {
             w.own += m.value;
         } else if (kind == "writeback" || kind == "kernel") {
             w.kernel += m.value;
@@ -68,13 +71,13 @@ void add_journal_contention(Evidence& ev) {
     // is not the application.
     const Fact* writer = ev.find_fact("io.top_writer");
     const Metric* writer_pct = ev.find_metric("io.top_writer_pct");
-    if (writer && writer_pct && writer->value.rfind(app + " (pid ", 0) != 0) {
+    if (writer && writer_pct && writer->value.rfind(app + " (pid ", 0) != 0 &&
+        !(!service.empty() && service_of_pid(ev, top_writer_pid(writer->value)) == service)) {
         const double carried = w.kernel * writer_pct->value / 100;
         if (carried > top_bytes) {
             top_bytes = carried;
-            const size_t pid_at = writer->value.rfind(" (pid ");
-            top_name = writer->value.substr(0, pid_at);
-            top_pid = pid_at == std::string::npos ? "" : writer->value.substr(pid_at + 6, writer->value.size() - pid_at - 7);
+            top_name = writer->value.substr(0, writer->value.rfind(" (pid "));
+            top_pid = top_writer_pid(writer->value);
             top_cgroup.clear();
             top_how = "inferred, not recorded by the kernel: the process that dirtied the most data in the window "
                       "(io.top_writer, /proc/PID/io), its part (io.top_writer_pct) of what the kernel's writeback "

@@ -40,6 +40,8 @@ namespace iodiag::derive {
 // ---- shared helpers (derive_support.cpp) ----
 Provenance derived(const std::string& formula);
 double metric_or(const Evidence& ev, const std::string& name, const Labels& l, double fallback);
+// A label's value, "" when the labels have none.
+std::string label_of(const Labels& l, const std::string& key);
 // The device a device's I/O lands on: a loop device's backing disk, a dm/md
 // device's single member. Empty when none is known.
 std::string lower_device(const Evidence& ev, const std::string& device);
@@ -52,6 +54,16 @@ double app_syscall_time_us(const Evidence& ev, const std::string& app);
 // reached the exemplars' 1 ms so that its own breakdown (attr.app.*) was not
 // measured, the one with the most syscall time); nullptr without one.
 const Fact* judged_application(const Evidence& ev);
+// ---- the service an application runs in (application_service.cpp) ----
+// The systemd unit, container or pod a cgroup label holds (its cgroup.name,
+// where cgroup.kind is one of those), "" for a slice, scope or plain cgroup.
+std::string service_of_cgroup(const Evidence& ev, const std::string& cgroup);
+// That of a process (its cgroup in syscall.proc.time_us), "" when unknown.
+std::string service_of_pid(const Evidence& ev, const std::string& pid);
+// That of all of an application's processes, "" when none or several.
+std::string service_of_app(const Evidence& ev, const std::string& app);
+// The pid in io.top_writer's "APP (pid N)", "" when it has none.
+std::string top_writer_pid(const std::string& top_writer);
 // fn(device, metric) for each metric whose name starts with `prefix`, of
 // application `app` (its app label), with a device label: an application's
 // per-device counts, which the settings' steps add up.

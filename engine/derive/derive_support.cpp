@@ -9,6 +9,11 @@ namespace iodiag::derive {
 
 Provenance derived(const std::string& formula) { return {"derived", formula}; }
 
+std::string label_of(const Labels& l, const std::string& key) {
+    const auto it = l.find(key);
+    return it == l.end() ? "" : it->second;
+}
+
 double metric_or(const Evidence& ev, const std::string& name, const Labels& l, double fallback) {
     const Metric* m = ev.find_metric(name, l);
     return m ? m->value : fallback;

@@ -111,10 +111,27 @@ void add_fsync_floor(Evidence& ev, const std::string& device) {
                                   "buckets): how far the slow commits lie above the median one"));
     // Whose data the commits carry: a flush writes everything dirty before it,
     // so commits beside another program's big writes wait for that data.
+    // Measured per submitter where the block collector saw the writes
+    // (journal.others_data_share_pct, contention_journal.cpp: what each
+    // process wrote itself, the kernel threads' writes split by who dirtied
+    // the window's data); else the largest dirtier's part of the dirtied
+    // data, which names a program whose own writes may have gone elsewhere
+    // and misses one that exited (a script's cp, whose data its sync then
+    // wrote itself: seed 103's shell_writer_neighbor 103001).
+    if (const Metric* measured = ev.find_metric("journal.others_data_share_pct")) {
+        ev.add_metric("attr.slow.fsync_foreign_data_pct", {}, measured->value, "pct",
+                      derived("journal.others_data_share_pct: others' part of the data written to the device the "
+                              "application's own writes went to"));
+        return;
+    }
     const Fact* app = ev.find_fact("attr.app.name");
     const Fact* writer = ev.find_fact("io.top_writer");
     const Metric* writer_pct = ev.find_metric("io.top_writer_pct");
-    if (app && writer && writer_pct && writer->value.rfind(app->value + " ", 0) != 0)
+    // Another program's: not the application, nor a program of the unit,
+    // container or pod it runs in (application_service.cpp).
+    const std::string service = app ? derive::service_of_app(ev, app->value) : "";
+    if (app && writer && writer_pct && writer->value.rfind(app->value + " ", 0) != 0 &&
+        !(!service.empty() && derive::service_of_pid(ev, derive::top_writer_pid(writer->value)) == service))
         ev.add_metric("attr.slow.fsync_foreign_data_pct", {}, writer_pct->value, "pct",
                       derived("io.top_writer_pct when io.top_writer is not attr.app.name: the share of the data "
                               "dirtied in the window that another program wrote"));

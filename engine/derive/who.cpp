@@ -16,11 +16,6 @@ namespace iodiag::derive {
 
 namespace {
 
-std::string label_of(const Labels& l, const std::string& key) {
-    const auto it = l.find(key);
-    return it == l.end() ? "" : it->second;
-}
-
 // The key with the most summed time, "" when none.
 std::string largest(const std::map<std::string, double>& by) {
     std::string best;

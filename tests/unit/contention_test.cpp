@@ -10,6 +10,7 @@
 #include "app/catalog.hpp"
 #include "collectors/cgroup/cgroup_label.hpp"
 #include "collectors/procfs/proc_cpu.hpp"
+#include "engine/evidence/cgroup_labels.hpp"
 #include "engine/derive/derived_metrics.hpp"
 #include "engine/evidence/application_label.hpp"
 #include "engine/render/render.hpp"
@@ -426,6 +427,47 @@ TEST(Contention, CommitsCarryingABulkWritersDataNameIt) {
     EXPECT_EQ(v.findings.front().rule_id, "contention.journal_neighbor") << render_text(v);
     EXPECT_NE(f->title.find("carrying backup's data (pid 77)"), std::string::npos) << f->title;
     EXPECT_EQ(f->culprit, "backup");
+}
+
+// A backup job in one unit: its cp writes the data, its sync (another
+// program of the same backup.service) waits for the commits that carry it.
+// The cp's data is the sync's own application's (application_service.cpp):
+// not another program's, whatever their command names.
+TEST(Contention, CommitsCarryingDataOfTheSameUnitAreItsOwn) {
+    Evidence ev;
+    sufferer(ev, "sync /backup/copy", {{"journal", 80}, {"device", 15}, {"cpu", 5}}, 2e6);
+    const std::string unit = "/system.slice/backup.service";
+    // sufferer() puts its process in db.service: here it is the backup's.
+    ev.metrics.erase(std::remove_if(ev.metrics.begin(), ev.metrics.end(),
+                                    [](const Metric& m) { return m.name == "syscall.proc.time_us"; }),
+                     ev.metrics.end());
+    for (const auto& [pid, comm] : std::map<std::string, std::string>{{"200", "sync /backup/copy"}, {"201", "cp"}}) {
+        ev.add_metric("syscall.proc.time_us", {{"pid", pid}, {"comm", comm}, {"cgroup", unit}}, 1e6, "us", kP);
+    }
+    ev.add_fact(kCgroupNameFact, {{"cgroup", unit}}, "backup.service", kP);
+    ev.add_fact(kCgroupKindFact, {{"cgroup", unit}}, "systemd-unit", kP);
+    group(ev, "loop0", "sync /backup/copy", unit, "process", 1e6, 10e6, "200", 10e6);
+    group(ev, "loop0", "cp", unit, "process", 5e6, 300e6, "201", 300e6);
+    group(ev, "loop0", "jbd2/loop0-8", "/", "kernel", 1e6, 20e6, "30", 20e6);
+    ev.add_metric("io.write_bytes_dirtied", {}, 310e6, "bytes", kP);
+    ev.add_metric("io.proc_write_bytes", {{"pid", "201"}, {"comm", "cp"}}, 300e6, "bytes", kP);
+    ev.add_metric("io.proc_write_bytes", {{"pid", "200"}, {"comm", "sync /backup/copy"}}, 10e6, "bytes", kP);
+    ev.add_fact("io.top_writer", {}, "cp (pid 201)", kP);
+    ev.add_metric("io.top_writer_pct", {}, 100.0 * 300 / 310, "pct", kP);
+    Evidence derived = ev;
+    add_derived_metrics(derived);
+    const Metric* others = derived.find_metric("journal.others_data_share_pct");
+    ASSERT_NE(others, nullptr);
+    EXPECT_LT(others->value, 1) << "the cp and the sync are one unit's programs";
+    const Metric* foreign = derived.find_metric("attr.slow.fsync_foreign_data_pct");
+    ASSERT_NE(foreign, nullptr);
+    EXPECT_LT(foreign->value, 1);
+    // The same programs in no unit (a login session's scope) are two.
+    for (auto& f : ev.facts)
+        if (f.name == kCgroupKindFact) f.value = "systemd-scope";
+    Evidence apart = ev;
+    add_derived_metrics(apart);
+    EXPECT_GT(apart.find_metric("journal.others_data_share_pct")->value, 90);
 }
 
 // Every rendering of the verdict carries the neighbor's name: the title in
