@@ -596,6 +596,13 @@ static __always_inline __u32 group_of(__u32 sys)
 }
 
 /* Adds one finished syscall to the per-CPU aggregates and its process's time. */
+/* A syscall's wait for durability: its journal, device and block-queue parts. */
+static __always_inline __u64 durability_wait_ns(struct iod_inflight *f, __u16 charged)
+{
+    return charged_ns(f, charged, CLS_DEVICE) + charged_ns(f, charged, CLS_BLOCK_QUEUE) +
+           charged_ns(f, charged, CLS_JOURNAL);
+}
+
 __noinline int account_syscall(struct iod_inflight *f, __u32 sys, long ret, __u64 total, __u32 tgid)
 {
     struct iod_aggregates *a = aggs();
@@ -662,8 +669,7 @@ __noinline int account_syscall(struct iod_inflight *f, __u32 sys, long ret, __u6
                 __sync_fetch_and_add(&w->fsync_time_ns, total);
             } else if (w) {
                 __u32 r = sync_reason((struct file *)f->file, inode);
-                __u64 wait = charged_ns(f, charged, CLS_DEVICE) + charged_ns(f, charged, CLS_BLOCK_QUEUE) +
-                             charged_ns(f, charged, CLS_JOURNAL);
+                __u64 wait = durability_wait_ns(f, charged);
                 barrier_var(r);
                 if (r < IOD_SYNC_REASONS) {
                     __sync_fetch_and_add(&w->writes[r], 1);
@@ -687,8 +693,7 @@ __noinline int account_syscall(struct iod_inflight *f, __u32 sys, long ret, __u6
             barrier_var(r);
             struct iod_sync_writes *w = r < IOD_SYNC_REASONS ? sync_writes_of(inode, tgid) : NULL;
             if (w && r < IOD_SYNC_REASONS) {
-                __u64 wait = charged_ns(f, charged, CLS_DEVICE) + charged_ns(f, charged, CLS_BLOCK_QUEUE) +
-                             charged_ns(f, charged, CLS_JOURNAL);
+                __u64 wait = durability_wait_ns(f, charged);
                 __sync_fetch_and_add(&w->writes[r], 1);
                 __sync_fetch_and_add(&w->wait_ns[r], wait);
                 __sync_fetch_and_add(&w->time_ns[r], total);

@@ -325,18 +325,19 @@ std::optional<Judged> sync_writes_setting(const Evidence& ev) {
 }
 
 // Waits a setting makes: the application's waits for durability took most
-// of its time (the dominance bar), and its creates that waited for the
-// journal because its filesystem is mounted dirsync (or the directory has the
-// attribute) a quarter at least (kLostToOthersMinPct); all of their time is
-// the setting's (engine/derive/setting_sync_writes.cpp).
+// of its time (the dominance bar), and the commits of its creates that its
+// own fsyncs would not have made (its filesystem mounted dirsync, or the
+// directory with the attribute) a quarter at least (kLostToOthersMinPct,
+// engine/derive/setting_sync_writes.cpp).
 // rules/settings.yaml settings.dirsync_creates names it.
 std::optional<Judged> dirsync_setting(const Evidence& ev) {
     for (const auto& d : ev.instances("device")) {
         const Labels l{{"device", d}};
         const Metric* time = ev.find_metric("setting.dirsync_time_pct", l);
+        const Metric* share = ev.find_metric("setting.dirsync_share_pct", l);
         const Metric* durable = ev.find_metric("setting.durability_time_pct", l);
         const Fact* cause = ev.find_fact("setting.dirsync_cause", l);
-        if (time && durable && cause && durable->value >= kDominantPct && time->value >= kLostToOthersMinPct)
+        if (time && share && durable && cause && durable->value >= kDominantPct && share->value >= kLostToOthersMinPct)
             return Judged{true, "its file creates on " + d + " wait for the journal because of " + cause->value + " (" + pct_text(time->value) +
                                     " of its syscall time): a setting, not its demand"};
     }

@@ -45,11 +45,13 @@ std::map<std::string, DeviceWrites> writes_of(const Evidence& ev, const std::str
 // journal (ext4) or forces the log (XFS) before it returns, where elsewhere
 // it is a change in memory that the next commit carries. Measured in the
 // kernel as the creates (openat) that waited for the journal there (reason
-// dirsync). All of their time is the setting's: the application's own fsyncs
-// commit its files' data, and without the setting the new entries would ride
-// in those commits. (Where it fsyncs the directory after each create, it
-// asked for that commit itself and the share is too high; renames and
-// unlinks, which dirsync slows too, are not traced: too low there.)
+// dirsync). Without the setting the new entries would ride in the commits
+// the application's own fsyncs make: where it makes none, all of the creates'
+// time is the setting's; where it fsyncs its files, each file costs two
+// commits instead of one, and with commits costing alike the setting's part
+// of its waits for durability is creates / (creates + fsyncs), at most the
+// creates' own time. (Renames and unlinks, which dirsync slows too, are not
+// traced: the share is low where the application makes them.)
 void add_dirsync_setting(Evidence& ev, const std::string& app, double app_us, const std::string& device,
                          const DeviceWrites& w) {
     const Labels l{{"device", device}};
@@ -57,11 +59,18 @@ void add_dirsync_setting(Evidence& ev, const std::string& app, double app_us, co
     ev.add_metric("setting.dirsync_time_pct", l, std::min(100.0, 100.0 * w.dirsync_time_us / app_us), "pct",
                   derived("100 x fs.sync_write_time_us{reason=dirsync}" + of +
                           " / its syscall time (syscall.proc.time_us summed)"));
+    // (setting.dirsync_share_pct below, once the durability waits are known)
     ev.add_metric("setting.dirsync_creates", l, w.dirsync_creates, "count",
                   derived("fs.sync_writes{reason=dirsync}" + of));
-    ev.add_metric("setting.durability_time_pct", l, std::min(100.0, 100.0 * w.durable_time_us / app_us), "pct",
+    const double durable_pct = std::min(100.0, 100.0 * w.durable_time_us / app_us);
+    ev.add_metric("setting.durability_time_pct", l, durable_pct, "pct",
                   derived("100 x (fs.sync_write_time_us, every reason, + fs.fsync_time_us)" + of +
                           " / its syscall time: all of its waits for durability there"));
+    const double creates_pct = std::min(100.0, 100.0 * w.dirsync_time_us / app_us);
+    ev.add_metric("setting.dirsync_share_pct", l,
+                  std::min(creates_pct, durable_pct * w.dirsync_creates / (w.dirsync_creates + w.fsyncs)), "pct",
+                  derived("min(setting.dirsync_time_pct, setting.durability_time_pct x creates / (creates + fs.fsyncs))" +
+                          of + ": the commits its own fsyncs would not have made, commits costing alike"));
     const Metric* mounted = ev.find_metric("fs.mount_dirsync", l);
     const bool by_mount = mounted && mounted->value > 0;
     ev.add_fact("setting.dirsync_cause", l,
@@ -137,6 +146,8 @@ std::vector<MetricSpec> sync_writes_setting_specs() {
         {"setting.durability_time_pct", K::Metric, "pct", layer::kJournal, "device",
          "share of its syscall time in every wait for durability on the device: writes and creates that waited, "
          "whatever made them synchronous, and its fsyncs (given where dirsync creates are measured)"},
+        {"setting.dirsync_share_pct", K::Metric, "pct", layer::kJournal, "device",
+         "of its time, the part the setting costs it: the creates' commits its own fsyncs would not have made"},
         {"setting.dirsync_cause", K::Fact, "", layer::kJournal, "device",
          "what made its directory changes synchronous: the mount option or the directories' attribute"},
     };
