@@ -8,11 +8,12 @@
 
 # loop_queue_restore DEV: prints the commands that put DEV's queue settings
 # back as they are now; read before attaching, run after detaching. The
-# scheduler comes first: choosing one resets nr_requests.
+# rotational flag comes first (the kernel keeps the backing file's after the
+# detach), then the scheduler: choosing one resets nr_requests.
 loop_queue_restore() {
   local q k v cmds=()
   q=/sys/block/$(basename "$1")/queue
-  for k in scheduler nr_requests read_ahead_kb wbt_lat_usec; do
+  for k in rotational scheduler nr_requests read_ahead_kb wbt_lat_usec; do
     [[ -w $q/$k ]] && v=$(cat "$q/$k" 2>/dev/null) || continue
     if [[ $k == scheduler ]]; then
       [[ $v =~ \[([^]]+)\] ]] || continue

@@ -165,8 +165,10 @@ void remove_loop_node(int n) {
 }
 
 // The queue settings a loop device keeps across detach, in the order they are
-// written back: the scheduler first (choosing one resets nr_requests).
-constexpr const char* kKeptQueueSettings[] = {"scheduler", "nr_requests", "read_ahead_kb", "wbt_lat_usec"};
+// written back: the rotational flag (the backing file's disk's, set at the
+// attach), then the scheduler (choosing one resets nr_requests).
+constexpr const char* kKeptQueueSettings[] = {"rotational", "scheduler", "nr_requests", "read_ahead_kb",
+                                              "wbt_lat_usec"};
 
 std::vector<std::pair<std::string, std::string>> read_queue_settings(const std::string& name) {
     std::vector<std::pair<std::string, std::string>> out;
