@@ -19,6 +19,9 @@
 #define IODIAG_NR_OPS 5     /* read, write, flush, discard, other */
 #define IODIAG_NR_STAGES 5  /* q2g, g2i, i2d, d2c, q2c */
 #define IODIAG_NR_BUCKETS 27 /* log2 buckets of microseconds: up to 2^27 us (134 s) */
+/* Classes of the depth at issue (this request included), log2: 1, 2-3, 4-7,
+ * 8-15, 16-31, 32-63, 64 and more. */
+#define IODIAG_NR_DEPTH_CLASSES 7
 
 enum iodiag_op { IODIAG_OP_READ, IODIAG_OP_WRITE, IODIAG_OP_FLUSH, IODIAG_OP_DISCARD, IODIAG_OP_OTHER };
 enum iodiag_stage { IODIAG_Q2G, IODIAG_G2I, IODIAG_I2D, IODIAG_D2C, IODIAG_Q2C };
@@ -49,6 +52,14 @@ struct iodiag_dev_stats {
     struct iodiag_op_sums ops[IODIAG_NR_OPS];
     __u64 hist[IODIAG_NR_OPS][IODIAG_NR_STAGES][IODIAG_NR_BUCKETS]; /* us, log2; [0] unused */
     __u64 depth_hist[IODIAG_NR_BUCKETS]; /* requests in flight at issue, this one included; [0] unused */
+    /* D2C (us, log2) by the class of the depth at issue, and the depths'
+     * sum per class: how a device's service time grows with the requests
+     * it holds. One that serves a request at a time holds each request for
+     * the ones ahead of it (D2C grows with the depth); one that serves many
+     * at once does not. The D2C of requests issued onto an idle device is
+     * its unloaded service time. [c][0] unused (count from depth_hist). */
+    __u64 d2c_by_depth[IODIAG_NR_DEPTH_CLASSES][IODIAG_NR_BUCKETS];
+    __u64 depth_sum[IODIAG_NR_DEPTH_CLASSES];
     /* the busy time given to each request (iodiag_disk_busy), us, log2; [0]
      * unused: a stall is told by it, not by D2C, which holds the wait behind
      * the other requests inside a device that queues */

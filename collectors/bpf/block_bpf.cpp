@@ -54,6 +54,10 @@ void BlockDeviceStats::merge(const BlockDeviceStats& o) {
         count[op] += o.count[op];
     }
     depth.merge(o.depth);
+    for (int c = 0; c < kDepthClasses; ++c) {
+        d2c_by_depth[c].merge(o.d2c_by_depth[c]);
+        depth_sum[c] += o.depth_sum[c];
+    }
     merges += o.merges;
     requeues += o.requeues;
     splits += o.splits;
@@ -78,6 +82,10 @@ BlockDeviceStats BlockDeviceStats::since(const BlockDeviceStats& earlier) const 
         d.count[op] = sub(count[op], earlier.count[op]);
     }
     d.depth = histogram_delta(depth, earlier.depth);
+    for (int c = 0; c < kDepthClasses; ++c) {
+        d.d2c_by_depth[c] = histogram_delta(d2c_by_depth[c], earlier.d2c_by_depth[c]);
+        d.depth_sum[c] = sub(depth_sum[c], earlier.depth_sum[c]);
+    }
     d.merges = sub(merges, earlier.merges);
     d.requeues = sub(requeues, earlier.requeues);
     d.splits = sub(splits, earlier.splits);
@@ -350,6 +358,36 @@ void BlockTracer::wake() {
 
 namespace {
 
+// A depth class as a label: "1", "2-3", ..., "64+".
+std::string depth_class_name(int c) {
+    if (c == 0) return "1";
+    if (c == kDepthClasses - 1) return std::to_string(1u << c) + "+";
+    return std::to_string(1u << c) + "-" + std::to_string((2u << c) - 1);
+}
+
+// One CPU's D2C by depth class. A class's count is its part of the depth
+// histogram (the last class takes every depth above); what its D2C buckets
+// do not hold is bucket 0, as for the other histograms.
+void add_d2c_by_depth(const iodiag_dev_stats& c, uint64_t with_depth, BlockDeviceStats& out) {
+    std::array<uint64_t, kDepthClasses> count{};
+    uint64_t above_first = 0;
+    for (int b = 1; b < IODIAG_NR_BUCKETS; ++b) {
+        count[std::min(b, kDepthClasses - 1)] += c.depth_hist[b];
+        above_first += c.depth_hist[b];
+    }
+    count[0] = with_depth > above_first ? with_depth - above_first : 0;
+    for (int k = 0; k < kDepthClasses; ++k) {
+        uint64_t above = 0;
+        for (int b = 1; b < IODIAG_NR_BUCKETS; ++b)
+            if (c.d2c_by_depth[k][b]) {
+                out.d2c_by_depth[k].add_bucket(b, c.d2c_by_depth[k][b]);
+                above += c.d2c_by_depth[k][b];
+            }
+        if (count[k] > above) out.d2c_by_depth[k].add_bucket(0, count[k] - above);
+        out.depth_sum[k] += c.depth_sum[k];
+    }
+}
+
 // Sums one disk's per-CPU aggregates into `out`. The kernel leaves bucket 0
 // (0..1 us, depth 1) unwritten: it is what the count has beyond the others.
 void add_per_cpu(const std::vector<iodiag_dev_stats>& per_cpu, BlockDeviceStats& out) {
@@ -384,6 +422,7 @@ void add_per_cpu(const std::vector<iodiag_dev_stats>& per_cpu, BlockDeviceStats&
                 above += c.depth_hist[b];
             }
         if (with_depth > above) out.depth.add_bucket(0, with_depth - above);
+        add_d2c_by_depth(c, with_depth, out);
         out.merges += c.merges;
         out.requeues += c.requeues;
         out.splits += c.splits;
@@ -620,6 +659,11 @@ std::vector<MetricSpec> BlockBpfCollector::metric_specs() const {
     }
     v.push_back({"block.depth_at_issue", K::Histogram, "requests", q, "device",
                  "Requests in flight on the disk when a request is issued (this one included)"});
+    v.push_back({"block.d2c_by_depth_us", K::Histogram, "us", dev, "device",
+                 "D2C per request by the depth at issue (this request included), log2 histogram; labels {device, "
+                 "depth: 1 | 2-3 | 4-7 | ... | 64+}"});
+    v.push_back({"block.depth_class_mean", K::Metric, "requests", dev, "device",
+                 "Mean depth at issue of the requests in a depth class; labels {device, depth}"});
     v.push_back({"block.service_us", K::Histogram, "us", dev, "device",
                  "The busy time given to each request (each stretch between completions shared by the requests in "
                  "flight, by the pages each moves), log2 histogram; labels {device, op}"});
@@ -860,6 +904,15 @@ void BlockBpfCollector::finish(Evidence& ev) {
                                               "the requests in flight, by the pages each moves)")});
         ev.histograms.push_back({"block.depth_at_issue", dl, "requests", s.depth,
                                  prov("tracepoint:block:block_rq_issue - block_rq_complete (in flight at issue)")});
+        for (int c = 0; c < kDepthClasses; ++c) {
+            const uint64_t n = s.d2c_by_depth[c].total();
+            if (!n) continue;
+            const Labels cl{{"device", dev}, {"depth", depth_class_name(c)}};
+            const std::string src = "tracepoint:block:block_rq_issue -> block_rq_complete (D2C by the requests in "
+                                    "flight at issue, this one included)";
+            ev.histograms.push_back({"block.d2c_by_depth_us", cl, "us", s.d2c_by_depth[c], prov(src)});
+            ev.add_metric("block.depth_class_mean", cl, double(s.depth_sum[c]) / double(n), "requests", prov(src));
+        }
         const std::string complete = "tracepoint:block:block_rq_complete";
         ev.add_metric("block.requests", dl, double(requests), "count", prov(complete));
         for (int op = 0; op < kBlockOps; ++op)

@@ -29,6 +29,7 @@ namespace iodiag {
 
 inline constexpr int kBlockOps = 5;     // read, write, flush, discard, other
 inline constexpr int kBlockStages = 5;  // q2g, g2i, i2d, d2c, q2c
+inline constexpr int kDepthClasses = 7; // depth at issue, log2: 1, 2-3, 4-7, ..., 64+
 const std::array<std::string, kBlockOps>& block_op_names();
 const std::array<std::string, kBlockStages>& block_stage_names();
 
@@ -54,6 +55,8 @@ struct BlockDeviceStats {
     std::array<std::array<uint64_t, kBlockStages>, kBlockOps> sum_ns{};
     std::array<uint64_t, kBlockOps> count{};
     Log2Histogram depth;
+    std::array<Log2Histogram, kDepthClasses> d2c_by_depth;   // us, by the class of the depth at issue
+    std::array<uint64_t, kDepthClasses> depth_sum{};         // the depths at issue summed per class
     std::array<Log2Histogram, kBlockOps> service;   // us: the busy time given to each request
     uint64_t merges = 0;
     uint64_t requeues = 0;

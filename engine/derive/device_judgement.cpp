@@ -43,6 +43,59 @@ void add_flush_cost(Evidence& ev) {
     }
 }
 
+// Requests a depth class needs before its median says anything: at least
+// this many, and this share of the device's requests.
+constexpr double kMinDepthClassRequests = 20;
+constexpr double kMinDepthClassShare = 0.01;
+
+struct Unloaded {
+    double us;
+    std::string how;
+};
+
+// A device's service time with nothing else in flight (block.d2c_by_depth_us).
+// Its D2C median alone cannot say it: Little's law gives a device that
+// serves one request at a time in 0.5 ms, kept 4 deep, the same median and
+// busy time as one that serves 4 at once in 2 ms. What tells them apart is
+// how D2C grows with the depth at issue: the first holds each request for
+// the ones ahead of it, the second does not. The median of the requests
+// issued onto an idle device where there are enough of them; else the line
+// through the lowest and highest depth classes' medians taken back to depth
+// 1 (at most the lowest class's median, at least that median over its
+// depth: a device serving one at a time). Nothing when one class holds
+// every request (a closed loop of N jobs keeps the depth at N): then the
+// depth does not tell, and the caller keeps its older bar.
+std::optional<Unloaded> unloaded_d2c(const Evidence& ev, const std::string& d) {
+    struct Class {
+        std::string name;
+        double depth, median;
+    };
+    std::vector<Class> classes;
+    double requests = 0;
+    for (const auto& h : ev.histograms)
+        if (h.name == "block.d2c_by_depth_us" && h.unit == "us" && label_of(h.labels, "device") == d)
+            requests += double(h.hist.total());
+    for (const auto& h : ev.histograms) {
+        if (h.name != "block.d2c_by_depth_us" || h.unit != "us" || label_of(h.labels, "device") != d) continue;
+        const double n = double(h.hist.total());
+        const Metric* mean = ev.find_metric("block.depth_class_mean", h.labels);
+        if (!mean || n < kMinDepthClassRequests || n < kMinDepthClassShare * requests) continue;
+        classes.push_back({label_of(h.labels, "depth"), mean->value, h.hist.percentile(50).value});
+    }
+    if (classes.empty()) return std::nullopt;
+    std::sort(classes.begin(), classes.end(), [](const Class& a, const Class& b) { return a.depth < b.depth; });
+    const Class& a = classes.front();
+    if (a.name == "1")
+        return Unloaded{a.median, "median D2C of the " + d + " requests issued onto an idle device"};
+    const Class& b = classes.back();
+    if (classes.size() < 2 || b.depth <= a.depth) return std::nullopt;
+    const double slope = (b.median - a.median) / (b.depth - a.depth);
+    const double at_one = std::clamp(a.median - slope * (a.depth - 1), a.median / a.depth, a.median);
+    return Unloaded{at_one, "D2C medians of " + d + "'s requests issued at depth " + a.name + " (" +
+                                format_value(a.median, "us") + ") and " + b.name + " (" + format_value(b.median, "us") +
+                                ") taken back to depth 1"};
+}
+
 }  // namespace
 
 // Per device: its own D2C distribution (median, tail ratio), whether it serves
@@ -110,12 +163,20 @@ void add_device_judgement(Evidence& ev) {
             // depth, not with slowness, so the bar grows with it.
             const double depth = metric_or(ev, "disk.aqu_sz", l, 1);
             const double bar = 3 * kFlashMedianUs * std::max(1.0, depth / kFlashParallelism);
-            // The median, not the tail: a fast device's tail can be its
-            // driver's CPU waits on a busy machine (a loop worker's).
-            const bool slow = p50 >= bar;
-            ev.add_metric("device.slower_than_flash", l, slow ? 1 : 0, "bool",
-                          derived("1 when D2C p50 >= 0.9 ms (3x the slowest flash class's 4K read reference, seed "
-                                  "000 §3.1 SATA SSD 0.3 ms; §9.4's 3x alert level) x max(1, aqu-sz / 8)"));
+            const std::string level = "0.9 ms (3x the slowest flash class's 4K read reference, seed 000 §3.1 SATA "
+                                      "SSD 0.3 ms; §9.4's 3x alert level)";
+            // The service time with nothing else in flight where the depth
+            // at issue varied enough to measure it; else the median, not the
+            // tail (a fast device's tail can be its driver's CPU waits on a
+            // busy machine, a loop worker's).
+            if (const auto u = unloaded_d2c(ev, d)) {
+                ev.add_metric("device.d2c_unloaded_us", l, u->us, "us", derived(u->how));
+                ev.add_metric("device.slower_than_flash", l, u->us >= 3 * kFlashMedianUs ? 1 : 0, "bool",
+                              derived("1 when device.d2c_unloaded_us >= " + level));
+            } else {
+                ev.add_metric("device.slower_than_flash", l, p50 >= bar ? 1 : 0, "bool",
+                              derived("1 when D2C p50 >= " + level + " x max(1, aqu-sz / 8)"));
+            }
         }
     }
     add_flush_cost(ev);
@@ -201,6 +262,9 @@ std::vector<MetricSpec> device_judgement_specs() {
          "1 when the device has a reference latency (configuration, class, or backing disk), else 0"},
         {"device.d2c_p50_us", K::Metric, "us", layer::kDevice, "device", "median device service time (D2C)"},
         {"device.d2c_tail_ratio", K::Metric, "ratio", layer::kDevice, "device", "D2C p99 / p50"},
+        {"device.d2c_unloaded_us", K::Metric, "us", layer::kDevice, "device",
+         "the device's service time with nothing else in flight: D2C of requests issued onto an idle device, or "
+         "the D2C medians by depth at issue taken back to depth 1"},
         {"device.slower_than_flash", K::Metric, "bool", layer::kDevice, "device",
          "1 when the device's D2C median or tail is slower than any flash device serves (no reference needed)"},
         {"device.slow_share_pct", K::Metric, "pct", layer::kDevice, "device",

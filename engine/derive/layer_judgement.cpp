@@ -232,9 +232,13 @@ std::optional<Judged> judge_device(const Evidence& ev, const std::string& d) {
     if (ref && p50 && p50->value > 3 * 1000 * ref->value)
         return Judged{true, d + "'s median service time (" + us_text(p50->value) + ") is over 3x its reference (" +
                                 format_value(ref->value, "ms") + ")"};
-    if (!ref && metric_or(ev, "device.slower_than_flash", l, 0) == 1)
+    if (!ref && metric_or(ev, "device.slower_than_flash", l, 0) == 1) {
+        if (const Metric* u = ev.find_metric("device.d2c_unloaded_us", l))
+            return Judged{true, d + "'s service time with nothing else in flight (" + us_text(u->value) +
+                                    ") is slower than any flash device serves, and it has no reference"};
         return Judged{true, d + "'s median service time (" + us_text(p50 ? p50->value : 0) +
                                 ") is slower than any flash device serves, and it has no reference"};
+    }
     // Judged normal only where its distribution and its users were measured.
     std::string why;
     if (const Metric* stall = ev.find_metric("device.d2c_stall_time_pct", l))

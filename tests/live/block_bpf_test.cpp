@@ -211,6 +211,9 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
         tracer.in_flight()[loop.name()] == 0) {
         EXPECT_EQ(r.depth.buckets().size(), 1u) << "a depth above 1 with one synchronous reader: "
                                                << describe_reads(r, tracer.lost(), seen_so_far());
+        // Every request issued onto an idle device: all in the first depth class.
+        EXPECT_EQ(r.d2c_by_depth[0].total(), r.requests());
+        EXPECT_EQ(r.depth_sum[0], r.requests());
     }
     const FioCounts writes = run_fio("--name=w --filename=" + loop.path() +
                                      " --rw=randwrite --bs=4k --direct=1 --size=1M --ioengine=libaio --iodepth=8");
@@ -252,6 +255,22 @@ TEST(BlockBpfLive, CountsMatchFioAndStagesSumExactly) {
     EXPECT_EQ(stage_sum, s.stage_sum_all_ops(4));
     EXPECT_EQ(s.stage_hist_all_ops(4).total(), s.requests());
     EXPECT_EQ(s.depth.total(), s.requests());
+    // D2C by depth class: every request in one class (their counts add up to
+    // the requests), each class's mean depth within its bounds, and the D2C
+    // the classes hold is the device's D2C histogram.
+    uint64_t by_depth = 0;
+    Log2Histogram d2c_by_depth;
+    for (int c = 0; c < kDepthClasses; ++c) {
+        const uint64_t n = s.d2c_by_depth[c].total();
+        by_depth += n;
+        d2c_by_depth.merge(s.d2c_by_depth[c]);
+        if (!n) continue;
+        const double mean = double(s.depth_sum[c]) / double(n);
+        EXPECT_GE(mean, double(1u << c)) << "class " << c;
+        if (c < kDepthClasses - 1) EXPECT_LT(mean, double(2u << c)) << "class " << c;
+    }
+    EXPECT_EQ(by_depth, s.requests());
+    EXPECT_EQ(d2c_by_depth.buckets(), s.stage_hist_all_ops(3).buckets());
 
     // Exemplars: one per request, each stage sum exact.
     EXPECT_EQ(tracer.exemplars_dropped(), 0u);

@@ -530,3 +530,58 @@ TEST(AccuracyRules, ASingleThreadedApplicationWaitingAllTheWindowIsJudgedBesideA
     EXPECT_EQ(find(v.findings, "syscall.reclaim_on_io_path"), nullptr);
     EXPECT_EQ(find(v.notes, "syscall.reclaim_on_io_path"), nullptr);
 }
+
+// A device's speed is judged on its service time with nothing else in flight
+// where the depth at issue varied enough to show it (block.d2c_by_depth_us):
+// a capped volume that serves one request at a time in 0.5 ms, kept 2-5
+// deep, has a 2 ms median like a device that serves several at once in 2 ms
+// each; the growth of D2C with the depth tells them apart.
+namespace {
+void d2c_at_depth(Evidence& ev, const std::string& depth, double mean_depth, double d2c_us, uint64_t n) {
+    const Labels l{{"device", "loop0"}, {"depth", depth}};
+    HistogramMetric h;
+    h.name = "block.d2c_by_depth_us";
+    h.labels = l;
+    h.unit = "us";
+    h.provenance = kP;
+    h.hist.add(static_cast<uint64_t>(d2c_us), n);
+    ev.histograms.push_back(h);
+    ev.add_metric("block.depth_class_mean", l, mean_depth, "requests", kP);
+}
+double slower_than_flash(Evidence ev) {
+    add_derived_metrics(ev);
+    const Metric* m = ev.find_metric("device.slower_than_flash", {{"device", "loop0"}});
+    return m ? m->value : -1;
+}
+}  // namespace
+
+TEST(AccuracyRules, ADeviceIsJudgedOnItsServiceTimeWithNothingElseInFlight) {
+    Evidence base;
+    device(base, "loop0", "loop", 2000, 4000, 4);
+    slow_set(base, {{"device", 90}, {"cpu", 10}});
+    EXPECT_EQ(slower_than_flash(base), 1) << "no depth classes: the median against the depth-scaled bar";
+
+    Evidence serial = base;   // D2C grows with the depth: 0.5 ms a request ahead
+    d2c_at_depth(serial, "2-3", 2.5, 1250, 800);
+    d2c_at_depth(serial, "4-7", 5, 2500, 3200);
+    EXPECT_EQ(slower_than_flash(serial), 0);
+    add_derived_metrics(serial);
+    const Metric* u = serial.find_metric("device.d2c_unloaded_us", {{"device", "loop0"}});
+    ASSERT_NE(u, nullptr);
+    EXPECT_LT(u->value, 900);
+
+    Evidence parallel = base;   // flat: each request takes 2 ms however many are in flight
+    d2c_at_depth(parallel, "2-3", 2.5, 2000, 800);
+    d2c_at_depth(parallel, "4-7", 5, 2000, 3200);
+    EXPECT_EQ(slower_than_flash(parallel), 1);
+
+    Evidence idle = base;   // requests issued onto an idle device took 0.3 ms
+    d2c_at_depth(idle, "1", 1, 300, 200);
+    d2c_at_depth(idle, "4-7", 5, 2000, 3800);
+    EXPECT_EQ(slower_than_flash(idle), 0);
+
+    Evidence one_class = base;   // a closed loop of 4 jobs: the depth never varied
+    d2c_at_depth(one_class, "4-7", 4, 2000, 3990);
+    d2c_at_depth(one_class, "1", 1, 300, 10);   // too few to say anything
+    EXPECT_EQ(slower_than_flash(one_class), 1);
+}
