@@ -44,6 +44,7 @@ const std::vector<QueueAttr>& queue_attrs() {
         {"wbt_lat_usec", "queue.wbt_lat_usec", "us", "Writeback throttling target latency (0 = off)"},
         {"max_sectors_kb", "queue.max_sectors_kb", "KiB", "Largest request the block layer builds"},
         {"max_hw_sectors_kb", "queue.max_hw_sectors_kb", "KiB", "Largest request the device takes (the most max_sectors_kb can be)"},
+        {"optimal_io_size", "queue.optimal_io_size", "bytes", "The request size the device prefers (0: it gives none)"},
         {"nomerges", "queue.nomerges", "mode", "0 merges on, 1 only simple merges, 2 no merges"},
     };
     return v;

@@ -93,6 +93,7 @@ void add_device_throughput(Evidence& ev);        // device_throughput.cpp
 void add_readahead_setting(Evidence& ev);        // setting_readahead.cpp
 void add_sync_writes_setting(Evidence& ev);      // setting_sync_writes.cpp
 void add_ioprio_setting(Evidence& ev);           // setting_ioprio.cpp
+void add_request_size_setting(Evidence& ev);     // setting_request_size.cpp
 // (add_slow_floors, slow_floor.cpp, then:)
 void add_judgement(Evidence& ev);                // layer_judgement.cpp
 
@@ -127,6 +128,7 @@ std::vector<MetricSpec> device_throughput_specs();
 std::vector<MetricSpec> readahead_setting_specs();
 std::vector<MetricSpec> sync_writes_setting_specs();
 std::vector<MetricSpec> ioprio_setting_specs();
+std::vector<MetricSpec> request_size_setting_specs();
 std::vector<MetricSpec> judgement_specs();
 
 }  // namespace iodiag::derive

@@ -170,6 +170,11 @@ CLASSES = [
           ["setting"], params(BACKING=pick("/tmp", "/dev/shm"), SCHED=pick("none", "mq-deadline"),
                               NR=pick(4, 4, 8), JOBS=pick(16, 32), BS=pick("4k", "16k")),
           setting="nr_requests"),
+    Klass("max_sectors_low", "max_sectors_low",
+          "JOBS synchronous direct sequential RW of BS on a loop device with max_sectors_kb MAX_KB",
+          ["setting"], params(BACKING=pick("/tmp", "/dev/shm"), RW=pick("read", "read", "write"),
+                              BS=pick("256k", "1m"), JOBS=pick(1, 1, 2), MAX_KB=pick(4, 8, 16, 32)),
+          setting="max_sectors"),
     Klass("ioprio_idle", "ioprio_idle",
           "a reader (JOBS threads, BS reads) in the idle I/O class beside a bulk reader, under SCHED",
           ["setting"], params(BACKING=pick("/tmp", "/dev/shm"), SCHED="mq-deadline", JOBS=pick(1, 1, 2),
@@ -205,6 +210,10 @@ CLASSES = [
     Klass("nr_requests_enough", "nr_requests_enough", "a few synchronous readers under nr_requests NR", [],
           params(BACKING="/tmp", SCHED=pick("none", "mq-deadline"), NR=pick(8, 16), JOBS=pick(1, 2),
                  BS=pick("4k", "16k")), control=True),
+    # max_sectors_kb lowered under random readers whose requests it never cuts
+    Klass("max_sectors_random", "max_sectors_random", "random readers of BS under max_sectors_kb MAX_KB", [],
+          params(BACKING=pick("/tmp", "/dev/shm"), BS=pick("4k", "4k", "8k"), JOBS=pick(1, 2, 4),
+                 MAX_KB=pick(8, 16, 32)), control=True),
     # the idle I/O class on a reader alone: nobody to wait for
     Klass("ioprio_idle_alone", "ioprio_idle_alone", "a reader in the idle I/O class alone on its device", [],
           params(BACKING=pick("/tmp", "/dev/shm"), SCHED="mq-deadline", JOBS=pick(1, 2), BS=pick("4k", "16k")),

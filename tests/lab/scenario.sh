@@ -15,7 +15,7 @@
 #       bulk_reader_neighbor | same_name_neighbor | shell_writer_neighbor |
 #       shared_app_alone | shared_light | shared_bulk_alone | readahead_off | readahead_random |
 #       sync_mount | sync_mount_own | dirsync_mount | dirsync_own | nr_requests_low |
-#       nr_requests_enough | ioprio_idle | ioprio_idle_alone
+#       nr_requests_enough | ioprio_idle | ioprio_idle_alone | max_sectors_low | max_sectors_random
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -76,6 +76,9 @@ queue_defaults() {   # queue_defaults /sys/block/loopN
   # off, seed 91001.)
   echo none > "$1/queue/scheduler"; cat "$1/mq/0/nr_tags" > "$1/queue/nr_requests"
   echo -1 > "$1/queue/wbt_lat_usec" 2>/dev/null || true
+  # the kernel's request size limit: the device's, at most 1280 KiB (BLK_DEF_MAX_SECTORS_CAP)
+  local m; m=$(cat "$1/queue/max_hw_sectors_kb"); ((m > 1280)) && m=1280
+  echo "$m" > "$1/queue/max_sectors_kb"
 }
 loop_on() {   # loop_on DIR SIZE_MB -> sets $dev to /dev/loopN
   # Sets a variable instead of printing: called as $(loop_on ...) it would run
@@ -561,6 +564,21 @@ case $name in
     ((fault)) && echo "$(p NR 4)" > $q/nr_requests
     victim -- fio --name=r --filename="$dev" --rw=randread --bs="$(p BS 4k)" --direct=1 --ioengine=psync \
        --numjobs="$(p JOBS 32)" --time_based --runtime=120
+    record ;;
+  max_sectors_low|max_sectors_random)
+                      # issue 34, a setting as the cause: JOBS synchronous direct sequential
+                      # readers or writers (RW read|write, BS-byte requests; fio) of a loop
+                      # device over BACKING (/tmp: the disk, direct I/O; /dev/shm: memory)
+                      # with max_sectors_kb MAX_KB (fault) or the kernel's limit
+                      # (IODIAG_LAB_FAULT=0: the same workload, the baseline).
+                      # max_sectors_random (the control): BS-byte random readers under
+                      # the same limit, their requests never larger than it.
+    scheduled_loop_on 1024 none
+    dd if=/dev/urandom of="$dev" bs=1M count=512 oflag=direct status=none
+    ((fault)) && echo "$(p MAX_KB 8)" > $q/max_sectors_kb
+    rw=$(p RW read); [[ $name == max_sectors_random ]] && rw=randread
+    victim -- fio --name=s --filename="$dev" --size=512m --rw="$rw" --bs="$(p BS 1m)" --direct=1 --ioengine=psync \
+       --numjobs="$(p JOBS 1)" --time_based --runtime=120
     record ;;
   ioprio_idle|ioprio_idle_alone)
                       # issue 34, a setting as the cause: a latency-sensitive reader (JOBS

@@ -13,7 +13,7 @@
 loop_queue_restore() {
   local q k v cmds=()
   q=/sys/block/$(basename "$1")/queue
-  for k in rotational scheduler nr_requests read_ahead_kb wbt_lat_usec; do
+  for k in rotational scheduler nr_requests read_ahead_kb wbt_lat_usec max_sectors_kb; do
     [[ -w $q/$k ]] && v=$(cat "$q/$k" 2>/dev/null) || continue
     if [[ $k == scheduler ]]; then
       [[ $v =~ \[([^]]+)\] ]] || continue

@@ -168,7 +168,7 @@ void remove_loop_node(int n) {
 // written back: the rotational flag (the backing file's disk's, set at the
 // attach), then the scheduler (choosing one resets nr_requests).
 constexpr const char* kKeptQueueSettings[] = {"rotational", "scheduler", "nr_requests", "read_ahead_kb",
-                                              "wbt_lat_usec"};
+                                              "wbt_lat_usec", "max_sectors_kb"};
 
 std::vector<std::pair<std::string, std::string>> read_queue_settings(const std::string& name) {
     std::vector<std::pair<std::string, std::string>> out;

@@ -593,3 +593,58 @@ TEST(Judgement, ASequentialReaderWithTheDefaultWindowIsNotTheSetting) {
     const Verdict v = analyze(ev, shipped_rules());
     EXPECT_EQ(find(v.findings, "settings.readahead_off_sequential"), nullptr) << render_text(v, {});
 }
+
+// Issue 34: max_sectors_kb lowered under a large sequential reader. Its 1 MiB
+// reads on loop0 are cut into 8 KiB requests: 39,000 of the 40,000 requests
+// were split off larger bios. The reader waits for its I/O (device 80 %, its
+// tags 10 %).
+namespace {
+void split_reader(Evidence& ev, double max_kb, double splits, double request_kb, double optimal_bytes = 0) {
+    device(ev, "loop0", "loop", 300, 40000, 4);
+    sufferer(ev, "fio --name=scan", {{"device", 80}, {"block_queue", 10}, {"cpu", 10}}, 5000);
+    const Labels d{{"device", "loop0"}};
+    ev.add_metric("queue.max_sectors_kb", d, max_kb, "KiB", kP);
+    ev.add_metric("queue.max_hw_sectors_kb", d, 1280, "KiB", kP);
+    ev.add_metric("queue.optimal_io_size", d, optimal_bytes, "bytes", kP);
+    ev.add_metric("block.splits", d, splits, "count", kP);
+    if (splits > 0) ev.add_metric("block.split_kb_mean", d, max_kb, "KiB", kP);
+    const Labels l{{"device", "loop0"}, {"comm", "fio"}, {"app", "fio --name=scan"}, {"cgroup", "/"},
+                   {"kind", "process"}};
+    ev.add_metric("block.submitter.requests", l, 40000, "count", kP);
+    ev.add_metric("block.submitter.bytes", l, 40000 * request_kb * 1024, "bytes", kP);
+}
+}  // namespace
+
+TEST(Judgement, AMaxSectorsLoweredUnderALargeReaderIsTheSettingNamed) {
+    Evidence ev;
+    split_reader(ev, 8, 39000, 8);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.rule_id, "settings.max_sectors_small") << render_text(v, {});
+    EXPECT_EQ(f.instance, "loop0");
+    EXPECT_EQ(f.severity, Severity::Warning);
+    ASSERT_TRUE(f.share_pct.has_value());
+    EXPECT_NEAR(*f.share_pct, 90 * 0.975, 0.5);
+    EXPECT_NE(f.title.find("max_sectors_kb is 8 KiB"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("1280 KiB"), std::string::npos) << f.title;
+}
+
+// The controls: a 4 KiB random reader under the same limit is never split;
+// a limit at the kernel's value, or at the device's own optimal size, was
+// not lowered by anyone; bios cut in two are not the limit's requests
+// mostly; small requests beside someone else's split I/O are not the pieces.
+TEST(Judgement, AMaxSectorsLimitIsNotTheCauseWhereItCutsNothingOrWasNotLowered) {
+    struct Case {
+        const char* what;
+        double max_kb, splits, request_kb, optimal;
+    };
+    for (const Case& c : {Case{"never split", 8, 0, 4, 0}, Case{"the kernel's value", 1280, 39000, 1280, 0},
+                          Case{"the device's optimal size", 64, 39000, 64, 65536}, Case{"cut in two", 512, 20000, 512, 0},
+                          Case{"not its pieces", 64, 39000, 4, 0}}) {
+        Evidence ev;
+        split_reader(ev, c.max_kb, c.splits, c.request_kb, c.optimal);
+        const Verdict v = analyze(ev, shipped_rules());
+        EXPECT_EQ(find(v.findings, "settings.max_sectors_small"), nullptr) << c.what << "\n" << render_text(v, {});
+    }
+}
