@@ -72,6 +72,8 @@ std::vector<MetricSpec> MountsCollector::metric_specs() const {
          "1 when the filesystem is mounted sync (every write waits until it is durable)"},
         {"fs.mount_dirsync", K::Metric, "bool", layer::kFilesystem, "device",
          "1 when the filesystem is mounted dirsync (directory changes wait until durable)"},
+        {"fs.mount_data_journal", K::Metric, "bool", layer::kFilesystem, "device",
+         "1 when the filesystem is ext4 mounted data=journal (file data goes through the journal too)"},
     };
 }
 
@@ -95,6 +97,9 @@ void MountsCollector::collect(const std::string& root, const std::vector<std::st
         ev.add_fact("fs.mount_options", l, m.options, prov);
         ev.add_metric("fs.mount_sync", l, has_mount_option(m.options, "sync") ? 1 : 0, "bool", prov);
         ev.add_metric("fs.mount_dirsync", l, has_mount_option(m.options, "dirsync") ? 1 : 0, "bool", prov);
+        if (m.fstype == "ext4" || m.fstype == "ext3")
+            ev.add_metric("fs.mount_data_journal", l, has_mount_option(m.options, "data=journal") ? 1 : 0, "bool",
+                          prov);
     }
 }
 

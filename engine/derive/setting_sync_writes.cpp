@@ -1,9 +1,10 @@
-// Whether a `sync` or `dirsync` mount, or the sync or dirsync attribute,
-// explains the suffering application's write and create waits (issue 34,
-// docs/settings.md "mount sync", "dirsync").
+// Whether a `sync`, `dirsync` or `data=journal` mount, or the sync or dirsync
+// attribute, explains the suffering application's write and create waits
+// (issue 34, docs/settings.md "mount sync", "dirsync", "data=journal").
 #include "engine/derive/derive_steps.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 
@@ -17,6 +18,7 @@ struct DeviceWrites {
     double mount_writes = 0, mount_time_us = 0;   // made synchronous by the mount option
     double attr_writes = 0, attr_time_us = 0;     // ... by the inode's sync attribute
     double dirsync_creates = 0, dirsync_time_us = 0;   // creates made synchronous by dirsync
+    double other_writes = 0, other_time_us = 0;   // writes that waited with none of those reasons (buffered)
     double fsyncs = 0;
     double durable_time_us = 0;   // every wait for durability: such writes and creates of any reason, fsyncs
 };
@@ -36,6 +38,7 @@ std::map<std::string, DeviceWrites> writes_of(const Evidence& ev, const std::str
         else if (reason == "mount") (m.name == "fs.sync_writes" ? w.mount_writes : w.mount_time_us) += m.value;
         else if (reason == "attribute") (m.name == "fs.sync_writes" ? w.attr_writes : w.attr_time_us) += m.value;
         else if (reason == "dirsync") (m.name == "fs.sync_writes" ? w.dirsync_creates : w.dirsync_time_us) += m.value;
+        else if (reason == "other") (m.name == "fs.sync_writes" ? w.other_writes : w.other_time_us) += m.value;
     });
     return out;
 }
@@ -80,6 +83,52 @@ void add_dirsync_setting(Evidence& ev, const std::string& app, double app_us, co
                                    "input, the directory's attribute"));
 }
 
+// ext4 mounted data=journal writes file data through the journal: each
+// buffered write's pages join the running transaction, every commit writes
+// them to the journal and a checkpoint writes them again in place. A writer
+// then waits where a data=ordered writer does not: for journal space when
+// the log is full (start_this_handle, __jbd2_log_wait_for_space, whose
+// checkpoint it may run itself, waiting for those writes), and for a commit
+// to take its pages. Measured in the kernel as its writes that waited for
+// durability (the journal, their own block I/O) with none of the reasons a
+// write is made synchronous (reason "other"): a buffered write under
+// data=ordered waits for neither but in passing (a commit switching
+// transactions), so on a data=journal mount those waits are the mode's.
+void add_data_journal_setting(Evidence& ev, const std::string& app, double app_us, const std::string& device,
+                              const DeviceWrites& w) {
+    const Labels l{{"device", device}};
+    const std::string of = " of " + app + " on " + device;
+    ev.add_metric("setting.data_journal_writes", l, w.other_writes, "count",
+                  derived("fs.sync_writes{reason=other}" + of + ": buffered writes that waited for the journal or "
+                          "their own block I/O"));
+    // The journal commits every commit= seconds (5 by default) whatever
+    // is written; a writer that only waits for those waits once a period.
+    // More often, its data filled the journal and forced commits.
+    double interval_s = 5;
+    if (const Fact* o = ev.find_fact("fs.mount_options", l)) {
+        const auto at = o->value.find("commit=");
+        if (at != std::string::npos && (at == 0 || o->value[at - 1] == ','))
+            interval_s = std::max(1.0, std::atof(o->value.c_str() + at + 7));
+    }
+    ev.add_metric("setting.journal_periodic_commits", l, std::max(1.0, ev.window.duration_s / interval_s), "count",
+                  derived("the window's length / the commit interval (the commit= mount option, 5 s by default), "
+                          "at least 1: the commits the journal makes on its own"));
+    ev.add_metric("setting.data_journal_wait_pct", l, std::min(100.0, 100.0 * w.other_time_us / app_us), "pct",
+                  derived("100 x fs.sync_write_time_us{reason=other}" + of +
+                          " / its syscall time (syscall.proc.time_us summed): their whole duration"));
+    // The part the mode governs: its slow syscalls' time in the write
+    // path's layers. Journaling each buffer costs the write CPU work inside
+    // the filesystem too (the lab's bulk writers: 48-51 % of their slow time
+    // in the filesystem class, 17-18 % in the journal's waits), which the
+    // waits alone leave out.
+    double path = 0;
+    for (const char* c : {"filesystem", "journal", "device", "block_queue"})
+        path += metric_or(ev, std::string("attr.sufferer.") + c + "_pct", {}, 0);
+    ev.add_metric("setting.data_journal_share_pct", l, std::min(100.0, path), "pct",
+                  derived("attr.sufferer.{filesystem,journal,device,block_queue}_pct summed (at most 100): " + app +
+                          "'s slow syscalls' time in the write path's layers"));
+}
+
 }  // namespace
 
 // A filesystem mounted `sync` (or a file with the sync attribute) makes every
@@ -102,6 +151,8 @@ void add_sync_writes_setting(Evidence& ev) {
     if (app_us <= 0) return;
     for (const auto& [d, w] : writes_of(ev, app->value)) {
         if (w.dirsync_creates > 0) add_dirsync_setting(ev, app->value, app_us, d, w);
+        if (w.other_writes > 0 && metric_or(ev, "fs.mount_data_journal", {{"device", d}}, 0) == 1)
+            add_data_journal_setting(ev, app->value, app_us, d, w);
         const double writes = w.mount_writes + w.attr_writes;
         if (writes <= 0) continue;
         const Labels l{{"device", d}};
@@ -150,6 +201,15 @@ std::vector<MetricSpec> sync_writes_setting_specs() {
          "of its time, the part the setting costs it: the creates' commits its own fsyncs would not have made"},
         {"setting.dirsync_cause", K::Fact, "", layer::kJournal, "device",
          "what made its directory changes synchronous: the mount option or the directories' attribute"},
+        {"setting.data_journal_writes", K::Metric, "count", layer::kJournal, "device",
+         "the suffering application's buffered writes that waited for the journal or their block I/O on an ext4 "
+         "filesystem mounted data=journal"},
+        {"setting.journal_periodic_commits", K::Metric, "count", layer::kJournal, "device",
+         "the commits the journal makes on its own in the window (one per commit interval)"},
+        {"setting.data_journal_wait_pct", K::Metric, "pct", layer::kJournal, "device",
+         "share of its syscall time in those writes (their whole duration)"},
+        {"setting.data_journal_share_pct", K::Metric, "pct", layer::kJournal, "device",
+         "its slow syscalls' time in the write path's layers (filesystem, journal, block queue, device)"},
     };
 }
 

@@ -163,6 +163,13 @@ CLASSES = [
           ["setting"], params(WRITER=pick("spool", "spool_fsync"), BS=pick(0, 4, 16, 64), RATE=pick(200, 500, 1000),
                               FS=FS),
           setting="dirsync"),
+    # (buffered writers only: an fsync per write pays a commit in either mode, and the share
+    # of the data=journal commits' extra cost in it is not measured: docs/settings.md)
+    Klass("data_journal", "data_journal",
+          "a buffered writer (WRITER, BS-KiB writes) on ext4 mounted data=journal",
+          ["setting"], params(WRITER=pick("bulk", "bulk", "fio"), BS=pick(4, 64, 256, 1024), MB=pick(64, 256),
+                              FS="ext4"),
+          setting="data_journal"),
     # (synchronous readers only: the ground truth times syscalls, and an asynchronous reader's
     # io_submit/io_getevents are not among them; NR from 4, the least the kernel takes, BLKDEV_MIN_RQ)
     Klass("nr_requests_low", "nr_requests_low",
@@ -210,6 +217,9 @@ CLASSES = [
     Klass("nr_requests_enough", "nr_requests_enough", "a few synchronous readers under nr_requests NR", [],
           params(BACKING="/tmp", SCHED=pick("none", "mq-deadline"), NR=pick(8, 16), JOBS=pick(1, 2),
                  BS=pick("4k", "16k")), control=True),
+    # data=journal under a reader, or a writer far below what the journal takes
+    Klass("data_journal_light", "data_journal_light", "WRITER on ext4 mounted data=journal, hardly writing", [],
+          params(WRITER=pick("reader", "fio_rate"), BS=pick(4, 16), RATE=pick(256, 1024), FS="ext4"), control=True),
     # max_sectors_kb lowered under random readers whose requests it never cuts
     Klass("max_sectors_random", "max_sectors_random", "random readers of BS under max_sectors_kb MAX_KB", [],
           params(BACKING=pick("/tmp", "/dev/shm"), BS=pick("4k", "4k", "8k"), JOBS=pick(1, 2, 4),

@@ -14,7 +14,7 @@
 #       neighbor_direct | neighbor_buffered | neighbor_cpu | neighbor_control |
 #       bulk_reader_neighbor | same_name_neighbor | shell_writer_neighbor |
 #       shared_app_alone | shared_light | shared_bulk_alone | readahead_off | readahead_random |
-#       sync_mount | sync_mount_own | dirsync_mount | dirsync_own | nr_requests_low |
+#       sync_mount | sync_mount_own | dirsync_mount | dirsync_own | data_journal | data_journal_light | nr_requests_low |
 #       nr_requests_enough | ioprio_idle | ioprio_idle_alone | max_sectors_low | max_sectors_random
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
@@ -599,11 +599,14 @@ case $name in
     victim -- "${class[@]}" fio --name=lookup --filename="$dev" --rw=randread --bs="$(p BS 4k)" --size=256m \
        --direct=1 --ioengine=psync --numjobs="$(p JOBS 1)" --time_based --runtime=120
     record ;;
-  sync_mount|sync_mount_own|dirsync_mount|dirsync_own)
+  sync_mount|sync_mount_own|dirsync_mount|dirsync_own|data_journal|data_journal_light)
                       # issue 34, a setting as the cause: a writer on $fs on a loop device
                       # over the machine's disk (direct I/O), mounted sync (dirsync_*:
-                      # dirsync) (fault) or with the defaults (IODIAG_LAB_FAULT=0: the same
-                      # workload, the baseline).
+                      # dirsync; data_journal*: data=journal, ext4 only) (fault) or with the
+                      # defaults (IODIAG_LAB_FAULT=0: the same workload, the baseline).
+                      # data_journal: WRITER bulk or fio as below; its control
+                      # (data_journal_light): reader, or fio_rate (fio's random BS KiB
+                      # writes at RATE KiB/s).
                       # WRITER spool / spool_fsync (dirsync_mount): tests/lab/spool.py's
                       # creates of new BS KiB files at RATE a second at most, without or
                       # with an fsync of each. The controls (dirsync_own) create nothing
@@ -619,6 +622,7 @@ case $name in
     losetup --direct-io=on "$dev" 2>/dev/null || true   # the device's writes reach the disk
     mkfs_on "$dev"; mkdir "$work/mnt"
     opts=defaults; ((fault)) && opts=${name%%_*}   # sync or dirsync
+    [[ $opts == data ]] && opts=data=journal
     mount -o "$opts" "$dev" "$work/mnt"; undo+=("umount $work/mnt || umount -l $work/mnt")
     mkdir "$work/mnt/app"; app_dir=$work/mnt/app
     bs=$(p BS 4)
@@ -639,10 +643,13 @@ case $name in
       fio_fsync)  fio_file
                   victim -- fio --name=writer --filename="$app_dir/data" --rw=randwrite --bs="${bs}k" --size=64m \
                      --ioengine=psync --fsync=1 --time_based --runtime=120 ;;
+      fio_rate)   fio_file
+                  victim -- fio --name=writer --filename="$app_dir/data" --rw=randwrite --bs="${bs}k" --size=64m \
+                     --ioengine=psync --rate="$(p RATE 512)k" --time_based --runtime=120 ;;
       reader)     fio_file
                   victim -- fio --name=reader --filename="$app_dir/data" --rw=randread --bs="${bs}k" --size=64m \
                      --ioengine=psync --direct=1 --time_based --runtime=120 ;;
-      *) echo "IODIAG_LAB_WRITER=$(p WRITER bulk): bulk, bulk_fsync, fio, sqlite, spool, spool_fsync, dsync, fio_fsync or reader" >&2; exit 2 ;;
+      *) echo "IODIAG_LAB_WRITER=$(p WRITER bulk): bulk, bulk_fsync, fio, sqlite, spool, spool_fsync, dsync, fio_fsync, fio_rate or reader" >&2; exit 2 ;;
     esac
     record ;;
   readahead_off|readahead_random)

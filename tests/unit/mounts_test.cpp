@@ -50,6 +50,8 @@ TEST(Mounts, AnOptionIsMatchedWhole) {
     EXPECT_TRUE(has_mount_option("sync", "sync"));
     EXPECT_FALSE(has_mount_option("", "sync"));
     EXPECT_TRUE(has_mount_option("rw,dirsync,wsync", "dirsync"));
+    EXPECT_TRUE(has_mount_option("rw,relatime,rw,nodelalloc,data=journal", "data=journal"));
+    EXPECT_FALSE(has_mount_option("rw,data=ordered", "data=journal"));
 }
 
 // Per block device: the whole filesystem's mount (not a bind mount of a
@@ -79,6 +81,9 @@ TEST(Mounts, EachBlockDeviceGetsItsFilesystemsMountAndOptions) {
     EXPECT_EQ(ev.find_metric("fs.mount_sync", {{"device", "vda1"}})->value, 0);
     EXPECT_EQ(ev.find_metric("fs.mount_dirsync", {{"device", "loop1"}})->value, 1);
     EXPECT_EQ(ev.find_fact("fs.type", {{"device", "loop1"}})->value, "xfs");
+    // data=journal: an ext4 option, not evaluated on XFS.
+    EXPECT_EQ(ev.find_metric("fs.mount_data_journal", {{"device", "loop0"}})->value, 0);
+    EXPECT_EQ(ev.find_metric("fs.mount_data_journal", {{"device", "loop1"}}), nullptr);
     EXPECT_EQ(ev.find_fact("fs.mount_point", {{"device", "0:45"}}), nullptr);
     // --device: only those.
     Evidence only;
