@@ -750,11 +750,14 @@ __noinline int account_completion(struct iodiag_dev_stats *s, struct stage_times
         __u32 b = log2_bucket(depth);
         if (b)
             s->depth_hist[b]++;
-        __u32 c = iodiag_log2_flat(depth, IODIAG_NR_DEPTH_CLASSES);
-        s->depth_sum[c] += depth;
-        __u32 db = log2_bucket(iodiag_ns_to_us(t->ns[IODIAG_D2C]));
-        if (db)
-            s->d2c_by_depth[c][db]++;
+        if (op <= IODIAG_OP_WRITE) {
+            __u32 c = iodiag_log2_flat(depth, IODIAG_NR_DEPTH_CLASSES);
+            s->depth_count[c]++;
+            s->depth_sum[c] += depth;
+            __u32 db = log2_bucket(iodiag_ns_to_us(t->ns[IODIAG_D2C]));
+            if (db)
+                s->d2c_by_depth[c][db]++;
+        }
     }
     __u32 sb = log2_bucket(iodiag_ns_to_us(service));
     if (sb)

@@ -52,13 +52,16 @@ struct iodiag_dev_stats {
     struct iodiag_op_sums ops[IODIAG_NR_OPS];
     __u64 hist[IODIAG_NR_OPS][IODIAG_NR_STAGES][IODIAG_NR_BUCKETS]; /* us, log2; [0] unused */
     __u64 depth_hist[IODIAG_NR_BUCKETS]; /* requests in flight at issue, this one included; [0] unused */
-    /* D2C (us, log2) by the class of the depth at issue, and the depths'
-     * sum per class: how a device's service time grows with the requests
-     * it holds. One that serves a request at a time holds each request for
-     * the ones ahead of it (D2C grows with the depth); one that serves many
-     * at once does not. The D2C of requests issued onto an idle device is
-     * its unloaded service time. [c][0] unused (count from depth_hist). */
+    /* Reads and writes only (a flush is not an access: issued alone after
+     * the writes it follows, it would stand for the idle device's service
+     * time): D2C (us, log2) by the class of the depth at issue, their count
+     * and the depths' sum per class. How a device's service time grows with
+     * the requests it holds: one that serves a request at a time holds each
+     * request for the ones ahead of it (D2C grows with the depth), one that
+     * serves many at once does not; the D2C of requests issued onto an idle
+     * device is its unloaded service time. [c][0] unused (from the count). */
     __u64 d2c_by_depth[IODIAG_NR_DEPTH_CLASSES][IODIAG_NR_BUCKETS];
+    __u64 depth_count[IODIAG_NR_DEPTH_CLASSES];
     __u64 depth_sum[IODIAG_NR_DEPTH_CLASSES];
     /* the busy time given to each request (iodiag_disk_busy), us, log2; [0]
      * unused: a stall is told by it, not by D2C, which holds the wait behind

@@ -365,17 +365,9 @@ std::string depth_class_name(int c) {
     return std::to_string(1u << c) + "-" + std::to_string((2u << c) - 1);
 }
 
-// One CPU's D2C by depth class. A class's count is its part of the depth
-// histogram (the last class takes every depth above); what its D2C buckets
-// do not hold is bucket 0, as for the other histograms.
-void add_d2c_by_depth(const iodiag_dev_stats& c, uint64_t with_depth, BlockDeviceStats& out) {
-    std::array<uint64_t, kDepthClasses> count{};
-    uint64_t above_first = 0;
-    for (int b = 1; b < IODIAG_NR_BUCKETS; ++b) {
-        count[std::min(b, kDepthClasses - 1)] += c.depth_hist[b];
-        above_first += c.depth_hist[b];
-    }
-    count[0] = with_depth > above_first ? with_depth - above_first : 0;
+// One CPU's D2C by depth class (reads and writes): what a class's D2C
+// buckets do not hold of its count is bucket 0, as for the other histograms.
+void add_d2c_by_depth(const iodiag_dev_stats& c, BlockDeviceStats& out) {
     for (int k = 0; k < kDepthClasses; ++k) {
         uint64_t above = 0;
         for (int b = 1; b < IODIAG_NR_BUCKETS; ++b)
@@ -383,7 +375,7 @@ void add_d2c_by_depth(const iodiag_dev_stats& c, uint64_t with_depth, BlockDevic
                 out.d2c_by_depth[k].add_bucket(b, c.d2c_by_depth[k][b]);
                 above += c.d2c_by_depth[k][b];
             }
-        if (count[k] > above) out.d2c_by_depth[k].add_bucket(0, count[k] - above);
+        if (c.depth_count[k] > above) out.d2c_by_depth[k].add_bucket(0, c.depth_count[k] - above);
         out.depth_sum[k] += c.depth_sum[k];
     }
 }
@@ -422,7 +414,7 @@ void add_per_cpu(const std::vector<iodiag_dev_stats>& per_cpu, BlockDeviceStats&
                 above += c.depth_hist[b];
             }
         if (with_depth > above) out.depth.add_bucket(0, with_depth - above);
-        add_d2c_by_depth(c, with_depth, out);
+        add_d2c_by_depth(c, out);
         out.merges += c.merges;
         out.requeues += c.requeues;
         out.splits += c.splits;
@@ -660,8 +652,8 @@ std::vector<MetricSpec> BlockBpfCollector::metric_specs() const {
     v.push_back({"block.depth_at_issue", K::Histogram, "requests", q, "device",
                  "Requests in flight on the disk when a request is issued (this one included)"});
     v.push_back({"block.d2c_by_depth_us", K::Histogram, "us", dev, "device",
-                 "D2C per request by the depth at issue (this request included), log2 histogram; labels {device, "
-                 "depth: 1 | 2-3 | 4-7 | ... | 64+}"});
+                 "D2C per read or write request by the depth at issue (this request included), log2 histogram; "
+                 "labels {device, depth: 1 | 2-3 | 4-7 | ... | 64+}"});
     v.push_back({"block.depth_class_mean", K::Metric, "requests", dev, "device",
                  "Mean depth at issue of the requests in a depth class; labels {device, depth}"});
     v.push_back({"block.service_us", K::Histogram, "us", dev, "device",
@@ -908,8 +900,8 @@ void BlockBpfCollector::finish(Evidence& ev) {
             const uint64_t n = s.d2c_by_depth[c].total();
             if (!n) continue;
             const Labels cl{{"device", dev}, {"depth", depth_class_name(c)}};
-            const std::string src = "tracepoint:block:block_rq_issue -> block_rq_complete (D2C by the requests in "
-                                    "flight at issue, this one included)";
+            const std::string src = "tracepoint:block:block_rq_issue -> block_rq_complete (D2C of reads and writes "
+                                    "by the requests in flight at issue, this one included)";
             ev.histograms.push_back({"block.d2c_by_depth_us", cl, "us", s.d2c_by_depth[c], prov(src)});
             ev.add_metric("block.depth_class_mean", cl, double(s.depth_sum[c]) / double(n), "requests", prov(src));
         }
