@@ -1,5 +1,6 @@
 #include "collectors/procfs/mounts.hpp"
 
+#include <filesystem>
 #include <map>
 
 #include <spdlog/spdlog.h>
@@ -28,6 +29,18 @@ std::string unescape(const std::string& s) {
     return out;
 }
 
+// The block device a mount is on. A btrfs filesystem reports an anonymous
+// device number (major 0: each subvolume gets one), so its source path
+// (/dev/loop0, a /dev/mapper link) names the device instead.
+std::string mount_device(const std::string& root, const Mount& m) {
+    std::string name = block_device_name(root, m.major, m.minor, false);
+    if (m.major != 0 || m.source.rfind("/dev/", 0) != 0) return name;
+    std::error_code ec;
+    const auto target = std::filesystem::weakly_canonical(under_root(root, m.source), ec);
+    const std::string base = (ec ? std::filesystem::path(m.source) : target).filename().string();
+    return std::filesystem::exists(under_root(root, "/sys/class/block/" + base)) ? base : name;
+}
+
 }  // namespace
 
 std::vector<Mount> parse_mountinfo(const std::string& text, const std::string& path) {
@@ -46,6 +59,7 @@ std::vector<Mount> parse_mountinfo(const std::string& text, const std::string& p
         m.mount_point = unescape(f[4]);
         m.fstype = f[dash + 1];
         m.options = f[5] + "," + f[dash + 3];
+        m.source = unescape(f[dash + 2]);
         out.push_back(std::move(m));
     });
     return out;
@@ -74,6 +88,9 @@ std::vector<MetricSpec> MountsCollector::metric_specs() const {
          "1 when the filesystem is mounted dirsync (directory changes wait until durable)"},
         {"fs.mount_data_journal", K::Metric, "bool", layer::kFilesystem, "device",
          "1 when the filesystem is ext4 mounted data=journal (file data goes through the journal too)"},
+        {"fs.mount_discard", K::Metric, "bool", layer::kFilesystem, "device",
+         "1 when the filesystem discards freed blocks as it frees them (mount option discard, btrfs's "
+         "discard=sync); 0 for none or btrfs's discard=async (queued, out of the commit)"},
     };
 }
 
@@ -81,7 +98,7 @@ void MountsCollector::collect(const std::string& root, const std::vector<std::st
     const std::string path = under_root(root, "/proc/self/mountinfo");
     std::map<std::string, Mount> by_device;
     for (auto& m : parse_mountinfo(read_text_file(path), path)) {
-        const std::string name = block_device_name(root, m.major, m.minor, false);
+        const std::string name = mount_device(root, m);
         // Only block devices (/sys names them): tmpfs, proc and the like have
         // anonymous numbers and no storage latency.
         if (name.find(':') != std::string::npos || !device_selected(devices, name)) continue;
@@ -97,6 +114,11 @@ void MountsCollector::collect(const std::string& root, const std::vector<std::st
         ev.add_fact("fs.mount_options", l, m.options, prov);
         ev.add_metric("fs.mount_sync", l, has_mount_option(m.options, "sync") ? 1 : 0, "bool", prov);
         ev.add_metric("fs.mount_dirsync", l, has_mount_option(m.options, "dirsync") ? 1 : 0, "bool", prov);
+        // Online discard: ext4's and XFS's `discard`, btrfs's `discard` or
+        // `discard=sync`. btrfs's discard=async (its default on SSDs since
+        // Linux 6.2) queues them off the commit path and is not this.
+        const bool discard = has_mount_option(m.options, "discard") || has_mount_option(m.options, "discard=sync");
+        ev.add_metric("fs.mount_discard", l, discard ? 1 : 0, "bool", prov);
         if (m.fstype == "ext4" || m.fstype == "ext3")
             ev.add_metric("fs.mount_data_journal", l, has_mount_option(m.options, "data=journal") ? 1 : 0, "bool",
                           prov);

@@ -17,6 +17,7 @@ struct Mount {
     std::string mount_point;
     std::string fstype;
     std::string options;       // per-mount options, then the superblock's ("rw,relatime,rw,sync")
+    std::string source;        // what was mounted ("/dev/loop0"; "none", "tmpfs" for the virtual ones)
 };
 
 // Every line of a mountinfo text (proc(5)); the octal escapes of paths

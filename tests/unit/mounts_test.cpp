@@ -69,9 +69,12 @@ TEST(Mounts, EachBlockDeviceGetsItsFilesystemsMountAndOptions) {
     fs::create_directory_symlink("../../devices/virtual/block/loop0", root / "sys/dev/block/7:0");
     fs::create_directory_symlink("../../devices/virtual/block/loop1", root / "sys/dev/block/7:1");
     fs::create_directory_symlink("../../devices/pci0/block/vda/vda1", root / "sys/dev/block/254:1");
+    fs::create_directories(root / "sys/class/block/loop2");
     // The bind mount of loop0 comes first here: the whole mount still wins.
+    // btrfs: an anonymous device number; its source names the device.
     std::ofstream(root / "proc/self/mountinfo")
-        << "47 22 7:0 /sub /mnt/bind rw,relatime - ext4 /dev/loop0 rw,sync\n" << kMountinfo;
+        << "47 22 7:0 /sub /mnt/bind rw,relatime - ext4 /dev/loop0 rw,sync\n" << kMountinfo
+        << "50 22 0:52 / /mnt/b rw,relatime - btrfs /dev/loop2 rw,discard,space_cache=v2\n";
     Evidence ev;
     MountsCollector::collect(root.string(), {}, ev);
     const Fact* point = ev.find_fact("fs.mount_point", {{"device", "loop0"}});
@@ -85,6 +88,11 @@ TEST(Mounts, EachBlockDeviceGetsItsFilesystemsMountAndOptions) {
     EXPECT_EQ(ev.find_metric("fs.mount_data_journal", {{"device", "loop0"}})->value, 0);
     EXPECT_EQ(ev.find_metric("fs.mount_data_journal", {{"device", "loop1"}}), nullptr);
     EXPECT_EQ(ev.find_fact("fs.mount_point", {{"device", "0:45"}}), nullptr);
+    EXPECT_EQ(ev.find_fact("fs.type", {{"device", "loop2"}})->value, "btrfs");
+    EXPECT_EQ(ev.find_metric("fs.mount_discard", {{"device", "loop2"}})->value, 1);
+    // Online discard, from the superblock's options.
+    EXPECT_EQ(ev.find_metric("fs.mount_discard", {{"device", "vda1"}})->value, 1);
+    EXPECT_EQ(ev.find_metric("fs.mount_discard", {{"device", "loop0"}})->value, 0);
     // --device: only those.
     Evidence only;
     MountsCollector::collect(root.string(), {"/dev/loop1"}, only);
