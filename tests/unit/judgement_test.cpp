@@ -702,3 +702,57 @@ TEST(Judgement, ADataJournalMountIsNotTheCauseWithoutItOrWithoutTheWaits) {
             << waited << " " << mounted << " " << writes << "\n" << render_text(v, {});
     }
 }
+
+// Issue 34: a filesystem mounted discard on a device whose discards are
+// slow, under a writer that frees blocks and fsyncs (its fsyncs wait for the
+// commits that send the discards): 180 discards of `discard_us` in a 4 s
+// window, on a device busy 95 % of it.
+namespace {
+void discarding_writer(Evidence& ev, double discard_us, bool mounted) {
+    ev.window.duration_s = 4;
+    device(ev, "loop0", "loop", 500, 2000, 1.2);
+    sufferer(ev, "python3 spool.py", {{"journal", 85}, {"device", 10}, {"cpu", 5}}, 20000);
+    const Labels l{{"device", "loop0"}}, op{{"device", "loop0"}, {"op", "discard"}};
+    ev.add_metric("block.requests", op, 180, "count", kP);
+    ev.add_metric("block.d2c_total_us", op, 180 * discard_us, "us", kP);
+    ev.add_metric("disk.util_pct", l, 95, "pct", kP);
+    ev.add_metric("fs.fsyncs", {{"device", "loop0"}, {"app", "python3 spool.py"}}, 180, "count", kP);
+    ev.add_metric("fs.fsync_time_us", {{"device", "loop0"}, {"app", "python3 spool.py"}}, 3.8e6, "us", kP);
+    ev.add_fact("fs.mount_point", l, "/var/spool/q", kP);
+    ev.add_fact("fs.type", l, "ext4", kP);
+    ev.add_fact("fs.mount_options", l, mounted ? "rw,relatime,rw,discard" : "rw,relatime,rw", kP);
+    ev.add_metric("fs.mount_discard", l, mounted ? 1 : 0, "bool", kP);
+}
+}  // namespace
+
+TEST(Judgement, ADiscardMountOverSlowDiscardsUnderAWriterThatFreesBlocksIsTheSettingNamed) {
+    Evidence ev;
+    discarding_writer(ev, 20000, true);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.rule_id, "settings.discard_slow") << render_text(v, {});
+    EXPECT_EQ(f.instance, "loop0");
+    EXPECT_EQ(f.severity, Severity::Warning);
+    ASSERT_TRUE(f.share_pct.has_value());
+    // Its wait on loop0 (the journal's 85 % and its I/O) x the 90 % of the
+    // window a discard was in service.
+    EXPECT_GE(*f.share_pct, 0.9 * 85 - 0.5);
+    EXPECT_LE(*f.share_pct, 90.5);
+    EXPECT_NE(f.title.find("mounted discard"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("/var/spool/q"), std::string::npos) << f.title;
+    EXPECT_EQ(find(v.findings, "syscall.fsync_chain"), nullptr) << "one cause, one finding\n" << render_text(v, {});
+}
+
+// The controls: discards that take a fraction of a millisecond are a
+// sliver of the window whatever their share of a quiet device's busy time;
+// the same slow discards without the mount option are not its (fstrim's).
+TEST(Judgement, ADiscardMountIsNotTheCauseWhereDiscardsAreFastOrNotTheOptions) {
+    for (const auto& [discard_us, mounted] : {std::pair{300.0, true}, std::pair{20000.0, false}}) {
+        Evidence ev;
+        discarding_writer(ev, discard_us, mounted);
+        const Verdict v = analyze(ev, shipped_rules());
+        EXPECT_EQ(find(v.findings, "settings.discard_slow"), nullptr)
+            << discard_us << " " << mounted << "\n" << render_text(v, {});
+    }
+}
