@@ -425,14 +425,15 @@ def judge_who(klass, res, row):
 SETTING_RULES = {"readahead": {"settings.readahead_off_sequential"}, "sync_mount": {"settings.sync_writes"},
                  "dirsync": {"settings.dirsync_creates"},
                  "nr_requests": {"block_queue.nr_requests_tiny"}, "ioprio_idle": {"settings.ioprio_idle"},
-                 "max_sectors": {"settings.max_sectors_small"}, "data_journal": {"settings.data_journal_writes"}}
+                 "max_sectors": {"settings.max_sectors_small"}, "data_journal": {"settings.data_journal_writes"},
+                 "discard": {"settings.discard_slow"}}
 # The draw parameter that holds the setting's value, and how a finding shows it.
 SETTING_VALUE = {"readahead": lambda p: f"{p['RA_KB']} KiB", "sync_mount": lambda p: "mounted sync",
                  "dirsync": lambda p: "dirsync",
                  "nr_requests": lambda p: f"nr_requests is {p['NR']} ",
                  "ioprio_idle": lambda p: "idle I/O priority class",
                  "max_sectors": lambda p: f"max_sectors_kb is {p['MAX_KB']} KiB",
-                 "data_journal": lambda p: "data=journal"}
+                 "data_journal": lambda p: "data=journal", "discard": lambda p: "mounted discard"}
 
 
 def judge_setting(klass, res, row):

@@ -170,6 +170,13 @@ CLASSES = [
           ["setting"], params(WRITER=pick("bulk", "bulk", "fio"), BS=pick(4, 64, 256, 1024), MB=pick(64, 256),
                               FS="ext4"),
           setting="data_journal"),
+    Klass("discard_slow", "discard_slow",
+          "a writer that frees blocks as it commits (WRITER) on FS mounted discard over a device "
+          "whose discards take DISCARD_MS",
+          ["setting"], params(WRITER=pick("rotate", "rotate", "sqlite"), BS=pick(4, 16, 64),
+                              RATE=pick(50, 200, 1000), CLIENTS=pick(1, 2), DISCARD_MS=pick(2, 5, 10, 20),
+                              FS=pick("ext4", "ext4", "xfs", "btrfs")),
+          setting="discard"),
     # (synchronous readers only: the ground truth times syscalls, and an asynchronous reader's
     # io_submit/io_getevents are not among them; NR from 4, the least the kernel takes, BLKDEV_MIN_RQ)
     Klass("nr_requests_low", "nr_requests_low",
@@ -220,6 +227,10 @@ CLASSES = [
     # data=journal under a reader, or a writer far below what the journal takes
     Klass("data_journal_light", "data_journal_light", "WRITER on ext4 mounted data=journal, hardly writing", [],
           params(WRITER=pick("reader", "fio_rate"), BS=pick(4, 16), RATE=pick(256, 1024), FS="ext4"), control=True),
+    # mounted discard over a device that trims fast (a loop device over memory)
+    Klass("discard_light", "discard_light", "a writer that frees blocks, mounted discard, fast discards", [],
+          params(WRITER=pick("rotate", "sqlite"), BS=pick(4, 16, 64), RATE=pick(50, 200, 1000), CLIENTS=pick(1, 2),
+                 FS=pick("ext4", "xfs", "btrfs")), control=True),
     # max_sectors_kb lowered under random readers whose requests it never cuts
     Klass("max_sectors_random", "max_sectors_random", "random readers of BS under max_sectors_kb MAX_KB", [],
           params(BACKING=pick("/tmp", "/dev/shm"), BS=pick("4k", "4k", "8k"), JOBS=pick(1, 2, 4),

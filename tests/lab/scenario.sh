@@ -15,7 +15,8 @@
 #       bulk_reader_neighbor | same_name_neighbor | shell_writer_neighbor |
 #       shared_app_alone | shared_light | shared_bulk_alone | readahead_off | readahead_random |
 #       sync_mount | sync_mount_own | dirsync_mount | dirsync_own | data_journal | data_journal_light | nr_requests_low |
-#       nr_requests_enough | ioprio_idle | ioprio_idle_alone | max_sectors_low | max_sectors_random
+#       nr_requests_enough | ioprio_idle | ioprio_idle_alone | max_sectors_low | max_sectors_random |
+#       discard_slow | discard_light
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -650,6 +651,38 @@ case $name in
                   victim -- fio --name=reader --filename="$app_dir/data" --rw=randread --bs="${bs}k" --size=64m \
                      --ioengine=psync --direct=1 --time_based --runtime=120 ;;
       *) echo "IODIAG_LAB_WRITER=$(p WRITER bulk): bulk, bulk_fsync, fio, sqlite, spool, spool_fsync, dsync, fio_fsync, fio_rate or reader" >&2; exit 2 ;;
+    esac
+    record ;;
+  discard_slow|discard_light)
+                      # issue 34, a setting as the cause: a writer that frees blocks as it
+                      # goes, on $fs mounted discard (fault) or nodiscard (IODIAG_LAB_FAULT=0,
+                      # the same workload with the default) on a loop device over storage
+                      # whose discards (holes punched in its backing file) take DISCARD_MS
+                      # each, one at a time (tests/lab/slowfs.py discard:MS: a thin volume or
+                      # an SSD with a slow TRIM); its reads and writes pass through.
+                      # WRITER rotate: tests/lab/spool.py's BS-KiB files at RATE a second at
+                      # most, each fsynced, the one written 100 before removed; sqlite: the
+                      # lab's SQLite application in the rollback-journal mode (its journal
+                      # deleted at each commit), CLIENTS writers. The control (discard_light)
+                      # trims fast: a loop device over a file in memory (/dev/shm), whose
+                      # holes take microseconds (the FUSE storage's own round trip, a
+                      # fraction of a millisecond per request, would not be fast).
+    if [[ $name == discard_light ]]; then loop_on /dev/shm 1024; else slow_loop_on "discard:$(p DISCARD_MS 10)" 1024; fi
+    # mkfs would discard the whole device first: not part of the window, and slow here
+    case $fs in
+      ext4)  mkfs.ext4 -q -F -E nodiscard "$dev" ;;
+      xfs)   mkfs.xfs -q -f -K "$dev" ;;
+      btrfs) mkfs.btrfs -q -f -K "$dev" ;;
+    esac
+    mkdir "$work/mnt"
+    # nodiscard stated: btrfs discards asynchronously by default on a non-rotational device
+    opts=nodiscard; ((fault)) && opts=discard
+    mount -o "$opts" "$dev" "$work/mnt"; undo+=("umount $work/mnt || umount -l $work/mnt")
+    mkdir "$work/mnt/app"
+    case $(p WRITER rotate) in
+      rotate) victim -- python3 "$here/tests/lab/spool.py" "$work/mnt/app/spool" "$(p BS 16)" rotate "$(p RATE 200)" ;;
+      sqlite) IODIAG_LAB_JOURNAL=delete app_victim sqlite "$work/mnt/app" ;;
+      *) echo "IODIAG_LAB_WRITER=$(p WRITER rotate): rotate or sqlite" >&2; exit 2 ;;
     esac
     record ;;
   readahead_off|readahead_random)

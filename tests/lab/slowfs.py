@@ -21,6 +21,10 @@
 #                 half a rotation at 7200 rpm (4.2 ms): a 4 KiB random request
 #                 takes ~8-12 ms at QD 1, and a deeper queue raises latency, not
 #                 throughput (seed 004 §2)
+#   discard:MS    reads and writes pass through; every hole punched in a file
+#                 (a loop device's discard, fallocate PUNCH_HOLE) takes MS
+#                 milliseconds, one at a time: a thin volume or an SSD whose
+#                 unmap/trim is slow
 #   cap:MBPS      a volume with a throughput cap (a cloud disk's MB/s limit):
 #                 one queue served in arrival order, each request taking
 #                 0.1 ms plus its size at MBPS megabytes a second. Alone, a
@@ -29,6 +33,7 @@
 #
 # Files are opened with FUSE's direct_io, so the kernel's page cache of the
 # FUSE file never answers a request: every loop-device request reaches the model.
+import ctypes
 import errno
 import os
 import random
@@ -55,6 +60,8 @@ class SlowFs(Operations):
         elif model.startswith("cap:"):
             self.cap_bps = float(model.split(":", 1)[1]) * 1e6
             self.next_free = 0.0   # when the queue's last request will be done
+        elif model.startswith("discard:"):
+            self.discard_s = float(model.split(":", 1)[1]) / 1000.0
         elif model != "hdd":
             raise SystemExit(f"unknown model {model}")
 
@@ -62,6 +69,8 @@ class SlowFs(Operations):
         return os.path.join(self.root, path.lstrip("/"))
 
     def _delay(self, fh, offset, size):
+        if self.model.startswith("discard:"):
+            return
         if self.model == "hdd":
             span = max(os.fstat(fh).st_size, 1)
             with self.head_lock:   # one head: requests are served one at a time
@@ -122,6 +131,14 @@ class SlowFs(Operations):
         os.fsync(fi.fh)
         return 0
 
+    def fallocate(self, path, mode, offset, length, fi):
+        if mode & FALLOC_FL_PUNCH_HOLE and self.model.startswith("discard:"):
+            with self.head_lock:   # one unmap at a time
+                time.sleep(self.discard_s)
+        if _libc.fallocate(fi.fh, mode, ctypes.c_longlong(offset), ctypes.c_longlong(length)) != 0:
+            raise FuseOSError(ctypes.get_errno())
+        return 0
+
     def flush(self, path, fi):
         return 0
 
@@ -130,11 +147,34 @@ class SlowFs(Operations):
         return 0
 
 
+# fusepy's operations table stops at ioctl (libfuse 2.8); libfuse 2.9's goes
+# on to fallocate, which a loop device's discards become. The table is
+# extended here (NULL for the members between) so that punching holes
+# reaches SlowFs.fallocate instead of failing with EOPNOTSUPP.
+FALLOC_FL_PUNCH_HOLE = 0x02
+_libc = ctypes.CDLL(None, use_errno=True)   # os has posix_fallocate only, without modes
+
+
+class _Operations29(ctypes.Structure):
+    _fields_ = fusepy.fuse_operations._fields_ + [
+        ("poll", ctypes.c_void_p), ("write_buf", ctypes.c_void_p), ("read_buf", ctypes.c_void_p),
+        ("flock", ctypes.c_void_p),
+        ("fallocate", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_longlong,
+                                       ctypes.c_longlong, ctypes.POINTER(fusepy.fuse_file_info))),
+    ]
+
+
+class Fuse29(FUSE):
+    def fallocate(self, path, mode, offset, length, fip):
+        return self.operations("fallocate", path.decode(self.encoding), mode, offset, length, fip.contents)
+
+
 def main():
     if len(sys.argv) != 4:
         raise SystemExit(__doc__ if __doc__ else "slowfs.py BACKDIR MOUNTPOINT MODEL")
     root, mnt, model = sys.argv[1:]
-    FUSE(SlowFs(root, model), mnt, foreground=True, raw_fi=True, allow_other=True,
+    fusepy.fuse_operations = _Operations29
+    Fuse29(SlowFs(root, model), mnt, foreground=True, raw_fi=True, allow_other=True,
          nothreads=False, fsname="iodiag-slowfs")
 
 

@@ -8,8 +8,11 @@ Creates files of BS_KB KiB, each under a new name (DIR/NNN/NNNNNN, 1000 to a
 directory), at RATE files per second at most (a producer's pace: unpaced, a
 filesystem with the defaults would fill with millions of them). MODE: plain
 (create, write, close), or fsync (an fsync of each file before it is closed,
-as a mail server does before it acknowledges a message). It never renames or
-unlinks: what it waits for is its creates and, with fsync, its commits.
+as a mail server does before it acknowledges a message); these never rename
+or unlink: what they wait for is their creates and, with fsync, commits.
+rotate: fsync as well, and the file written KEEP (100) files before is
+removed, as a queue whose consumer deletes what it delivered: each commit
+frees blocks.
 """
 import os
 import sys
@@ -18,9 +21,10 @@ import time
 
 def main():
     a = sys.argv[1:]
-    if len(a) != 4 or a[2] not in ("plain", "fsync"):
+    if len(a) != 4 or a[2] not in ("plain", "fsync", "rotate"):
         raise SystemExit(__doc__)
-    top, bs, fsync, rate = a[0], int(a[1]) * 1024, a[2] == "fsync", float(a[3])
+    top, bs, fsync, rate = a[0], int(a[1]) * 1024, a[2] != "plain", float(a[3])
+    keep = 100 if a[2] == "rotate" else 0
     data = os.urandom(bs) if bs else b""
     period = 1.0 / rate
     n, due = 0, time.monotonic()
@@ -34,6 +38,9 @@ def main():
         if fsync:
             os.fsync(fd)
         os.close(fd)
+        if keep and n >= keep:
+            old = n - keep
+            os.unlink(os.path.join(top, "%03d" % (old // 1000), "%06d" % old))
         n += 1
         due += period
         pause = due - time.monotonic()
