@@ -1,6 +1,5 @@
 #include "collectors/procfs/mounts.hpp"
 
-#include <filesystem>
 #include <map>
 
 #include <spdlog/spdlog.h>
@@ -27,18 +26,6 @@ std::string unescape(const std::string& s) {
         }
     }
     return out;
-}
-
-// The block device a mount is on. A btrfs filesystem reports an anonymous
-// device number (major 0: each subvolume gets one), so its source path
-// (/dev/loop0, a /dev/mapper link) names the device instead.
-std::string mount_device(const std::string& root, const Mount& m) {
-    std::string name = block_device_name(root, m.major, m.minor, false);
-    if (m.major != 0 || m.source.rfind("/dev/", 0) != 0) return name;
-    std::error_code ec;
-    const auto target = std::filesystem::weakly_canonical(under_root(root, m.source), ec);
-    const std::string base = (ec ? std::filesystem::path(m.source) : target).filename().string();
-    return std::filesystem::exists(under_root(root, "/sys/class/block/" + base)) ? base : name;
 }
 
 }  // namespace
@@ -98,7 +85,8 @@ void MountsCollector::collect(const std::string& root, const std::vector<std::st
     const std::string path = under_root(root, "/proc/self/mountinfo");
     std::map<std::string, Mount> by_device;
     for (auto& m : parse_mountinfo(read_text_file(path), path)) {
-        const std::string name = mount_device(root, m);
+        // (a btrfs mount's anonymous number is named by its source: block_device_name)
+        const std::string name = block_device_name(root, m.major, m.minor, false);
         // Only block devices (/sys names them): tmpfs, proc and the like have
         // anonymous numbers and no storage latency.
         if (name.find(':') != std::string::npos || !device_selected(devices, name)) continue;

@@ -1,17 +1,50 @@
 #include "collectors/sysfs/block_device_name.hpp"
 
 #include <filesystem>
+#include <sstream>
+
+#include "collectors/text_file.hpp"
 
 namespace iodiag {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The block device an anonymous device number stands for: a btrfs
+// filesystem gives its files and superblock one (major 0, one per
+// subvolume), which /sys does not link; the mount table's line with that
+// number names what was mounted (its source, /dev/loop0 or a /dev/mapper
+// link). Empty when no mount names a block device for it (tmpfs, NFS).
+std::string mounted_block_device(const std::string& root, const std::string& majmin) {
+    const auto table = try_read_text_file(under_root(root, "/proc/self/mountinfo"));
+    if (!table) return {};
+    std::istringstream lines(*table);
+    for (std::string line; std::getline(lines, line);) {
+        const std::vector<std::string> f = split_ws(line);
+        if (f.size() < 10 || f[2] != majmin) continue;
+        size_t dash = 6;
+        while (dash < f.size() && f[dash] != "-") ++dash;
+        if (dash + 2 >= f.size() || f[dash + 2].rfind("/dev/", 0) != 0) continue;
+        std::error_code ec;
+        const fs::path target = fs::weakly_canonical(under_root(root, f[dash + 2]), ec);
+        const std::string name = (ec ? fs::path(f[dash + 2]) : target).filename().string();
+        if (fs::exists(under_root(root, "/sys/class/block/" + name), ec)) return name;
+    }
+    return {};
+}
+
+}  // namespace
 
 std::string block_device_name(const std::string& root, uint32_t major, uint32_t minor, bool partition_to_disk) {
     const std::string majmin = std::to_string(major) + ":" + std::to_string(minor);
     std::error_code ec;
     const fs::path link = fs::path(root.empty() ? "/" : root) / "sys/dev/block" / majmin;
     const fs::path target = fs::read_symlink(link, ec);
-    if (ec) return majmin;
+    if (ec) {
+        const std::string mounted = major == 0 ? mounted_block_device(root, majmin) : "";
+        return mounted.empty() ? majmin : mounted;
+    }
     // A partition's directory lies in its disk's (/sys/devices/.../sda/sda1).
     if (partition_to_disk && fs::exists(link / "partition", ec)) return target.parent_path().filename().string();
     return target.filename().string();

@@ -15,8 +15,9 @@ inline uint32_t kernel_dev_minor(uint32_t kernel_dev) { return kernel_dev & 0xff
 
 // The device's name below `root` ("/" the live system); with
 // `partition_to_disk` a partition's disk (its queue holds the settings a
-// filesystem on it uses: read_ahead_kb). "MAJ:MIN" when /sys knows none (an
-// anonymous device: btrfs over several, a network filesystem).
+// filesystem on it uses: read_ahead_kb). An anonymous device (major 0: a
+// btrfs filesystem's) is named by the mount table's source for it where that
+// is a block device; "MAJ:MIN" when neither knows one (a network filesystem).
 std::string block_device_name(const std::string& root, uint32_t major, uint32_t minor, bool partition_to_disk);
 
 }  // namespace iodiag
