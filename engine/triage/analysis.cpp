@@ -180,8 +180,8 @@ std::vector<HistogramMetric> distributions(const Evidence& ev) {
 
 // One cause, one finding: a finding whose rule supersedes others absorbs their
 // findings on the same instance, or on an instance it cites (a joined finding
-// names the cgroup and the device it joins), and their machine-wide findings
-// that cite its instance. Their evidence is kept (cited
+// names the cgroup and the device it joins), their machine-wide findings
+// that cite its instance, and their findings about its layer as a whole. Their evidence is kept (cited
 // once), their share taken when this one has none.
 // `rules` (each finding's rule, same order) is compacted with `fired`, so the
 // two stay aligned for whatever runs after.
@@ -215,9 +215,11 @@ void fold_same_causes(std::vector<Finding>& fired, std::vector<const Rule*>& rul
             const auto& sup = rules[i]->supersedes;
             if (std::find(sup.begin(), sup.end(), g.rule_id) == sup.end()) continue;
             // A machine-wide finding (no instance) is the same cause where it
-            // names this finding's instance (the device its fsyncs waited on).
+            // names this finding's instance (the device its fsyncs waited on);
+            // one about this finding's whole layer (the layer's dominance)
+            // is what this finding explains in it.
             const bool same = g.instance == f.instance || cites(f, g.instance) ||
-                              (g.instance.empty() && cites(g, f.instance));
+                              (g.instance.empty() && cites(g, f.instance)) || g.instance == f.layer;
             if (!same) continue;
             gone[j] = true;
             f.folded.push_back(g.rule_id + "@" + g.instance);
