@@ -85,10 +85,12 @@ void MountsCollector::collect(const std::string& root, const std::vector<std::st
     const std::string path = under_root(root, "/proc/self/mountinfo");
     std::map<std::string, Mount> by_device;
     for (auto& m : parse_mountinfo(read_text_file(path), path)) {
-        // (a btrfs mount's anonymous number is named by its source: block_device_name)
-        const std::string name = block_device_name(root, m.major, m.minor, false);
         // Only block devices (/sys names them): tmpfs, proc and the like have
-        // anonymous numbers and no storage latency.
+        // anonymous numbers and no storage latency. A btrfs mount's anonymous
+        // number is named by its source (block_device_name); the virtual
+        // ones are left out before that reads the mount table again for each.
+        if (m.major == 0 && m.source.rfind("/dev/", 0) != 0) continue;
+        const std::string name = block_device_name(root, m.major, m.minor, false);
         if (name.find(':') != std::string::npos || !device_selected(devices, name)) continue;
         const auto it = by_device.find(name);
         // The whole filesystem's mount rather than a bind mount of a directory in it.

@@ -1,8 +1,8 @@
 #include "collectors/sysfs/block_device_name.hpp"
 
 #include <filesystem>
-#include <sstream>
 
+#include "collectors/procfs/mounts.hpp"
 #include "collectors/text_file.hpp"
 
 namespace iodiag {
@@ -16,19 +16,21 @@ namespace {
 // subvolume), which /sys does not link; the mount table's line with that
 // number names what was mounted (its source, /dev/loop0 or a /dev/mapper
 // link). Empty when no mount names a block device for it (tmpfs, NFS).
-std::string mounted_block_device(const std::string& root, const std::string& majmin) {
-    const auto table = try_read_text_file(under_root(root, "/proc/self/mountinfo"));
+std::string mounted_block_device(const std::string& root, uint32_t major, uint32_t minor) {
+    const std::string path = under_root(root, "/proc/self/mountinfo");
+    const auto table = try_read_text_file(path);
     if (!table) return {};
-    std::istringstream lines(*table);
-    for (std::string line; std::getline(lines, line);) {
-        const std::vector<std::string> f = split_ws(line);
-        if (f.size() < 10 || f[2] != majmin) continue;
-        size_t dash = 6;
-        while (dash < f.size() && f[dash] != "-") ++dash;
-        if (dash + 2 >= f.size() || f[dash + 2].rfind("/dev/", 0) != 0) continue;
+    std::vector<Mount> mounts;
+    try {
+        mounts = parse_mountinfo(*table, path);
+    } catch (const SourceError&) {
+        return {};   // a table it cannot read names nothing: the number stands
+    }
+    for (const Mount& m : mounts) {
+        if (m.major != major || m.minor != minor || m.source.rfind("/dev/", 0) != 0) continue;
         std::error_code ec;
-        const fs::path target = fs::weakly_canonical(under_root(root, f[dash + 2]), ec);
-        const std::string name = (ec ? fs::path(f[dash + 2]) : target).filename().string();
+        const fs::path target = fs::weakly_canonical(under_root(root, m.source), ec);
+        const std::string name = (ec ? fs::path(m.source) : target).filename().string();
         if (fs::exists(under_root(root, "/sys/class/block/" + name), ec)) return name;
     }
     return {};
@@ -42,7 +44,7 @@ std::string block_device_name(const std::string& root, uint32_t major, uint32_t 
     const fs::path link = fs::path(root.empty() ? "/" : root) / "sys/dev/block" / majmin;
     const fs::path target = fs::read_symlink(link, ec);
     if (ec) {
-        const std::string mounted = major == 0 ? mounted_block_device(root, majmin) : "";
+        const std::string mounted = major == 0 ? mounted_block_device(root, major, minor) : "";
         return mounted.empty() ? majmin : mounted;
     }
     // A partition's directory lies in its disk's (/sys/devices/.../sda/sda1).

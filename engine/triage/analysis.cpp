@@ -181,8 +181,9 @@ std::vector<HistogramMetric> distributions(const Evidence& ev) {
 // One cause, one finding: a finding whose rule supersedes others absorbs their
 // findings on the same instance, or on an instance it cites (a joined finding
 // names the cgroup and the device it joins), their machine-wide findings
-// that cite its instance, and their findings about its layer as a whole. Their evidence is kept (cited
-// once), their share taken when this one has none.
+// that cite its instance, and their findings about its layer as a whole.
+// Their evidence is kept (cited once), their share taken when this one has
+// none.
 // `rules` (each finding's rule, same order) is compacted with `fired`, so the
 // two stay aligned for whatever runs after.
 void fold_same_causes(std::vector<Finding>& fired, std::vector<const Rule*>& rules) {
