@@ -391,7 +391,7 @@ def judge_who(klass, res, row):
     slowed = [v for v in everyone if v["slowdown"] is not None and v["slowdown"] >= MATERIAL_SLOWDOWN]
     split = "neighbor" in klass.candidates
     for v in slowed:
-        mech = gt_lib.mechanisms(gt_lib.process_view(gt, v["pid"]), split)
+        mech = gt_lib.mechanisms(gt_lib.process_view(gt, v["pid"]), split, v["slowdown"])
         cands = {m: s for m, s in mech.items() if m in klass.candidates and s is not None}
         v["mechanism"] = max(cands, key=cands.get) if cands else None
         v["mechanism_pct"] = cands.get(v["mechanism"])
@@ -482,7 +482,9 @@ def judge(klass, res, seed):
     judge_who(klass, res, row)
     split = "neighbor" in klass.candidates   # a contention class: the waits split by whose load they were
     every = gt_lib.everything(res["gt"])
-    mech_all = gt_lib.mechanisms(every, split)
+    base_mean, mean = gt_lib.mean_latency_us(res["base"]), gt_lib.mean_latency_us(res["gt"])
+    slowdown = mean / base_mean if mean and base_mean else None
+    mech_all = gt_lib.mechanisms(every, split, slowdown)
     cands = {m: s for m, s in mech_all.items() if m in klass.candidates and s is not None}
     cause = max(cands, key=cands.get) if cands else None
     # Two mechanisms that each hold half of the victims' time or more are not
@@ -494,14 +496,12 @@ def judge(klass, res, seed):
     if cause and named_mech and min(cands[cause], cands[named_mech]) >= MATERIAL_SHARE_PCT:
         row["nested_in"] = cause
         cause = named_mech
-    base_mean, mean = gt_lib.mean_latency_us(res["base"]), gt_lib.mean_latency_us(res["gt"])
-    slowdown = mean / base_mean if mean and base_mean else None
     row.update({"cause": cause, "cause_all": cands.get(cause), "slowdown": slowdown})
     row["scored"] = bool(cause) and cands[cause] >= MATERIAL_SHARE_PCT and \
         (slowdown is None or slowdown >= MATERIAL_SLOWDOWN)
     slow = gt_lib.view(res["gt"], share_threshold_us(t, res["thresholds"])) or res["gt"]
     part = truth_part(cause, t, mech_all) if cause else None
-    row["gt"] = gt_lib.mechanisms(slow, split or part.startswith("neighbor")).get(part) if cause else None
+    row["gt"] = gt_lib.mechanisms(slow, split or part.startswith("neighbor"), slowdown).get(part) if cause else None
     row["top_ok"] = bool(t) and v.get("status") in ("warning", "critical") and \
         rule_key(t) in MECHANISM_RULES.get(cause, set())
     if cause == "neighbor":
