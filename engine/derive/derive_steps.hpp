@@ -95,6 +95,7 @@ void add_sync_writes_setting(Evidence& ev);      // setting_sync_writes.cpp
 void add_ioprio_setting(Evidence& ev);           // setting_ioprio.cpp
 void add_request_size_setting(Evidence& ev);     // setting_request_size.cpp
 void add_discard_setting(Evidence& ev);          // setting_discard.cpp
+void add_dirty_limit_setting(Evidence& ev);      // setting_dirty_limit.cpp
 // (add_slow_floors, slow_floor.cpp, then:)
 void add_judgement(Evidence& ev);                // layer_judgement.cpp
 
@@ -131,6 +132,7 @@ std::vector<MetricSpec> sync_writes_setting_specs();
 std::vector<MetricSpec> ioprio_setting_specs();
 std::vector<MetricSpec> request_size_setting_specs();
 std::vector<MetricSpec> discard_setting_specs();
+std::vector<MetricSpec> dirty_limit_setting_specs();
 std::vector<MetricSpec> judgement_specs();
 
 }  // namespace iodiag::derive

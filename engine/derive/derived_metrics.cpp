@@ -13,7 +13,8 @@ std::vector<MetricSpec> derived_metric_specs() {
     for (auto part : {derive::device_reference_specs, derive::device_judgement_specs,
                       derive::io_scheduler_part_specs, derive::device_submitter_specs, derive::device_stack_specs,
                       derive::cgroup_specs, derive::page_cache_specs, derive::sufferer_specs, derive::who_specs,
-                      derive::fsync_chain_specs, derive::contention_specs, derive::device_throughput_specs, derive::readahead_setting_specs, derive::sync_writes_setting_specs, derive::ioprio_setting_specs, derive::request_size_setting_specs, derive::discard_setting_specs, slow_floor_specs, derive::judgement_specs,
+                      derive::fsync_chain_specs, derive::contention_specs, derive::device_throughput_specs, derive::readahead_setting_specs, derive::sync_writes_setting_specs, derive::ioprio_setting_specs, derive::request_size_setting_specs, derive::discard_setting_specs,
+                      derive::dirty_limit_setting_specs, slow_floor_specs, derive::judgement_specs,
                       ceph_derived_metric_specs})
         for (auto& spec : part()) specs.push_back(std::move(spec));
     return specs;
@@ -42,6 +43,7 @@ void add_derived_metrics(Evidence& ev) {
     derive::add_ioprio_setting(ev);
     derive::add_request_size_setting(ev);
     derive::add_discard_setting(ev);
+    derive::add_dirty_limit_setting(ev);
     add_slow_floors(ev);
     derive::add_judgement(ev);
 }

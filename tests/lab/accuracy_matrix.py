@@ -92,7 +92,8 @@ MECHANISM_RULES = {
     # contention.cpu_neighbor: the run-queue delay with the processes that held the CPUs
     "cpu": {"syscall.runqueue_delay", "judgement.dominant_layer@cpu", "contention.cpu_neighbor"},
     "lock": {"syscall.lock_contention", "judgement.dominant_layer@locks"},
-    "dirty": {"syscall.dirty_throttling_dominant", "dirty.writers_throttled", "judgement.dominant_layer@dirty"},
+    "dirty": {"syscall.dirty_throttling_dominant", "dirty.writers_throttled", "judgement.dominant_layer@dirty",
+              "settings.dirty_limit_low"},
     "held": {"cgroup.io_limit_reached", "syscall.cgroup_io_control", "cgroup.limit_below_stacked_device",
              "judgement.dominant_layer@cgroup"},
     "fsync": {"syscall.journal_dominant", "syscall.xfs_log_force_dominant", "syscall.btrfs_log_sync_dominant",

@@ -231,6 +231,10 @@ CLASSES = [
     Klass("discard_light", "discard_light", "a writer that frees blocks, mounted discard, fast discards", [],
           params(WRITER=pick("rotate", "sqlite"), BS=pick(4, 16, 64), RATE=pick(50, 200, 1000), CLIENTS=pick(1, 2),
                  FS=pick("ext4", "xfs", "btrfs")), control=True),
+    # the dirty limit lowered under a writer paced far below what writeback cleans: its dirty
+    # pages never reach the lowered freerun ceiling
+    Klass("dirty_limit_paced", "dirty_limit_paced", "a writer of RATE_KB KiB/s under vm.dirty_bytes DIRTY_MB", [],
+          params(DIRTY_MB=pick(2, 4, 8), RATE_KB=pick(128, 512, 1024), BS=pick("4k", "64k"), FS=FS), control=True),
     # max_sectors_kb lowered under random readers whose requests it never cuts
     Klass("max_sectors_random", "max_sectors_random", "random readers of BS under max_sectors_kb MAX_KB", [],
           params(BACKING=pick("/tmp", "/dev/shm"), BS=pick("4k", "4k", "8k"), JOBS=pick(1, 2, 4),

@@ -16,7 +16,7 @@
 #       shared_app_alone | shared_light | shared_bulk_alone | readahead_off | readahead_random |
 #       sync_mount | sync_mount_own | dirsync_mount | dirsync_own | data_journal | data_journal_light | nr_requests_low |
 #       nr_requests_enough | ioprio_idle | ioprio_idle_alone | max_sectors_low | max_sectors_random |
-#       discard_slow | discard_light
+#       discard_slow | discard_light | dirty_limit_paced
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -330,6 +330,14 @@ case $name in
     fi
     victim -- fio --name=w --directory="$work/mnt" --rw=write --bs="$(p BS 64k)" --size=256m --ioengine=psync \
        --numjobs="$(p JOBS 1)" --time_based --runtime=120
+    record ;;
+  dirty_limit_paced)  # a buffered writer paced at RATE_KB (512) KiB/s under vm.dirty_bytes DIRTY_MB (4;
+                      # background half of it): a control, the lowered limit never reached
+    loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
+    mb=$(p DIRTY_MB 4)
+    set_dirty_bytes dirty $((mb*1024*1024)); set_dirty_bytes dirty_background $((mb*1024*1024/2))
+    victim -- fio --name=w --directory="$work/mnt" --rw=write --bs="$(p BS 64k)" --size=256m --ioengine=psync \
+       --rate="$(p RATE_KB 512)k" --time_based --runtime=120
     record ;;
   fsync_storm)        # small write+fsync threads beside a big buffered writer: journal/log
     # btrfs copies on write: rewriting the big file needs free space until each

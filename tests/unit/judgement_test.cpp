@@ -756,3 +756,50 @@ TEST(Judgement, ADiscardMountIsNotTheCauseWhereDiscardsAreFastOrNotTheOptions) {
             << discard_us << " " << mounted << "\n" << render_text(v, {});
     }
 }
+
+// Issue 34: the dirty limit lowered (vm.dirty_bytes 4 MiB on 20 GB of
+// dirtyable memory) under buffered writers paused in balance_dirty_pages,
+// who dirtied `dirtied` bytes in the window.
+namespace {
+void paused_writer(Evidence& ev, double limit_bytes, double dirtied) {
+    ev.window.duration_s = 4;
+    sufferer(ev, "fio --name=ingest", {{"dirty", 95}, {"cpu", 5}}, 20000);
+    ev.add_metric("dirty.dirtyable_bytes", {}, 20e9, "bytes", kP);
+    ev.add_metric("dirty.limit_bytes", {}, limit_bytes, "bytes", kP);
+    ev.add_metric("dirty.background_limit_bytes", {}, limit_bytes / 2, "bytes", kP);
+    ev.add_metric("vm.dirty_bytes", {}, limit_bytes < 4e9 ? limit_bytes : 0, "bytes", kP);
+    ev.add_metric("vm.dirty_ratio", {}, limit_bytes < 4e9 ? 0 : 20, "pct", kP);
+    ev.add_metric("dirty.throttle_events", {}, 1800, "count", kP);
+    ev.add_metric("dirty.pause_ms", {}, 8000, "ms", kP);
+    ev.add_metric("io.write_bytes_dirtied", {}, dirtied, "bytes", kP);
+}
+}  // namespace
+
+TEST(Judgement, ALoweredDirtyLimitUnderPausedWritersIsTheSettingNamedWithItsValue) {
+    Evidence ev;
+    paused_writer(ev, 4 << 20, 2e6);
+    const Verdict v = analyze(ev, shipped_rules());
+    ASSERT_FALSE(v.findings.empty()) << render_text(v, {});
+    const Finding& f = v.findings.front();
+    EXPECT_EQ(f.rule_id, "settings.dirty_limit_low") << render_text(v, {});
+    EXPECT_EQ(f.severity, Severity::Warning);
+    ASSERT_TRUE(f.share_pct.has_value());
+    EXPECT_NEAR(*f.share_pct, 95, 0.01);
+    EXPECT_NE(f.title.find("vm.dirty_bytes 4 MiB"), std::string::npos) << f.title;
+    EXPECT_EQ(find(v.findings, "syscall.dirty_throttling_dominant"), nullptr) << "one cause, one finding";
+}
+
+// Not the setting's: the limit at the kernel's default (20 % of the
+// dirtyable memory), or a lowered limit under writers that dirtied more in
+// the window than the default limits let in unpaused (they would be paced
+// under the default too): the pauses stay the throttling rule's.
+TEST(Judgement, PausedWritersAreNotALoweredLimitsWhereTheDefaultWouldPauseThemToo) {
+    for (const auto& [limit, dirtied] : {std::pair{4e9, 2e6}, std::pair{double(4 << 20), 4e9}}) {
+        Evidence ev;
+        paused_writer(ev, limit, dirtied);
+        const Verdict v = analyze(ev, shipped_rules());
+        EXPECT_EQ(find(v.findings, "settings.dirty_limit_low"), nullptr) << limit << " " << dirtied << "\n"
+                                                                          << render_text(v, {});
+        EXPECT_NE(find(v.findings, "syscall.dirty_throttling_dominant"), nullptr) << render_text(v, {});
+    }
+}

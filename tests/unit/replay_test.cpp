@@ -176,4 +176,5 @@ INSTANTIATE_TEST_SUITE_P(RecordedFaults, Replay,
                                            // issue 12 (real single-host Ceph 16.2 cluster, tests/ceph/cluster.sh)
                                            "ceph_slow_osd_disk", "ceph_cpu_starved", "ceph_healthy",
                                            // issue 23 (a draw of the accuracy matrix, tests/lab/draws.py)
-                                           "db_commits_postgres"));
+                                           "db_commits_postgres", "app_alone_postgres", "app_alone_fio",
+                                           "two_apps_device_one_thread"));
