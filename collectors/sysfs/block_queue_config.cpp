@@ -83,7 +83,29 @@ bool backed_by_memory(const std::string& path) {
     return type == kTmpfsMagic || type == kRamfsMagic;
 }
 
+// The device's own cache mode, where its driver shows it: virtio-blk's
+// /sys/block/<dev>/cache_type (the device's writeback bit), SCSI's
+// scsi_disk/<h:c:t:l>/cache_type (the caching mode page's WCE bit). Both
+// say "write back" (SCSI: "write back, no read (daft)" too) or "write
+// through" ("none" for SCSI: no cache at all).
+std::optional<std::pair<std::string, std::string>> device_cache_type(const std::string& sys_block,
+                                                                     const std::string& dev) {
+    std::vector<std::string> candidates{"cache_type"};   // relative to /sys/block/<dev>
+    for (const auto& h : sorted_entries(sys_block + "/" + dev + "/device/scsi_disk"))
+        candidates.push_back("device/scsi_disk/" + h + "/cache_type");
+    for (const auto& rel : candidates)
+        if (auto text = try_read_first_line(sys_block + "/" + dev + "/" + rel))
+            return std::pair{starts_with(*text, "write back") ? std::string("write back") : std::string("write through"),
+                             rel};
+    return std::nullopt;
+}
+
 }  // namespace
+
+std::string parse_write_cache(const std::string& text, const std::string& path) {
+    if (text == "write back" || text == "write through") return text;
+    throw SourceError(path + ": expected 'write back' or 'write through', got '" + text + "'");
+}
 
 std::optional<std::string> classify_device(const std::string& name, std::optional<bool> rotational) {
     if (starts_with(name, "nvme")) return "nvme";
@@ -155,6 +177,12 @@ std::vector<MetricSpec> BlockQueueConfigCollector::metric_specs() const {
         return MetricSpec{std::move(n), MetricSpec::Kind::Fact, "", lay, "device", std::move(d)};
     };
     out.push_back(fact("queue.scheduler", layer::kBlockQueue, "Active I/O scheduler (e.g. none, mq-deadline)"));
+    out.push_back(fact("queue.write_cache", layer::kDevice,
+                       "What the block layer believes of the device's cache (/sys/block/<dev>/queue/write_cache): "
+                       "'write back' (volatile: the kernel sends cache flushes) or 'write through' (none sent)"));
+    out.push_back(fact("device.cache_type", layer::kDevice,
+                       "The device's own cache mode where its driver shows it (virtio-blk cache_type, SCSI "
+                       "scsi_disk/*/cache_type): 'write back' or 'write through'"));
     out.push_back(fact("device.class", layer::kDevice,
                        "nvme, sata_ssd, hdd, virtio, loop, zram, dm, md or other (from name and rotational)"));
     out.push_back(fact("device.backing_file", layer::kDevice, "File behind a loop device"));
@@ -219,6 +247,16 @@ CollectorStatus BlockQueueConfigCollector::start(const CollectOptions& opts) {
                                                  std::to_string(*depth) + " driver tags (block/blk-mq-sched.c "
                                                  "blk_mq_init_sched)"});
         }
+        if (auto text = try_read_first_line(dir + "/queue/write_cache")) {
+            try {
+                read_.add_fact("queue.write_cache", labels, parse_write_cache(*text, dir + "/queue/write_cache"),
+                               file_prov("queue/write_cache"));
+            } catch (const SourceError& e) {
+                problems.push_back(e.what());
+            }
+        }
+        if (auto own = device_cache_type(sys_block, dev))
+            read_.add_fact("device.cache_type", labels, own->first, file_prov(own->second));
         if (auto cls = classify_device(dev, rotational_of(dev)))
             read_.add_fact("device.class", labels, *cls,
                            {"derived", "kernel name " + dev + " and /sys/block/" + dev + "/queue/rotational"});

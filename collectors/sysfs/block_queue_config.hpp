@@ -21,6 +21,10 @@ std::optional<std::string> classify_device(const std::string& name, std::optiona
 // is just one and no brackets. Throws SourceError naming `path` otherwise.
 std::string parse_active_scheduler(const std::string& text, const std::string& path);
 
+// A queue/write_cache file's value: "write back" or "write through".
+// Throws SourceError naming `path` otherwise.
+std::string parse_write_cache(const std::string& text, const std::string& path);
+
 // nr_requests as the kernel sets it for a queue whose driver has `hw_depth`
 // tags per hardware queue, under `scheduler` (block/blk-mq-sched.c
 // blk_mq_init_sched): a value below it was set by someone.

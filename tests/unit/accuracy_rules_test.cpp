@@ -498,6 +498,7 @@ TEST(AccuracyRules, FlushHeavyNeedsFlushesThatCostFarMoreThanAWrite) {
         ev.add_metric("block.flush_d2c_share_pct", l, 100 * flushes * flush_us / (flushes * flush_us + writes * 80),
                       "pct", kP);
         ev.add_metric("block.q2c_p99_us", l, 2 * flush_us, "us", kP);
+        ev.add_fact("queue.write_cache", l, "write back", kP);
         slow_set(ev, {{"device", 90}, {"cpu", 10}});
         return analyze(ev, shipped_rules());
     };
@@ -508,6 +509,12 @@ TEST(AccuracyRules, FlushHeavyNeedsFlushesThatCostFarMoreThanAWrite) {
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->instance, "vdb");
     EXPECT_NE(f->mechanism.find("(37.5 times"), std::string::npos) << f->mechanism;
+    // The setting that makes the kernel send them (issue 34), and the fix
+    // that is right only for a protected cache, after the fewer-flushes ones.
+    EXPECT_NE(f->mechanism.find("write cache mode (queue/write_cache) is write back"), std::string::npos)
+        << f->mechanism;
+    ASSERT_EQ(f->fixes.size(), 3u);
+    EXPECT_NE(f->fixes[2].action.find("Only if vdb's write cache is protected against power loss"), std::string::npos);
 }
 
 // The second application's time against the window as well as against the

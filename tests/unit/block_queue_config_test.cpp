@@ -118,6 +118,20 @@ TEST(BlockQueueConfigCollector, FixtureTree) {
     EXPECT_EQ(fact(ev, "device.class", "loop0"), "loop");
     EXPECT_EQ(fact(ev, "device.backing_file", "loop0"), "/images/disk.img");
     EXPECT_EQ(fact(ev, "device.backing_device", "loop0"), "<absent>");
+
+    // The cache as the block layer believes it, and as the device says where
+    // its driver shows it: vda was declared write through over a device that
+    // caches (someone wrote queue/write_cache); sdb's caching mode page.
+    EXPECT_EQ(fact(ev, "queue.write_cache", "vda"), "write through");
+    EXPECT_EQ(fact(ev, "device.cache_type", "vda"), "write back");
+    EXPECT_EQ(ev.find_fact("device.cache_type", {{"device", "vda"}})->provenance.source, "/sys/block/vda/cache_type");
+    EXPECT_EQ(fact(ev, "queue.write_cache", "sdb"), "write back");
+    EXPECT_EQ(fact(ev, "device.cache_type", "sdb"), "write back");
+    EXPECT_EQ(ev.find_fact("device.cache_type", {{"device", "sdb"}})->provenance.source,
+              "/sys/block/sdb/device/scsi_disk/2:0:0:0/cache_type");
+    EXPECT_EQ(fact(ev, "queue.write_cache", "nvme0n1"), "write back");
+    EXPECT_EQ(fact(ev, "device.cache_type", "nvme0n1"), "<absent>");   // NVMe shows no such file
+    EXPECT_EQ(fact(ev, "queue.write_cache", "zram0"), "write through");
 }
 
 TEST(BlockQueueConfigCollector, DeviceFilter) {
@@ -142,8 +156,13 @@ TEST(BlockQueueConfigCollector, GarbageValuesAreNamedAndNotEmitted) {
         << st.reason;
     EXPECT_NE(st.reason.find(kBroken + "/sys/block/vda/queue/scheduler: no active scheduler"), std::string::npos)
         << st.reason;
+    EXPECT_NE(st.reason.find(kBroken + "/sys/block/vda/queue/write_cache: expected 'write back' or 'write through', "
+                                       "got 'write sometimes'"),
+              std::string::npos)
+        << st.reason;
     Evidence ev;
     c.finish(ev);
+    EXPECT_EQ(ev.find_fact("queue.write_cache", {{"device", "vda"}}), nullptr);
     EXPECT_EQ(ev.find_metric("queue.nr_requests", {{"device", "vda"}}), nullptr);
     EXPECT_EQ(ev.find_fact("queue.scheduler", {{"device", "vda"}}), nullptr);
     EXPECT_EQ(fact(ev, "device.class", "vda"), "virtio");

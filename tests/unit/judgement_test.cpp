@@ -803,3 +803,30 @@ TEST(Judgement, PausedWritersAreNotALoweredLimitsWhereTheDefaultWouldPauseThemTo
         EXPECT_NE(find(v.findings, "syscall.dirty_throttling_dominant"), nullptr) << render_text(v, {});
     }
 }
+
+// Issue 34: a queue declared write through over a device that says it caches
+// writes (virtio-blk's cache_type): the kernel sends no flushes, a durability
+// risk and no latency, so a note. The queue agreeing with the device, or a
+// device whose own mode is not shown (NVMe), is nothing.
+TEST(Judgement, AQueueDeclaredWriteThroughOverACachingDeviceIsANoteNotALatencyFinding) {
+    auto verdict = [](const char* queue, const char* own) {
+        Evidence ev;
+        device(ev, "vdb", "virtio", 80, 4000, 0.5);
+        ev.add_fact("queue.write_cache", {{"device", "vdb"}}, queue, kP);
+        if (own) ev.add_fact("device.cache_type", {{"device", "vdb"}}, own, kP);
+        return analyze(ev, shipped_rules());
+    };
+    const Verdict declared = verdict("write through", "write back");
+    EXPECT_EQ(find(declared.findings, "settings.write_cache_declared_through"), nullptr);
+    const Finding* note = find(declared.notes, "settings.write_cache_declared_through");
+    ASSERT_NE(note, nullptr) << render_text(declared, {});
+    EXPECT_EQ(note->instance, "vdb");
+    EXPECT_NE(note->title.find("says 'write through' while the device caches writes ('write back')"), std::string::npos)
+        << note->title;
+    EXPECT_EQ(declared.status, Severity::Info);   // nothing abnormal in the latency
+    for (const auto& [queue, own] : {std::pair<const char*, const char*>{"write back", "write back"},
+                                     {"write through", "write through"}, {"write through", nullptr}}) {
+        const Verdict v = verdict(queue, own);
+        EXPECT_EQ(find(v.notes, "settings.write_cache_declared_through"), nullptr) << queue << " " << (own ? own : "-");
+    }
+}
