@@ -139,6 +139,12 @@ def thresholds_of(bundle):
             "app": found.get("attr.app.basis_us", 0.0) if "attr.app.ops" in found else 0.0}
 
 
+def basis_view(res, finding):
+    """The ground truth over the syscalls the finding's share is of (see
+    share_threshold_us), or all of it when none reached that threshold."""
+    return gt_lib.view(res["gt"], share_threshold_us(finding, res["thresholds"])) or res["gt"]
+
+
 def share_threshold_us(finding, thresholds):
     metric = (finding or {}).get("share_metric") or ""
     if metric.startswith(ALL_BASIS_SHARES):
@@ -256,7 +262,7 @@ def two_apps_truth(gt, device):
 def judge_special(klass, res, row):
     v = res["verdict"]
     t = first_finding(v)
-    slow = gt_lib.view(res["gt"], share_threshold_us(t, res["thresholds"])) or res["gt"]
+    slow = basis_view(res, t)
     # two_causes' writer and reader are two fio command lines (--name=w,
     # --name=r): since issue 33 two applications, each judged on its own
     # time, so each cause's share is of its own application's, as in two_apps.
@@ -502,7 +508,7 @@ def judge(klass, res, seed):
     row.update({"cause": cause, "cause_all": cands.get(cause), "slowdown": slowdown})
     row["scored"] = bool(cause) and cands[cause] >= MATERIAL_SHARE_PCT and \
         (slowdown is None or slowdown >= MATERIAL_SLOWDOWN)
-    slow = gt_lib.view(res["gt"], share_threshold_us(t, res["thresholds"])) or res["gt"]
+    slow = basis_view(res, t)
     part = truth_part(cause, t, mech_all) if cause else None
     row["gt"] = gt_lib.mechanisms(slow, split or part.startswith("neighbor"), slowdown).get(part) if cause else None
     row["top_ok"] = bool(t) and v.get("status") in ("warning", "critical") and \
@@ -530,7 +536,7 @@ def held_by_ground_truth(finding, res):
     mech = next((m for m, rules in MECHANISM_RULES.items() if finding and rule_key(finding) in rules), None)
     if not mech or finding.get("share_pct") is None:
         return None
-    slow = gt_lib.view(res["gt"], share_threshold_us(finding, res["thresholds"])) or res["gt"]
+    slow = basis_view(res, finding)
     truth = gt_lib.mechanisms(slow).get(mech)
     ok = truth is not None and truth >= CONTROL_HELD_MIN_PCT and \
         abs(finding["share_pct"] - truth) <= SHARE_TOLERANCE

@@ -233,7 +233,7 @@ CLASSES = [
                  FS=pick("ext4", "xfs", "btrfs")), control=True),
     # the dirty limit lowered under a writer paced far below what writeback cleans: its dirty
     # pages never reach the lowered freerun ceiling
-    Klass("dirty_limit_paced", "dirty_limit_paced", "a writer of RATE_KB KiB/s under vm.dirty_bytes DIRTY_MB", [],
+    Klass("dirty_limit_paced", "dirty_throttle", "a writer of RATE_KB KiB/s under vm.dirty_bytes DIRTY_MB", [],
           params(DIRTY_MB=pick(2, 4, 8), RATE_KB=pick(128, 512, 1024), BS=pick("4k", "64k"), FS=FS), control=True),
     # max_sectors_kb lowered under random readers whose requests it never cuts
     Klass("max_sectors_random", "max_sectors_random", "random readers of BS under max_sectors_kb MAX_KB", [],

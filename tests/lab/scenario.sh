@@ -16,7 +16,7 @@
 #       shared_app_alone | shared_light | shared_bulk_alone | readahead_off | readahead_random |
 #       sync_mount | sync_mount_own | dirsync_mount | dirsync_own | data_journal | data_journal_light | nr_requests_low |
 #       nr_requests_enough | ioprio_idle | ioprio_idle_alone | max_sectors_low | max_sectors_random |
-#       discard_slow | discard_light | dirty_limit_paced
+#       discard_slow | discard_light
 # IODIAG_LAB_GT=FILE: also record ground truth for the same window into FILE
 # (tests/lab/ground_truth.bt: bpftrace on tracepoints, not iodiag) for the
 # processes the scenario marks as its victims; used by accuracy_matrix.py.
@@ -322,22 +322,16 @@ case $name in
     victim "$cg/cgroup.procs" -- fio --name=r --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=4 --time_based --runtime=120
     record ;;
   dirty_throttle)     # JOBS (1) buffered writers of BS (64k) under a tiny vm.dirty_bytes
-                      # (DIRTY_MB, 2; background half of it)
+                      # (DIRTY_MB, 2; background half of it); RATE_KB (0: unpaced) KiB/s each
+                      # (the control dirty_limit_paced: a writer that never reaches the limit)
     loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
     if ((fault)); then
       mb=$(p DIRTY_MB 2)
       set_dirty_bytes dirty $((mb*1024*1024)); set_dirty_bytes dirty_background $((mb*1024*1024/2))
     fi
+    rate=$(p RATE_KB 0); pace=(); ((rate)) && pace=(--rate="${rate}k")
     victim -- fio --name=w --directory="$work/mnt" --rw=write --bs="$(p BS 64k)" --size=256m --ioengine=psync \
-       --numjobs="$(p JOBS 1)" --time_based --runtime=120
-    record ;;
-  dirty_limit_paced)  # a buffered writer paced at RATE_KB (512) KiB/s under vm.dirty_bytes DIRTY_MB (4;
-                      # background half of it): a control, the lowered limit never reached
-    loop_on /tmp 1024; fs_on "$dev" "$work/mnt"
-    mb=$(p DIRTY_MB 4)
-    set_dirty_bytes dirty $((mb*1024*1024)); set_dirty_bytes dirty_background $((mb*1024*1024/2))
-    victim -- fio --name=w --directory="$work/mnt" --rw=write --bs="$(p BS 64k)" --size=256m --ioengine=psync \
-       --rate="$(p RATE_KB 512)k" --time_based --runtime=120
+       --numjobs="$(p JOBS 1)" "${pace[@]}" --time_based --runtime=120
     record ;;
   fsync_storm)        # small write+fsync threads beside a big buffered writer: journal/log
     # btrfs copies on write: rewriting the big file needs free space until each
