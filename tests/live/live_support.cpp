@@ -19,6 +19,7 @@
 #include <linux/loop.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -215,18 +216,33 @@ LoopDevice::LoopDevice(const std::string& dir, int size_mb) {
         return;
     }
     file_ = tmpl;
+    owns_file_ = true;
     if (ftruncate(backing, static_cast<off_t>(size_mb) * 1024 * 1024) != 0) {
         error_ = "cannot size " + file_;
         close(backing);
         return;
     }
+    attach(backing);
+    close(backing);
+}
+
+LoopDevice::LoopDevice(const std::string& file) : file_(file) {
+    const int backing = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
+    if (backing < 0) {
+        error_ = "cannot open " + file + ": " + std::strerror(errno);
+        return;
+    }
+    attach(backing);
+    close(backing);
+}
+
+void LoopDevice::attach(int backing) {
     // Attached with LO_FLAGS_AUTOCLEAR while this object holds the device
     // open: the kernel detaches it when the last opener closes it, so a test
     // process killed with SIGKILL (a ctest timeout) leaves no loop device.
     const int control = ::open("/dev/loop-control", O_RDWR | O_CLOEXEC);
     if (control < 0) {
         error_ = std::string("cannot open /dev/loop-control: ") + std::strerror(errno);
-        close(backing);
         return;
     }
     for (int attempt = 0; attempt < 16 && name_.empty(); ++attempt) {
@@ -261,14 +277,13 @@ LoopDevice::LoopDevice(const std::string& dir, int size_mb) {
         }
     }
     close(control);
-    close(backing);
 }
 
 LoopDevice::~LoopDevice() {
     // The last close detaches the device (autoclear); one still open
     // elsewhere (a mount) goes when that closes, like `losetup -d` on a busy one.
     if (device_fd_ >= 0) close(device_fd_);
-    if (!file_.empty()) unlink(file_.c_str());
+    if (owns_file_) unlink(file_.c_str());
     if (created_) {
         remove_loop_node(number_);
     } else if (!name_.empty()) {
@@ -339,6 +354,78 @@ Background::~Background() {
     kill(-pid_, SIGKILL);
     for (pid_t p : below) kill(p, SIGKILL);
     waitpid(pid_, nullptr, 0);
+}
+
+}  // namespace iodiag::live
+
+namespace iodiag::live {
+namespace {
+
+constexpr const char* kSlowFsPrefix = "/tmp/iodiag-live-slowfs-";
+
+std::vector<std::string> mountpoints_under(const std::string& prefix) {
+    std::vector<std::string> out;
+    std::ifstream in("/proc/mounts");
+    std::string device, mountpoint, rest;
+    while (in >> device >> mountpoint && std::getline(in, rest))
+        if (mountpoint.rfind(prefix, 0) == 0) out.push_back(mountpoint);
+    return out;
+}
+
+// A killed run's FUSE daemon died with it (PR_SET_PDEATHSIG) and left its
+// mount behind, answering ENOTCONN: unmounted, and its directory removed.
+void remove_orphaned_slowfs() {
+    for (const auto& m : mountpoints_under(kSlowFsPrefix)) umount2(m.c_str(), MNT_DETACH);
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/tmp", ec))
+        if (e.path().string().rfind(kSlowFsPrefix, 0) == 0) std::filesystem::remove_all(e.path(), ec);
+}
+
+}  // namespace
+
+SlowFs::SlowFs(const std::string& model, int size_mb) {
+    const std::string python = "/usr/bin/python3", script = std::string(IODIAG_LAB_DIR) + "/slowfs.py";
+    if (access("/dev/fuse", R_OK | W_OK) != 0) {
+        error_ = "no /dev/fuse";
+        return;
+    }
+    if (run_capture(python + " -c 'import fusepy' 2>/dev/null", nullptr) != 0) {
+        error_ = "needs " + python + " with fusepy (Debian package python3-fusepy)";
+        return;
+    }
+    remove_orphaned_slowfs();
+    std::string tmpl = std::string(kSlowFsPrefix) + "XXXXXX";
+    if (!mkdtemp(tmpl.data())) {
+        error_ = "cannot make a directory under /tmp: " + std::string(std::strerror(errno));
+        return;
+    }
+    dir_ = tmpl;
+    mountpoint_ = dir_ + "/mnt";
+    std::error_code ec;
+    std::filesystem::create_directory(dir_ + "/back", ec);
+    std::filesystem::create_directory(mountpoint_, ec);
+    std::ofstream(dir_ + "/back/disk.img").close();
+    if (truncate((dir_ + "/back/disk.img").c_str(), static_cast<off_t>(size_mb) * 1024 * 1024) != 0) {
+        error_ = "cannot size " + dir_ + "/back/disk.img";
+        return;
+    }
+    daemon_ = std::make_unique<Background>("exec " + python + " " + script + " " + dir_ + "/back " + mountpoint_ +
+                                           " " + model + " >/dev/null 2>&1");
+    for (int i = 0; i < 100; ++i) {   // the daemon mounts within a second here
+        if (!mountpoints_under(mountpoint_).empty()) return;
+        if (!daemon_->running()) break;
+        usleep(100 * 1000);
+    }
+    error_ = script + " did not mount " + mountpoint_;
+}
+
+SlowFs::~SlowFs() {
+    const bool unmounted = mountpoint_.empty() || mountpoints_under(mountpoint_).empty() ||
+                           umount2(mountpoint_.c_str(), MNT_DETACH) == 0;
+    daemon_.reset();
+    std::error_code ec;
+    // Not while mounted: removing it would walk into the filesystem.
+    if (!dir_.empty() && unmounted) std::filesystem::remove_all(dir_, ec);
 }
 
 }  // namespace iodiag::live

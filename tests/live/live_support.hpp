@@ -3,6 +3,7 @@
 // so every test cleans up after itself even when an assertion fails.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,8 @@ int run_measured(const std::string& command, std::string* out, long* peak_rss_ki
 class LoopDevice {
 public:
     LoopDevice(const std::string& dir, int size_mb);
+    // Over an existing file, which is left in place (a SlowFs image).
+    explicit LoopDevice(const std::string& file);
     ~LoopDevice();
     LoopDevice(const LoopDevice&) = delete;
     LoopDevice& operator=(const LoopDevice&) = delete;
@@ -53,7 +56,10 @@ public:
     const std::string& name() const { return name_; }      // loop3
 
 private:
+    void attach(int backing);   // LOOP_CONFIGURE a free loopN over the open file
+
     std::string file_, name_, error_;
+    bool owns_file_ = false;   // made by this object: removed with it
     int device_fd_ = -1;   // held open: the device lives as long as this object (autoclear)
     int number_ = -1;      // N of loopN
     // Whether the kernel made loopN for this object (no free one existed), so
@@ -83,6 +89,27 @@ public:
 
 private:
     pid_t pid_ = -1;
+};
+
+// A file served by tests/lab/slowfs.py (a FUSE filesystem that delays every
+// read and write by a device model, e.g. "fixed:4" for 4 ms each): a loop
+// device over image() is a device whose service time is a sleep, not CPU work,
+// so what a test measures does not depend on how busy the machine's CPUs are.
+// Unmounted (lazily, so a loop device still closing does not keep it) and its
+// daemon killed on destruction; a mount a killed run left is removed by the next.
+class SlowFs {
+public:
+    SlowFs(const std::string& model, int size_mb);
+    ~SlowFs();
+    SlowFs(const SlowFs&) = delete;
+    SlowFs& operator=(const SlowFs&) = delete;
+    // Empty when mounted; otherwise why not (a reason to skip with).
+    const std::string& error() const { return error_; }
+    std::string image() const { return mountpoint_ + "/disk.img"; }
+
+private:
+    std::string dir_, mountpoint_, error_;
+    std::unique_ptr<Background> daemon_;
 };
 
 }  // namespace iodiag::live

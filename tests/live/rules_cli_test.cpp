@@ -95,11 +95,20 @@ TEST(RulesCli, ListAndPlaybook) {
     EXPECT_NE(out.find("block-scheduler"), std::string::npos) << out;   // the known ids are listed
 }
 
+// The device is a FUSE file that answers every request after 4 ms (tests/lab/
+// slowfs.py): its service is a sleep. Over a file in RAM each request was CPU
+// work, and on a busy machine (CI, a sanitizer build beside it) the readers
+// spent their time runnable rather than waiting for a tag: iodiag named the
+// run queue, rightly, and this test failed.
 TEST(RulesLive, TinyNrRequestsIsDiagnosedAsTagStarvation) {
     for (const auto& why : {live::missing_root(), live::missing_tool("fio"), live::missing_tool("losetup")})
         if (!why.empty()) GTEST_SKIP() << why;
-    live::LoopDevice loop("/dev/shm", 256);
+    live::SlowFs slow("fixed:4", 64);
+    if (!slow.error().empty()) GTEST_SKIP() << "no slow device: " << slow.error();
+    live::LoopDevice loop(slow.image());
     if (!loop.ok()) GTEST_SKIP() << "no loop device: " << loop.error();
+    // Requests served side by side, as a device with its own queue serves them.
+    run_capture("losetup --direct-io=on " + loop.path() + " 2>/dev/null", nullptr);
     std::ofstream("/sys/block/" + loop.name() + "/queue/nr_requests") << 4;
     std::string out;
     run_capture("cat /sys/block/" + loop.name() + "/queue/nr_requests", &out);
