@@ -20,6 +20,15 @@ namespace iodiag::derive {
 // device rules and the judgement model alike.
 inline constexpr double kOthersMajorityPct = 50;
 
+// What others cost an application on a device is judged on the device's time
+// while its own requests were in it (device.others_overlap_pct): there, others
+// served a third of that time or more means its requests took 1.5x what their
+// own service needed or longer, the slowdown at which a victim suffers (issue
+// 33's bar). Over the whole window's busy time a paced bulk job's bursts are
+// averaged away (a backup at 30 % of a volume's cap: 33 % of the busy time,
+// 49 % of the time a depth-1 reader's requests were in the device).
+inline constexpr double kOthersCostlyPct = 100.0 / 3;
+
 // The part of its slow time an application must lose to others (or to a
 // setting) for that loss to be its cause: the bar at which the judgement
 // model says an application really waits (a quarter of its time,

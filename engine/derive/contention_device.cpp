@@ -22,6 +22,10 @@ namespace {
 struct Submitter {
     std::string comm, app, cgroup, kind, pid;   // app: its application (application_label.hpp)
     double d2c = 0, q2c = 0, bytes = 0, requests = 0;
+    // Its requests' wait in the I/O scheduler (block.submitter.scheduler_wait_us):
+    // with D2C, the time they held a tag (a request waiting for a tag holds none).
+    double scheduler_wait = 0;
+    double tag_hold() const { return d2c + scheduler_wait; }
     // Its part of the device's busy time (block.submitter.service_total_us),
     // -1 where the bundle predates it.
     double service = -1;
@@ -68,6 +72,7 @@ std::map<std::string, std::vector<Submitter>> submitters_by_device(const Evidenc
         s.d2c = m.value;
         s.q2c = metric_or(ev, "block.submitter.q2c_total_us", m.labels, 0);
         s.service = metric_or(ev, "block.submitter.service_total_us", m.labels, -1);
+        s.scheduler_wait = metric_or(ev, "block.submitter.scheduler_wait_us", m.labels, 0);
         s.bytes = metric_or(ev, "block.submitter.bytes", m.labels, 0);
         s.requests = metric_or(ev, "block.submitter.requests", m.labels, 0);
         if (const Fact* p = ev.find_fact("block.submitter.top_pid", m.labels)) s.pid = p->value;
@@ -104,6 +109,21 @@ void add_service_per_request(Evidence& ev, const std::string& dev, double bytes,
     ev.add_metric("device.flash_request_us", l, flash_request_us(bytes / n), "us",
                   derived("3 x (0.3 ms + bytes per request / 600 MB/s): the slowest flash class's 4 KiB access (seed "
                           "000 §3.1, SATA SSD) and the request's transfer over a SATA link, at §9.4's 3x alert level"));
+}
+
+// The others' share (0..1) of the device's time while the application's own
+// requests were in it. That time is not recorded; it is at most their D2C
+// total (each request alone in flight of its own: exact for a synchronous
+// reader) and at most the device's busy time (all of them at once). Of it the
+// device gave their requests `own_service`; the rest went to others, and to
+// kernel work, which is why it is bounded by the others' busy time.
+double others_overlap(const Evidence& ev, const std::string& dev, double own_d2c, double own_service,
+                      double other_load, double window_us) {
+    const Metric* util = ev.find_metric("disk.util_pct", {{"device", dev}});
+    const double busy = util && window_us > 0 ? util->value / 100 * window_us : own_d2c;
+    const double in_device = std::min(own_d2c, busy > 0 ? busy : own_d2c);
+    if (in_device <= 0) return 0;
+    return std::clamp((in_device - own_service) / in_device, 0.0, std::min(1.0, other_load / in_device));
 }
 
 }  // namespace
@@ -177,31 +197,37 @@ void add_device_contention(Evidence& ev) {
             std::all_of(subs.begin(), subs.end(), [](const Submitter& s) { return s.service >= 0; });
         auto load = [by_service](const Submitter& s) { return by_service ? s.service : s.d2c; };
         double total_d2c = 0, total_q2c = 0, own_q2c = 0, other_d2c = 0, other_q2c = 0, bytes = 0;
-        double total_load = 0, other_load = 0, own_service = 0;
+        double total_hold = 0, other_hold = 0;   // tag-holding time (Submitter::tag_hold)
+        double total_load = 0, other_load = 0, own_service = 0, own_d2c = 0;
         std::vector<Submitter> others;
         for (const auto& s : subs) {
             total_d2c += s.d2c;
             total_q2c += s.q2c;
+            total_hold += s.tag_hold();
             total_load += load(s);
             bytes += s.bytes;
             if (ours(s)) {
                 own_q2c += s.q2c;
+                own_d2c += s.d2c;
                 own_service += std::max(0.0, s.service);
             } else if (s.kind == "writeback" && s.cgroup != "/" && s.cgroup != "?" && !s.cgroup.empty()) {
                 // Charged by the kernel to the dirtier's cgroup (cgroup v2
                 // writeback): whose data it is, recorded.
                 if (app_cgroups.count(s.cgroup)) {
                     own_q2c += s.q2c;
+                    own_d2c += s.d2c;
                     own_service += std::max(0.0, s.service);
                 } else {
                     others.push_back(s);
                 }
             } else if (s.kind == "writeback" && dirtied_by_app >= 0) {
                 own_q2c += s.q2c * dirtied_by_app;
+                own_d2c += s.d2c * dirtied_by_app;
                 own_service += std::max(0.0, s.service) * dirtied_by_app;
                 Submitter o = s;
                 o.d2c *= 1 - dirtied_by_app;
                 o.q2c *= 1 - dirtied_by_app;
+                o.scheduler_wait *= 1 - dirtied_by_app;
                 if (o.service > 0) o.service *= 1 - dirtied_by_app;
                 others.push_back(std::move(o));
             } else if (s.kind == "process") {
@@ -212,13 +238,15 @@ void add_device_contention(Evidence& ev) {
                 // are among the largest), but they have no single name.
                 other_d2c += s.d2c;
                 other_q2c += s.q2c;
+                other_hold += s.tag_hold();
                 other_load += load(s);
             }
         }
         // Only where the application's own requests were measured: on a
         // stack's lower device its requests are its upper device's worker's.
         if (own_q2c <= 0 || total_d2c <= 0 || total_load <= 0) continue;
-        for (const auto& o : others) other_d2c += o.d2c, other_q2c += o.q2c, other_load += load(o);
+        for (const auto& o : others)
+            other_d2c += o.d2c, other_q2c += o.q2c, other_hold += o.tag_hold(), other_load += load(o);
         add_service_per_request(ev, dev, bytes, window_us);
         const Labels l{{"device", dev}};
         const std::string basis = "block.submitter.*{device=" + dev + "}: each submitter's own completed requests";
@@ -227,6 +255,19 @@ void add_device_contention(Evidence& ev) {
         const double others_pct = 100.0 * other_load / total_load;
         const std::string load_basis =
             by_service ? "busy time given to the requests (block.submitter.service_total_us)" : "D2C total";
+        // What its requests waited behind in the device: the others' part of
+        // the device's time while its own requests were in it (where busy
+        // time was measured), else of the whole window's.
+        double others_there = others_pct / 100;
+        if (by_service && own_d2c > 0) {
+            others_there = others_overlap(ev, dev, own_d2c, own_service, other_load, window_us);
+            ev.add_metric("device.others_overlap_pct", l, 100.0 * others_there, "pct",
+                          derived("(the device's time while " + app + "'s requests were in it - the busy time given "
+                                  "to them) / that time, at most the others' busy time over it; that time is its "
+                                  "requests' D2C total (exact with one in flight at a time), at most the device's "
+                                  "busy time (disk.util_pct x window: with several at once, the whole window's "
+                                  "share)"));
+        }
         // The kernel's writeback of others' dirty pages among them: what
         // writeback throttling (wbt) would have held back for the
         // application's reads and synchronous writes (rules/settings.yaml).
@@ -300,39 +341,51 @@ void add_device_contention(Evidence& ev) {
             ev.add_metric("device.sufferer_wait_lead_pct", l, w - next, "pct",
                           derived("device.sufferer_wait_pct - the largest other part of " + app +
                                   "'s slow time (attr.sufferer.<layer>_pct, device and block queue left out)"));
-            // Its wait for a tag is a wait for one of the requests in flight
-            // to complete, whatever their service: the tags are the others'
-            // in the proportion of the queue occupancy they hold (Q2C, Little's
-            // law). A 4 KiB reader waiting for tags behind a buffered writer's
-            // queue held 98 % of the occupancy and 48 % of the busy time.
-            const double tag_others = total_q2c > 0 ? other_q2c / total_q2c : other_load / total_load;
-            const double share = (w - std::min(w, tag)) * other_load / total_load + std::min(w, tag) * tag_others;
-            others_waited_pct = w > 0 ? 100.0 * share / w : others_pct;
+            // Its wait for a tag is a wait for one of the requests holding
+            // them to complete, whatever their service: the tags are the
+            // others' in the proportion of the tag-holding time their requests
+            // had (from the tag to the completion: D2C and the wait in the
+            // scheduler; Little's law: the tags they held on average). Not
+            // Q2C: a request waiting for a tag holds none, and four readers
+            // queued for the tags behind a backup 32 deep held 45 % of the
+            // Q2C (seed 161001) with few tags among them.
+            const double tag_others = total_hold > 0 ? other_hold / total_hold : other_load / total_load;
+            const double share = (w - std::min(w, tag)) * others_there + std::min(w, tag) * tag_others;
+            others_waited_pct = w > 0 ? 100.0 * share / w : 100.0 * others_there;
             ev.add_metric("device.contention_share_pct", l, share, "pct",
                           derived("device.sufferer_wait_pct x the others' share of what " + app + " waited for on " +
-                                  dev + ": of the device's " + load_basis + " for its I/O and page-cache fills, of "
+                                  dev + ": of the device's " +
+                                  (by_service && own_d2c > 0 ? "time while its requests were in it (device.others_overlap_pct)"
+                                                             : load_basis) +
+                                  " for its I/O and page-cache fills, of "
                                   "the queue occupancy (Q2C) for its tag wait: the part of its slow time spent "
                                   "waiting on " + dev + " for the others' requests"));
-            // What the others cost it at least: only the part of its
-            // requests' time they waited rather than were served can be lost
-            // to anyone. A bulk job whose large requests were being served
-            // 90 % of their time lost little to a light reader beside it,
-            // however much of the busy time the reader's many small requests
-            // took; a reader queued behind a bulk job waited nearly all of it.
-            ev.add_metric("device.contention_lost_pct", l, share * waited, "pct",
+            // What the others cost it: their part of what it waited for, but
+            // no more than the part of its requests' time they waited rather
+            // than were served; only that can be lost to anyone. A bulk job
+            // whose large requests were being served 90 % of their time lost
+            // little to a light reader beside it, however much of the busy
+            // time the reader's many small requests took. For a reader with
+            // one request in flight the two are the same measure (the
+            // device's time while its request was in it, less its service).
+            ev.add_metric("device.contention_lost_pct", l, std::min(share, w * waited), "pct",
                           derived(std::string("device.contention_share_pct") +
-                                  (by_service ? " x device.sufferer_queued_pct" : " (busy time not measured)") +
+                                  (by_service ? ", at most device.sufferer_wait_pct x device.sufferer_queued_pct"
+                                              : " (busy time not measured)") +
                                   ": the part of " + app + "'s slow time its requests waited on " + dev +
-                                  " while it served others, at least"));
+                                  " while it served others"));
         }
-        // Most of what it waited for on the device was the others': their
-        // share of it as above (of the busy time alone where its wait was
-        // not measured).
-        ev.add_metric("device.contended", l, others_waited_pct >= kOthersMajorityPct ? 1 : 0, "bool",
-                      derived("1 when other programs' requests held 50 % or more of what " + app +
-                              " waited for on the device (device.contention_share_pct / device.sufferer_wait_pct; "
-                              "without its wait, device." +
-                              (by_service ? "others_busy_share_pct" : "others_d2c_share_pct") + ")"));
+        // The others cost it: their share of what it waited for on the device
+        // as above, against a third where it was measured while its requests
+        // were in the device, else (an older bundle: the whole window's D2C)
+        // against the majority.
+        const double bar = by_service ? kOthersCostlyPct : kOthersMajorityPct;
+        ev.add_metric("device.contended", l, others_waited_pct >= bar ? 1 : 0, "bool",
+                      derived("1 when other programs' requests held " + format_number(bar) + " % or more of what " +
+                              app + " waited for on the device (device.contention_share_pct / "
+                              "device.sufferer_wait_pct; without its wait, device." +
+                              (by_service ? "others_overlap_pct" : "others_d2c_share_pct") + ")" +
+                              (by_service ? ": its requests took 1.5x their own service or longer" : "")));
         if (others.empty()) continue;
         // The largest other (by service time), and the few after it.
         std::sort(others.begin(), others.end(),
@@ -384,16 +437,22 @@ std::vector<MetricSpec> device_contention_specs() {
         {"device.others_busy_share_pct", K::Metric, "pct", d, "device",
          "share of the device's busy time given to requests of submitters other than the suffering application "
          "(block.submitter.service_total_us; writeback split by who dirtied the data)"},
+        {"device.others_overlap_pct", K::Metric, "pct", d, "device",
+         "share of the device's time while the suffering application's requests were in it that the device gave to "
+         "other programs' requests (its D2C total, at most the device's busy time, less the busy time given to its "
+         "requests)"},
         {"device.contention_lost_pct", K::Metric, "pct", d, "device",
-         "what the others cost the suffering application on the device at least: device.contention_share_pct x the "
-         "part of its requests' time they waited rather than were served (device.sufferer_queued_pct)"},
+         "what the others cost the suffering application on the device: device.contention_share_pct, at most its "
+         "wait on the device x the part of its requests' time they waited rather than were served "
+         "(device.sufferer_queued_pct)"},
         {"device.sufferer_queued_pct", K::Metric, "pct", d, "device",
          "share of the suffering application's requests' time (Q2C) spent waiting rather than served (its Q2C "
          "less the device's busy time given to them)"},
         {"device.contended", K::Metric, "bool", d, "device",
-         "1 when other programs' requests held most (>= 50 %) of what the suffering application waited for on the "
-         "device: the busy time for its I/O, the queue occupancy for its tag wait (the device's busy time, or D2C, "
-         "where its wait was not measured)"},
+         "1 when other programs' requests held a third or more of what the suffering application waited for on the "
+         "device (its requests took 1.5x their own service or longer): the device's time while its requests were in "
+         "it for its I/O, the queue occupancy for its tag wait (the overlap alone where its wait was not measured; "
+         "in an older bundle without busy time, the majority of the D2C time)"},
         {"device.others_q2c_share_pct", K::Metric, "pct", d, "device",
          "share of the device's queue occupancy (Q2C total) held by the others' requests"},
         {"device.others_in_flight", K::Metric, "requests", d, "device",
@@ -416,7 +475,7 @@ std::vector<MetricSpec> device_contention_specs() {
          "on this device is what it felt most)"},
         {"device.contention_share_pct", K::Metric, "pct", d, "device",
          "part of the suffering application's slow time it waited on the device for others' requests: its I/O "
-         "and page-cache fill wait x device.others_busy_share_pct (device.others_d2c_share_pct where the busy time "
+         "and page-cache fill wait x device.others_overlap_pct (device.others_d2c_share_pct where the busy time "
          "was not measured), its tag wait x device.others_q2c_share_pct"},
         {"device.neighbor_comm", K::Fact, "", d, "device", "the other submitter with the most service time"},
         {"device.neighbor_pid", K::Fact, "", d, "device", "its process with the most service time"},

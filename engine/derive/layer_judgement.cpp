@@ -258,11 +258,14 @@ std::optional<Judged> judge_device(const Evidence& ev, const std::string& d) {
 std::optional<Judged> judge_block_queue(const Evidence& ev, const std::string& d) {
     if (d.empty()) return std::nullopt;
     const Labels l{{"device", d}};
-    if (metric_or(ev, "device.contended", l, 0) == 1)
-        return Judged{true, "its requests queue on " + d + " behind other programs' (" +
-                                pct_text(metric_or(ev, "device.others_d2c_share_pct", l, 0)) +
-                                " of the device's service time" + queue_occupancy(ev, l) + largest_other(ev, l) +
-                                ")"};
+    if (metric_or(ev, "device.contended", l, 0) == 1) {
+        const Metric* overlap = ev.find_metric("device.others_overlap_pct", l);
+        const std::string held = overlap ? pct_text(overlap->value) + " of the device's time while its requests were in it"
+                                         : pct_text(metric_or(ev, "device.others_d2c_share_pct", l, 0)) +
+                                               " of the device's service time";
+        return Judged{true, "its requests queue on " + d + " behind other programs' (" + held + queue_occupancy(ev, l) +
+                                largest_other(ev, l) + ")"};
+    }
     if (!ev.find_metric("device.others_d2c_share_pct", l)) return std::nullopt;
     return Judged{false, "its requests queue behind its own on " + d + ": the application's own demand"};
 }
