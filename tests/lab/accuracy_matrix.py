@@ -295,10 +295,17 @@ def truth_part(cause, finding, mech):
     finding's, the others' part of its resource whatever the cause (a CPU hog
     is a neighbor in cpu_contention too); for a neighbor, the part of the
     resource the finding is about (a device's or the CPUs'), else the larger
-    part; any other cause as it is."""
+    part (a commit chain's, for the journal neighbor); any other cause as it
+    is."""
     rule = (finding or {}).get("rule_id")
     if rule in CONTENTION_PARTS:
         return CONTENTION_PARTS[rule]
+    # The commit chain is one wait: in a contention class the neighbor's part
+    # of it is what it took beyond the victims' unfaulted time (the device
+    # split sees only their own requests); where the class's cause is the
+    # chain itself (fsync_storm, db_commits), the chain.
+    if rule == "contention.journal_neighbor":
+        return "neighbor_journal" if cause == "neighbor" else cause
     if cause != "neighbor":
         return cause
     layer = (finding or {}).get("layer") or (finding or {}).get("instance")

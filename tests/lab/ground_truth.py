@@ -22,6 +22,8 @@ resource are split by whose use of it they waited behind:
             share of the time that ran on a CPU while a victim waited on it
             (@w_rq_ran other / all); neighbor_device and neighbor_cpu are the
             two parts
+  neighbor_journal  their fsync chain beyond 100/slowdown % of their time (the
+            part of a commit chain the neighbor's data made them wait for)
   device, queue, cpu  what is left of them: the victims' own load, which cannot
             take more of the faulted time than 1/slowdown (the victims' whole
             time per syscall unfaulted, against the same operations): where the
@@ -142,10 +144,22 @@ def mechanisms(gt, split_neighbors=False, slowdown=None):
     }
     if split_neighbors:
         m["neighbor_device"], m["neighbor_cpu"] = share(wait * dev_f, gt), share(rq * cpu_f, gt)
+        m["neighbor_journal"] = journal_excess(m["fsync"], slowdown)
         cap_own_part(m, slowdown)
         m["neighbor"] = (m["neighbor_device"] or 0) + (m["neighbor_cpu"] or 0) \
             if m["neighbor_device"] is not None else None
     return m
+
+
+def journal_excess(fsync, slowdown):
+    """The neighbor's part of the victims' fsync chain: what it took beyond
+    100/slowdown % of their time. Unfaulted, their whole time per syscall was
+    that; the only difference is the neighbor, whose data the commits carried
+    (a journal commit is one chain, not split by whose blocks it writes, so
+    the device split cannot say it). None where the slowdown is not known."""
+    if fsync is None or not slowdown or slowdown <= 1:
+        return None
+    return max(0.0, fsync - 100.0 / slowdown)
 
 
 def cap_own_part(m, slowdown):
