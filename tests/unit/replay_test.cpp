@@ -177,4 +177,8 @@ INSTANTIATE_TEST_SUITE_P(RecordedFaults, Replay,
                                            "ceph_slow_osd_disk", "ceph_cpu_starved", "ceph_healthy",
                                            // issue 23 (a draw of the accuracy matrix, tests/lab/draws.py)
                                            "db_commits_postgres", "app_alone_postgres", "app_alone_fio",
-                                           "two_apps_device_one_thread"));
+                                           "two_apps_device_one_thread",
+                                           // issue 33: a paced backup beside a reader (seed 161)
+                                           "paced_backup_reader", "paced_backup_large_reads",
+                                           // seed 181: twelve readers queued on a single-head disk
+                                           "hdd_seek_twelve"));
