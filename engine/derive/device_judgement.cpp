@@ -96,6 +96,25 @@ std::optional<Unloaded> unloaded_d2c(const Evidence& ev, const std::string& d) {
                                 ") taken back to depth 1"};
 }
 
+// The requests each direction completed in the window (/proc/diskstats: its
+// rate x the window): what a mean await stands on. Two writes of 4 ms beside a
+// reader's 31,000 reads made loop0 "slower than its class" (a dirsync_own
+// control, seed 181000).
+void add_window_request_counts(Evidence& ev) {
+    const double window_s = ev.window.duration_s;
+    if (window_s <= 0) return;
+    for (const auto& d : ev.instances("device"))
+        for (const char* dir : {"read", "write"}) {
+            const Labels l{{"device", d}};
+            const Metric* iops = ev.find_metric(std::string("disk.") + dir + "_iops", l);
+            if (!iops) continue;
+            const double n = iops->value * window_s;   // copied out: adding a metric may move it
+            ev.add_metric(std::string("disk.") + dir + "_requests", l, n, "count",
+                          derived(std::string("disk.") + dir + "_iops x window: the " + dir +
+                                  " requests completed in the window"));
+        }
+}
+
 }  // namespace
 
 // Per device: its own D2C distribution (median, tail ratio), whether it serves
@@ -106,6 +125,7 @@ std::optional<Unloaded> unloaded_d2c(const Evidence& ev, const std::string& d) {
 // device: a loop device's backing disk serves the loop worker, not the
 // application) in proportion to their measured device time (D2C total).
 void add_device_judgement(Evidence& ev) {
+    add_window_request_counts(ev);
     const std::set<std::string> lower = lower_devices(ev);
     std::map<std::string, double> d2c_total, q2c_total;
     double top_total = 0;
@@ -258,6 +278,10 @@ void add_device_judgement(Evidence& ev) {
 std::vector<MetricSpec> device_judgement_specs() {
     using K = MetricSpec::Kind;
     return {
+        {"disk.read_requests", K::Metric, "count", layer::kDevice, "device",
+         "read requests the device completed in the window (disk.read_iops x window)"},
+        {"disk.write_requests", K::Metric, "count", layer::kDevice, "device",
+         "write requests the device completed in the window (disk.write_iops x window)"},
         {"device.reference_known", K::Metric, "bool", layer::kDevice, "device",
          "1 when the device has a reference latency (configuration, class, or backing disk), else 0"},
         {"device.d2c_p50_us", K::Metric, "us", layer::kDevice, "device", "median device service time (D2C)"},

@@ -98,6 +98,8 @@ Evidence disk(const std::string& dev, double util, double aqu, double iops, doub
     ev.add_metric("disk.ios_per_s", l, iops, "1/s", prov());
     ev.add_metric("disk.read_iops", l, iops, "1/s", prov());
     ev.add_metric("disk.write_iops", l, 0, "1/s", prov());
+    ev.add_metric("disk.read_requests", l, iops * 4, "count", prov());   // a 4 s window
+    ev.add_metric("disk.write_requests", l, 0, "count", prov());
     ev.add_metric("disk.read_await_ms", l, await_ms, "ms", prov());
     ev.add_metric("disk.await_ms", l, await_ms, "ms", prov());
     ev.add_metric("disk.avg_read_kb", l, avg_kb, "KiB", prov());
@@ -121,6 +123,9 @@ TEST(ShippedRules, DeviceSaturatedNeedsBusyDeepQueueAndSlowAwait) {
     EXPECT_EQ(result(rs, "device.slow_for_class", "sdb")->outcome, Tri::True);
     // Big requests are not "slow for the class".
     rs = evaluate_rules(s.rules, disk("sdb", 95, 0.9, 9, 100, 9, 1024));
+    EXPECT_EQ(result(rs, "device.slow_for_class", "sdb")->outcome, Tri::False);
+    // Nor is a mean over a handful of requests (2 a second for 4 s: 8).
+    rs = evaluate_rules(s.rules, disk("sdb", 5, 0.2, 2, 100, 9));
     EXPECT_EQ(result(rs, "device.slow_for_class", "sdb")->outcome, Tri::False);
     // Parallel device at 100 % util with a queue but await near nominal: not saturated.
     rs = evaluate_rules(s.rules, disk("nvme0n1", 100, 8, 80000, 0.1, 0.1));
