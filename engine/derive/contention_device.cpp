@@ -357,9 +357,9 @@ void add_device_contention(Evidence& ev) {
                                   dev + ": of the device's " +
                                   (by_service && own_d2c > 0 ? "time while its requests were in it (device.others_overlap_pct)"
                                                              : load_basis) +
-                                  " for its I/O and page-cache fills, of "
-                                  "the queue occupancy (Q2C) for its tag wait: the part of its slow time spent "
-                                  "waiting on " + dev + " for the others' requests"));
+                                  " for its I/O and page-cache fills, of the tag-holding time (D2C + scheduler "
+                                  "wait) for its tag wait: the part of its slow time spent waiting on " + dev +
+                                  " for the others' requests"));
             // What the others cost it: their part of what it waited for, but
             // no more than the part of its requests' time they waited rather
             // than were served; only that can be lost to anyone. A bulk job
@@ -451,7 +451,7 @@ std::vector<MetricSpec> device_contention_specs() {
         {"device.contended", K::Metric, "bool", d, "device",
          "1 when other programs' requests held a third or more of what the suffering application waited for on the "
          "device (its requests took 1.5x their own service or longer): the device's time while its requests were in "
-         "it for its I/O, the queue occupancy for its tag wait (the overlap alone where its wait was not measured; "
+         "it for its I/O, the tag-holding time for its tag wait (the overlap alone where its wait was not measured; "
          "in an older bundle without busy time, the majority of the D2C time)"},
         {"device.others_q2c_share_pct", K::Metric, "pct", d, "device",
          "share of the device's queue occupancy (Q2C total) held by the others' requests"},
@@ -476,7 +476,7 @@ std::vector<MetricSpec> device_contention_specs() {
         {"device.contention_share_pct", K::Metric, "pct", d, "device",
          "part of the suffering application's slow time it waited on the device for others' requests: its I/O "
          "and page-cache fill wait x device.others_overlap_pct (device.others_d2c_share_pct where the busy time "
-         "was not measured), its tag wait x device.others_q2c_share_pct"},
+         "was not measured), its tag wait x the others' share of the tag-holding time (D2C + scheduler wait)"},
         {"device.neighbor_comm", K::Fact, "", d, "device", "the other submitter with the most service time"},
         {"device.neighbor_pid", K::Fact, "", d, "device", "its process with the most service time"},
         {"device.neighbor_cgroup", K::Fact, "", d, "device", "its cgroup (the label as the evidence prints it)"},
