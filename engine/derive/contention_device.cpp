@@ -120,8 +120,8 @@ void add_service_per_request(Evidence& ev, const std::string& dev, double bytes,
 double others_overlap(const Evidence& ev, const std::string& dev, double own_d2c, double own_service,
                       double other_load, double window_us) {
     const Metric* util = ev.find_metric("disk.util_pct", {{"device", dev}});
-    const double busy = util && window_us > 0 ? util->value / 100 * window_us : own_d2c;
-    const double in_device = std::min(own_d2c, busy > 0 ? busy : own_d2c);
+    const double busy = util && window_us > 0 ? util->value / 100 * window_us : 0;
+    const double in_device = busy > 0 ? std::min(own_d2c, busy) : own_d2c;
     if (in_device <= 0) return 0;
     return std::clamp((in_device - own_service) / in_device, 0.0, std::min(1.0, other_load / in_device));
 }

@@ -64,6 +64,9 @@ std::string service_of_pid(const Evidence& ev, const std::string& pid);
 std::string service_of_app(const Evidence& ev, const std::string& app);
 // The pid in io.top_writer's "APP (pid N)", "" when it has none.
 std::string top_writer_pid(const std::string& top_writer);
+// The kernel's default readahead window (VM_READAHEAD_PAGES, include/linux/mm.h):
+// the readahead setting's reference (setting_readahead.cpp, layer_judgement.cpp).
+inline constexpr double kDefaultReadaheadKb = 128;
 // fn(device, metric) for each metric whose name starts with `prefix`, of
 // application `app` (its app label), with a device label: an application's
 // per-device counts, which the settings' steps add up.

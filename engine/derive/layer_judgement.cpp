@@ -41,9 +41,6 @@ namespace iodiag::derive {
 
 namespace {
 
-// The kernel's default readahead window (VM_READAHEAD_PAGES, include/linux/mm.h).
-constexpr double kDefaultReadaheadKb = 128;
-
 // A layer holding more than all others together is where the time went.
 constexpr double kDominantPct = 50;
 // Seed 000 §9.4: 10x the baseline is the alert level for block latency. With

@@ -46,8 +46,6 @@ std::map<std::string, Readahead> readahead_of(const Evidence& ev, const std::str
     return out;
 }
 
-// The kernel's default readahead window (VM_READAHEAD_PAGES, 128 KiB).
-constexpr double kDefaultWindowKb = 128;
 
 }  // namespace
 
@@ -97,12 +95,13 @@ void add_readahead_setting(Evidence& ev) {
         // its wait, not all of it (readahead_off 161001). Where the device
         // moves data slowly for its access time the saving is smaller.
         const Metric* w = ev.find_metric("fs.readahead_window_kb", {{"device", d}, {"app", app->value}});
+        const std::optional<double> window_kb = w ? std::optional(w->value) : std::nullopt;
         double saving = 1;
-        if (w) {
+        if (window_kb) {
             const double request_kb = r.requests > 0 ? r.read_bytes / r.requests / 1024 : 0;
-            const double read_kb = std::max(w->value, request_kb);
-            saving = std::clamp(1 - read_kb / kDefaultWindowKb, 0.0, 1.0);
-            ev.add_metric("setting.readahead_window_kb", l, w->value, "KiB",
+            const double read_kb = std::max(*window_kb, request_kb);
+            saving = std::clamp(1 - read_kb / kDefaultReadaheadKb, 0.0, 1.0);
+            ev.add_metric("setting.readahead_window_kb", l, *window_kb, "KiB",
                           derived("fs.readahead_window_kb of " + app->value + " on " + d +
                                   " (its files' ra_pages, from read_ahead_kb when each was opened)"));
             ev.add_metric("setting.readahead_saving_pct", l, 100 * saving, "pct",
@@ -116,7 +115,7 @@ void add_readahead_setting(Evidence& ev) {
         // and the CPU work and run-queue delay around it, are the miss's),
         // or their wait alone in a bundle without those durations, x the
         // part the default window saves.
-        const std::string saved = w ? " x setting.readahead_saving_pct / 100" : "";
+        const std::string saved = window_kb ? " x setting.readahead_saving_pct / 100" : "";
         if (r.cache_read_us) {
             const double read_pct = std::min(100.0, 100.0 * *r.cache_read_us / app_us);
             ev.add_metric("setting.readahead_share_pct", l, read_pct * seq * saving, "pct",
