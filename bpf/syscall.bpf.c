@@ -510,6 +510,8 @@ __noinline int send_exemplar(struct iod_inflight *f, __u64 id, __u64 total, long
     struct file *file = (struct file *)f->file;
     if (sys == SYS_OPENAT && ret >= 0)
         file = fd_to_file(ret);
+    else if (f->flags & IOD_F_BEFORE_WINDOW)
+        file = fd_to_file(f->file);   /* user space knew the descriptor, not the file */
     if (file) {
         struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
         bpf_probe_read_kernel_str(e->name, sizeof(e->name), BPF_CORE_READ(d, d_name.name));

@@ -232,6 +232,9 @@ struct iod_inflight {
 #define IOD_F_RA_MISSED 0x80u      /* this syscall had a synchronous readahead (a page-cache miss) already */
 #define IOD_F_RA_SEQUENTIAL 0x100u /* ...and its first one continued the file's previous read */
 #define IOD_F_IN_FLIGHT 0x200u     /* set by user space: still waiting when the window ended (read from task_state) */
+#define IOD_F_BEFORE_WINDOW 0x400u /* set by user space: already waiting when the window started, timed from then;
+                                    * `file` holds the descriptor until the exit resolves it
+                                    * (collectors/bpf/waits_before_window.hpp) */
 
 /* Synchronous readahead (a read that missed the page cache and waits for
  * it) per filesystem device and process: what tells whether the readahead

@@ -29,6 +29,7 @@
 #include "collectors/bpf/core_target_btf.hpp"
 #include "collectors/bpf/deferred_release.hpp"
 #include "collectors/bpf/inflight_syscalls.hpp"
+#include "collectors/bpf/waits_before_window.hpp"
 #include "collectors/bpf/perf_tracepoint.hpp"
 #include "collectors/cgroup/cgroup_ids.hpp"
 #include "collectors/bpf/kallsyms.hpp"
@@ -90,6 +91,7 @@ struct SyscallBpfCollector::Impl {
     std::map<uint32_t, syscall_bpf::ProcParts> proc_parts;
     uint64_t received = 0;
     uint64_t stop_ns = 0;   // CLOCK_MONOTONIC when the programs stopped (the in-flight syscalls' end)
+    uint64_t waiting_at_start = 0;   // syscalls found waiting when the programs attached, timed from then
     size_t max_exemplars = 64;
     static constexpr size_t kMaxPartsProcs = 4096;   // ~3 KiB each
     std::vector<syscall_bpf::Reading> readings;   // one per sample()
@@ -211,7 +213,7 @@ struct SyscallBpfCollector::Impl {
             for (int c = 0; c < CLS_COUNT; ++c) pp.class_ns[bucket][c] += e.ns[c];
             pp.total_ns[bucket] += e.total_ns;
             pp.count[bucket] += 1;
-            if (e.flags & IOD_F_IN_FLIGHT) pp.in_flight += 1;
+            if (e.flags & (IOD_F_IN_FLIGHT | IOD_F_BEFORE_WINDOW)) pp.in_flight += 1;
         }
         auto cmp = [](const iod_exemplar& a, const iod_exemplar& b) { return a.total_ns > b.total_ns; };
         if (slowest.size() < max_exemplars) {
@@ -700,6 +702,18 @@ CollectorStatus SyscallBpfCollector::start_attached(const CollectOptions& opts, 
         return st;
     }
     impl->hz = find_kernel_hz(opts.root);
+    if (machine_root) {
+        // The syscalls already waiting, timed from now (waits_before_window.hpp).
+        timespec ts{};
+        clock_gettime(CLOCK_MONOTONIC, &ts);   // bpf_ktime_get_ns's clock
+        const auto waits = syscall_bpf::stamp_waits_before_window(
+            bpf_map__fd(impl->skel->maps.task_state), static_cast<uint32_t>(getpid()), traced_syscall_numbers(),
+            static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec),
+            opts.pid > 0 ? static_cast<uint32_t>(opts.pid) : 0);
+        impl->waiting_at_start = waits.stamped;
+        for (const auto& why : waits.why_not) spdlog::debug("syscall_bpf: a wait before the window not timed: {}", why);
+        t.mark("waits before the window");
+    }
     impl->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     Impl* raw = impl.get();
     impl->drainer = std::thread([raw] { raw->drain_until_stopped(); });
@@ -812,6 +826,7 @@ void SyscallBpfCollector::finish(Evidence& ev) {
     std::map<uint32_t, syscall_bpf::ProcessTime> by_pid;   // per-process time, by tgid
     s.in_flight_at_end =
         add_in_flight_syscalls(im, static_cast<uint64_t>(opts_.exemplar_min_us * 1000), cg, all, by_pid);
+    s.waiting_at_start = im.waiting_at_start;
     t.mark("in-flight syscalls");
     s.hist = all.hist;
     s.buckets = all.buckets;

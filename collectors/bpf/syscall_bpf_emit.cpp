@@ -346,6 +346,8 @@ std::vector<MetricSpec> metric_specs() {
         {"syscall_bpf.waits_classified", K::Metric, "count", layer::kSyscall, "", "off-CPU waits classified by stack"},
         {"syscall.in_flight_at_end", K::Metric, "count", layer::kSyscall, "",
          "traced syscalls still waiting when the window ended, counted with their time so far"},
+        {"syscall.waiting_at_start", K::Metric, "count", layer::kSyscall, "",
+         "traced syscalls already waiting when the window started, timed from its start"},
         {"syscall_bpf.wait_stack_rewalks", K::Metric, "count", layer::kSyscall, "",
          "off-CPU waits whose stack was walked a second time, whole (the first, short walk named no class)"},
         {"attr.slow.top_comm", K::Fact, "", layer::kSyscall, "", "process name with the most slow-set time"},
@@ -602,6 +604,10 @@ void emit(const Snapshot& s, Evidence& ev) {
                   {"tracepoint", "each thread's task_state (its syscall in flight, charged per class by the "
                                  "programs) read through a pidfd when they stopped, confirmed by "
                                  "/proc/PID/task/TID/syscall; each counted as a slow syscall with its time so far"});
+    ev.add_metric("syscall.waiting_at_start", {}, static_cast<double>(s.waiting_at_start), "count",
+                  {"procfs", "threads blocked in a traced syscall on a storage file when the programs attached "
+                             "(/proc/PID/task/TID/syscall, the class of the wait from /proc/PID/task/TID/stack), "
+                             "given an entry record then: each timed from the window's start"});
 
     // ---- exemplars ----
     const Provenance pex{"tracepoint", "syscall_bpf ring buffer: syscalls >= " +
@@ -629,6 +635,8 @@ void emit(const Snapshot& s, Evidence& ev) {
         if (op.total_ns > charged) e.values["other_us"] += (op.total_ns - charged) / 1000.0;
         // Still waiting when the window ended: its time so far, a lower bound.
         if (op.flags & IOD_F_IN_FLIGHT) e.values["in_flight"] = 1;
+        // Already waiting when the window started: timed from its start, a lower bound.
+        if (op.flags & IOD_F_BEFORE_WINDOW) e.values["before_window"] = 1;
         e.provenance = pex;
         ev.exemplars.push_back(std::move(e));
     }

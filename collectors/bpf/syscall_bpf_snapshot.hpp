@@ -44,7 +44,9 @@ struct ProcessTime {
 struct ProcParts {
     std::vector<std::vector<uint64_t>> class_ns;   // [bucket][class]
     std::vector<uint64_t> total_ns, count;         // [bucket]
-    uint64_t in_flight = 0;   // of them, still waiting when the window ended (IOD_F_IN_FLIGHT)
+    // of them, at the window's edge: still waiting when it ended (IOD_F_IN_FLIGHT) or
+    // already waiting when it started (IOD_F_BEFORE_WINDOW); their time is a lower bound
+    uint64_t in_flight = 0;
 };
 
 struct SlowOp {
@@ -100,6 +102,9 @@ struct Snapshot {
     // time so far (collectors/bpf/inflight_syscalls.hpp): in `buckets`,
     // `procs`, `proc_parts` and (flagged IOD_F_IN_FLIGHT) `slowest`.
     uint64_t in_flight_at_end = 0;
+    // Traced syscalls already waiting when the programs attached, timed from
+    // then (collectors/bpf/waits_before_window.hpp; flagged IOD_F_BEFORE_WINDOW).
+    uint64_t waiting_at_start = 0;
     // Tracepoint runs the kernel skipped (collectors/bpf/bpf_program_stats.hpp);
     // absent where the kernel does not report them.
     std::optional<uint64_t> program_runs_skipped;

@@ -17,6 +17,9 @@ ExemplarParts split_exemplar(const Exemplar& e) {
             out.parts.push_back({val, k.substr(0, k.size() - 3)});
         else if (k == "in_flight" && val > 0)   // collectors/bpf/inflight_syscalls.hpp
             out.other += (out.other.empty() ? "" : ", ") + std::string("still waiting when the window ended (its time so far)");
+        else if (k == "before_window" && val > 0)   // collectors/bpf/waits_before_window.hpp
+            out.other += (out.other.empty() ? "" : ", ") +
+                         std::string("already waiting when the window started (timed from its start)");
         else if (!is_part)
             out.other += (out.other.empty() ? "" : ", ") + k + " " + format_number(val);
     }

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1023,6 +1024,65 @@ TEST(LiveSyscallBpf, AReadStillWaitingWhenTheWindowEndsIsCountedInFlight) {
     EXPECT_GT(v.at("total_us"), 1.0e6);
     EXPECT_GT(v.at("cgroup_us") + v.at("device_us"), 0.9 * v.at("total_us"));
     EXPECT_NE(find_metric_with(ev, "syscall.proc.time_us", {{"pid", std::to_string(reader.pid())}}), nullptr);
+    expect_consistent(ev);
+}
+
+// A read that entered before the programs attached has no entry record of
+// theirs: it is given one when the window starts (waits_before_window.hpp),
+// in the class of its wait, and timed from then. Each read of the capped
+// reader takes ~2 s; the window opens about half-way through one, so that
+// read ends inside the window (its exit resolves the file from the
+// descriptor the stamp kept) and the next is still waiting at its end.
+TEST(LiveSyscallBpf, AReadWaitingSinceBeforeTheWindowIsTimedFromItsStart) {
+    REQUIRE(missing_bpf_prereqs());
+    REQUIRE(missing_blkio_throttle());
+    Ext4Mount fs(256);
+    ASSERT_TRUE(fs.ok()) << fs.error();
+    const std::string file = fs.dir() + "/waiting-before.dat";
+    write_file(file, 64u << 20);
+    ReadCappedCgroup cg("iodiag-live-before", fs.device(), 1048576);   // 1 MiB/s
+    ASSERT_TRUE(cg.ok()) << cg.error;
+    const size_t chunk = 2u << 20;
+    Child reader(
+        [&] {
+            const int fd = open(file.c_str(), O_RDONLY | O_DIRECT);
+            void* buf = nullptr;
+            if (fd < 0 || posix_memalign(&buf, 4096, chunk) != 0) _exit(2);
+            for (off_t off = 0;; off = (off + static_cast<off_t>(chunk)) % (64L << 20))
+                if (pread(fd, buf, chunk, off) < 0) _exit(3);
+        },
+        [&](pid_t pid) { write_text(cg.dir + "/cgroup.procs", std::to_string(pid)); });
+    ASSERT_GT(reader.pid(), 0);
+    // Blocked in its first pread, then half of it more.
+    const std::string syscall_file = "/proc/" + std::to_string(reader.pid()) + "/syscall";
+    for (int i = 0; i < 200 && read_line(syscall_file).rfind(std::to_string(SYS_pread64) + " ", 0) != 0; ++i)
+        usleep(10000);
+    ASSERT_EQ(read_line(syscall_file).rfind(std::to_string(SYS_pread64) + " ", 0), 0u) << read_line(syscall_file);
+    usleep(800000);
+    CollectorStatus st;
+    const Evidence ev = observe(reader.pid(), 2.5, &st);
+    ASSERT_TRUE(st.available) << st.reason;
+    print_shares(ev, "slow");
+    std::printf("syscall.waiting_at_start=%.0f syscall.in_flight_at_end=%.0f\n",
+                metric(ev, "syscall.waiting_at_start"), metric(ev, "syscall.in_flight_at_end"));
+    EXPECT_EQ(metric(ev, "syscall.waiting_at_start"), 1);
+    const Exemplar* before = nullptr;
+    for (const auto& e : ev.exemplars)
+        if (e.kind == "syscall" && e.values.count("before_window")) before = &e;
+    ASSERT_NE(before, nullptr) << "the read waiting when the window opened is in no exemplar";
+    EXPECT_EQ(before->labels.at("pid"), std::to_string(reader.pid()));
+    EXPECT_NE(before->labels.at("file").find("waiting-before.dat"), std::string::npos) << before->labels.at("file");
+    const auto& v = before->values;
+    std::printf("waiting before the window: %.0f us (%s), cgroup %.0f us, device %.0f us, other %.0f us\n",
+                v.at("total_us"), v.count("in_flight") ? "still waiting at the end" : "ended inside the window",
+                v.at("cgroup_us"), v.at("device_us"), v.count("other_us") ? v.at("other_us") : 0.0);
+    // Timed from the window's start, never from before it: at most the window.
+    EXPECT_GT(v.at("total_us"), 1.0e5);
+    EXPECT_LT(v.at("total_us"), 2.6e6);
+    // Its wait was classified by its stack at the stamp (a direct read's
+    // block I/O wait, the throttle's part split off at the wakeup), not left
+    // to "other".
+    EXPECT_GT(v.at("cgroup_us") + v.at("device_us"), 0.9 * v.at("total_us"));
     expect_consistent(ev);
 }
 
