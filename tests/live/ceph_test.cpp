@@ -543,8 +543,23 @@ void check_cpu_starved(const Cluster& cluster) {
     ASSERT_FALSE(r.verdict["findings"].empty());
     const json& top = r.verdict["findings"][0];
     EXPECT_TRUE(top["layer"] == "cpu" || top["layer"] == "osd_op") << top["rule_id"];
+    // Nothing blames the storage. The three OSDs, the monitor and their logs
+    // share this machine's one disk (each OSD's loop device is a file on it,
+    // with direct I/O): an OSD's flush through its loop device waits there
+    // behind its siblings' requests and the flusher's, a wait of this rig
+    // that a healthy run shows too (19.6 % of an OSD's slow time lost to
+    // them, under the 25 % bar; one run of four in CI crossed it here, 36.7 %,
+    // the flusher named). Where it crosses the bar it is named as contention,
+    // below the starvation, and printed; a finding that blames a device
+    // (slow, saturated, stalling) fails.
     for (const auto& f : r.verdict["findings"]) {
         EXPECT_NE(f["rule_id"], "ceph.osd_disk_slow");
+        const std::string rule = f["rule_id"];
+        if (f["layer"] == "device" && rule.rfind("contention.", 0) == 0 && &f != &top) {
+            std::printf("CPU-starved cluster, the shared disk: %s %.1f %% %s\n", rule.c_str(),
+                        f["share_pct"].get<double>(), f["title"].get<std::string>().c_str());
+            continue;
+        }
         EXPECT_NE(f["layer"], "device") << f["rule_id"];
     }
 }
