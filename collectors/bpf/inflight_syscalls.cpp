@@ -72,15 +72,20 @@ std::string path_of_fd(uint32_t tgid, uint64_t fd) {
     return ec ? "" : target.string();
 }
 
+int open_thread_pidfd(uint32_t tid) {
+    int pidfd = static_cast<int>(syscall(SYS_pidfd_open, tid, PIDFD_THREAD));
+    // Before Linux 6.9 a pidfd names a thread-group leader only: the other
+    // threads of a process are not reached there.
+    if (pidfd < 0 && errno == EINVAL) pidfd = static_cast<int>(syscall(SYS_pidfd_open, tid, 0));
+    return pidfd;
+}
+
 namespace {
 
 // The thread's task storage, read through a pidfd of the thread; false when
 // it has none (it never made a traced syscall) or is gone.
 bool stored_state_of(int task_state_fd, uint32_t tid, iod_inflight& out) {
-    int pidfd = static_cast<int>(syscall(SYS_pidfd_open, tid, PIDFD_THREAD));
-    // Before Linux 6.9 a pidfd names a thread-group leader only: the other
-    // threads of a process are not read there.
-    if (pidfd < 0 && errno == EINVAL) pidfd = static_cast<int>(syscall(SYS_pidfd_open, tid, 0));
+    const int pidfd = open_thread_pidfd(tid);
     if (pidfd < 0) return false;
 #if IODIAG_HAVE_BPF
     const bool found = bpf_map_lookup_elem(task_state_fd, &pidfd, &out) == 0;

@@ -56,6 +56,10 @@ std::optional<uint64_t> blocked_syscall_arg0(const std::string& text, long nr);
 std::vector<InFlightSyscall> read_in_flight_syscalls(int task_state_fd, uint32_t self_tgid,
                                                      const std::vector<long>& nr_of_sys);
 
+// A pidfd of thread `tid` (the key of task storage maps), -1 when it is gone.
+// Before Linux 6.9 only a thread-group leader has one.
+int open_thread_pidfd(uint32_t tid);
+
 // The path a process's descriptor names (the /proc/PID/fd/FD link), "" when
 // it cannot be read.
 std::string path_of_fd(uint32_t tgid, uint64_t fd);

@@ -1,8 +1,6 @@
 #include "collectors/bpf/waits_before_window.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -19,10 +17,6 @@
 #include "collectors/bpf/syscall_bpf_classes.hpp"
 #include "collectors/procfs/proc_pids.hpp"
 #include "collectors/text_file.hpp"
-
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL   // include/uapi/linux/pidfd.h, Linux 6.9
-#endif
 
 namespace iodiag::syscall_bpf {
 
@@ -130,13 +124,6 @@ void forget_stamped_state(int task_state_fd, int pidfd, uint64_t start_ns) {
 #endif
 }
 
-int thread_pidfd(uint32_t tid) {
-    int pidfd = static_cast<int>(syscall(SYS_pidfd_open, tid, PIDFD_THREAD));
-    // Before Linux 6.9 a pidfd names a thread-group leader only.
-    if (pidfd < 0 && errno == EINVAL) pidfd = static_cast<int>(syscall(SYS_pidfd_open, tid, 0));
-    return pidfd;
-}
-
 }  // namespace
 
 bool fd_is_storage(uint32_t tgid, uint64_t fd) {
@@ -165,7 +152,7 @@ WaitsBeforeWindow stamp_waits_before_window(int task_state_fd, uint32_t self_tgi
                 const auto fd = blocked_syscall_arg0(*text, nr_of_sys[sys]);
                 if (!fd) continue;
                 if (!fd_is_storage(static_cast<uint32_t>(pid), *fd)) break;
-                const int pidfd = thread_pidfd(static_cast<uint32_t>(tid));
+                const int pidfd = open_thread_pidfd(static_cast<uint32_t>(tid));
                 if (pidfd < 0) break;
                 if (!has_stored_state(task_state_fd, pidfd)) {
                     const StackClass wait = class_of_kernel_stack(try_read_text_file(task + "/stack").value_or(""));
