@@ -595,6 +595,28 @@ TEST(Judgement, TheSufferersIdleIoClassIsTheSettingNamed) {
     EXPECT_NE(f.title.find("mq-deadline"), std::string::npos) << f.title;
 }
 
+// A reader starved behind the backup: most of its wait is for requests
+// still in the scheduler when the window ends, in no completed request's
+// sums (60,000 us of them against 200,000 us of syscall time). Its own wait
+// for its requests (95 % of its slow 100,000 us, the syscalls in flight
+// included) times the scheduler's part of its completed requests' block time
+// (60,000 of 62,000 us) is the share.
+TEST(Judgement, TheIdleClassWaitCountsTheRequestsStillInTheScheduler) {
+    Evidence ev;
+    idle_class_reader(ev, 1000, 60000);
+    for (auto& m : ev.metrics)
+        if (m.name.rfind("attr.app.", 0) == 0 && m.name.size() > 4 && m.name.compare(m.name.size() - 4, 4, "_pct") == 0)
+            m.value = m.name == "attr.app.device_pct" ? 95 : m.name == "attr.app.cpu_pct" ? 5 : 0;
+    ev.add_metric("block.submitter.q2c_total_us",
+                  {{"device", "loop0"}, {"comm", "fio"}, {"app", "fio --name=lookup"}, {"cgroup", "/"}, {"kind", "process"}},
+                  62000, "us", kP);
+    const Verdict v = analyze(ev, shipped_rules());
+    const Finding* f = find(v.findings, "settings.ioprio_idle");
+    ASSERT_NE(f, nullptr) << render_text(v, {});
+    ASSERT_TRUE(f->share_pct.has_value());
+    EXPECT_NEAR(*f->share_pct, 95.0 * 100000 / 200000 * 60000 / 62000, 0.5);   // not 30 %, the completed ones'
+}
+
 // The controls: an idle-class reader alone on its device hardly waits in the
 // scheduler; a best-effort reader's scheduler wait is not the class's.
 TEST(Judgement, TheIdleIoClassIsNotTheCauseWithoutTheWaitOrTheClass) {
