@@ -43,9 +43,10 @@ std::map<std::string, DeviceRequests> requests_of(const Evidence& ev, const std:
 // sums, while its syscalls waiting for them are counted (in flight, with
 // their time so far). Its wait for its own requests (the syscall collector's
 // device class, in-flight syscalls included), times the part of its
-// completed requests' block time spent in the scheduler, counts them too; the
-// larger of the two is its wait (a reader 100x slower behind a backup: 39 %
-// from the completed requests, 99 % in the ground truth, seed 201000).
+// completed requests' block time (on every device it uses) spent in this
+// device's scheduler, counts them too; the larger of the two is its wait (a
+// reader 100x slower behind a backup: 39 % from the completed requests, 99 %
+// in the ground truth, seed 201000).
 void add_ioprio_setting(Evidence& ev) {
     const Fact* app = judged_application(ev);
     if (!app) return;
@@ -56,20 +57,23 @@ void add_ioprio_setting(Evidence& ev) {
     double io_wait_pct = 0;
     if (const Fact* measured = ev.find_fact("attr.app.name"); measured && measured->value == app->value)
         io_wait_pct = metric_or(ev, "attr.app.device_pct", {}, 0) * metric_or(ev, "attr.app.time_us", {}, 0) / app_us;
-    for (const auto& [d, r] : requests_of(ev, app->value)) {
+    const auto requests = requests_of(ev, app->value);
+    double own_q2c_us = 0;   // its requests' block time on every device: its I/O wait is over all of them
+    for (const auto& [d, r] : requests) own_q2c_us += r.q2c_us;
+    for (const auto& [d, r] : requests) {
         if (r.requests <= 0 || r.idle <= 0) continue;
         const Labels l{{"device", d}};
         const std::string of = " of " + app->value + " on " + d;
         ev.add_metric("setting.idle_class_pct", l, 100.0 * r.idle / r.requests, "pct",
                       derived("100 x block.submitter.idle_class_requests / block.submitter.requests" + of));
         const double completed = 100.0 * r.scheduler_wait_us / app_us;
-        const double waiting = r.q2c_us > 0 ? io_wait_pct * std::min(1.0, r.scheduler_wait_us / r.q2c_us) : 0;
+        const double waiting = own_q2c_us > 0 ? io_wait_pct * std::min(1.0, r.scheduler_wait_us / own_q2c_us) : 0;
         ev.add_metric("setting.idle_class_wait_pct", l, std::min(100.0, std::max(completed, waiting)), "pct",
                       derived("the larger of 100 x block.submitter.scheduler_wait_us" + of +
                               " / its syscall time (syscall.proc.time_us summed: its completed requests) and its "
                               "wait for its own requests (attr.app.device_pct x attr.app.time_us / that time: "
-                              "those still waiting included) x block.submitter.scheduler_wait_us / "
-                              "block.submitter.q2c_total_us; at most 100"));
+                              "those still waiting included) x block.submitter.scheduler_wait_us / its "
+                              "block.submitter.q2c_total_us on every device; at most 100"));
     }
 }
 
