@@ -58,6 +58,13 @@ static_assert(IOD_CMDLINE_LEN == iodiag::kCmdlineMaxBytes, "one bound for the ke
 namespace iodiag {
 
 namespace {
+// CLOCK_MONOTONIC in ns: bpf_ktime_get_ns's clock.
+uint64_t monotonic_now_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 // Logs the time since the previous mark (at debug level): finish() must stay
 // short because the verdict is due within the window + 1 s.
 class StepTimer {
@@ -123,11 +130,7 @@ struct SyscallBpfCollector::Impl {
     // maps stop moving as after a detach.
     void stop_programs() {
         if (skel && skel->bss) __atomic_store_n(&skel->bss->stopped, 1u, __ATOMIC_RELEASE);
-        if (!stop_ns) {
-            timespec ts{};
-            clock_gettime(CLOCK_MONOTONIC, &ts);   // bpf_ktime_get_ns's clock
-            stop_ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-        }
+        if (!stop_ns) stop_ns = monotonic_now_ns();
     }
     // The events and links attached so far, to the child that will close them
     // (spawned on a thread of its own: 2-12 ms here).
@@ -704,12 +707,9 @@ CollectorStatus SyscallBpfCollector::start_attached(const CollectOptions& opts, 
     impl->hz = find_kernel_hz(opts.root);
     if (machine_root) {
         // The syscalls already waiting, timed from now (waits_before_window.hpp).
-        timespec ts{};
-        clock_gettime(CLOCK_MONOTONIC, &ts);   // bpf_ktime_get_ns's clock
         const auto waits = syscall_bpf::stamp_waits_before_window(
             bpf_map__fd(impl->skel->maps.task_state), static_cast<uint32_t>(getpid()), traced_syscall_numbers(),
-            static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec),
-            opts.pid > 0 ? static_cast<uint32_t>(opts.pid) : 0);
+            monotonic_now_ns(), opts.pid > 0 ? static_cast<uint32_t>(opts.pid) : 0);
         impl->waiting_at_start = waits.stamped;
         for (const auto& why : waits.why_not) spdlog::debug("syscall_bpf: a wait before the window not timed: {}", why);
         t.mark("waits before the window");

@@ -4,6 +4,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -89,18 +90,6 @@ std::string filesystem_type_of(uint32_t tgid, dev_t dev) {
     return "";
 }
 
-// Whether the thread has task storage already (it entered a traced syscall
-// since the programs attached, or was stamped).
-bool has_stored_state(int task_state_fd, int pidfd) {
-#if IODIAG_HAVE_BPF
-    iod_inflight st{};
-    return bpf_map_lookup_elem(task_state_fd, &pidfd, &st) == 0;
-#else
-    (void)task_state_fd, (void)pidfd;
-    return false;
-#endif
-}
-
 bool store_state(int task_state_fd, int pidfd, const iod_inflight& st) {
 #if IODIAG_HAVE_BPF
     // BPF_NOEXIST: a record the programs made meanwhile is theirs.
@@ -146,31 +135,29 @@ WaitsBeforeWindow stamp_waits_before_window(int task_state_fd, uint32_t self_tgi
         for (const int tid : numeric_entries(tasks)) {
             const std::string task = tasks + std::to_string(tid);
             const auto text = try_read_first_line(task + "/syscall");
-            if (!text) continue;
-            for (unsigned sys = 0; sys < nr_of_sys.size(); ++sys) {
-                if (sys == SYS_IO_URING_ENTER || sys == SYS_OPENAT) continue;
-                const auto fd = blocked_syscall_arg0(*text, nr_of_sys[sys]);
-                if (!fd) continue;
-                if (!fd_is_storage(static_cast<uint32_t>(pid), *fd)) break;
-                const int pidfd = open_thread_pidfd(static_cast<uint32_t>(tid));
-                if (pidfd < 0) break;
-                if (!has_stored_state(task_state_fd, pidfd)) {
-                    const StackClass wait = class_of_kernel_stack(try_read_text_file(task + "/stack").value_or(""));
-                    if (!store_state(task_state_fd, pidfd, entry_of_wait_before_window(sys, *fd, wait, now_ns))) {
-                        // EEXIST: it entered a traced syscall meanwhile, timed by the programs.
-                        if (errno != EEXIST)
-                            out.why_not.push_back(task + ": task storage not created (" + std::strerror(errno) + ")");
-                    } else if (const auto again = try_read_first_line(task + "/syscall");
-                               !again || !blocked_syscall_arg0(*again, nr_of_sys[sys])) {
-                        // It returned meanwhile: its next exit must not be timed from here.
-                        forget_stamped_state(task_state_fd, pidfd, now_ns);
-                    } else {
-                        ++out.stamped;
-                    }
-                }
-                close(pidfd);
-                break;
+            long nr = -1;
+            if (!text || !(std::istringstream(*text) >> nr)) continue;   // "running" reads no number
+            const auto it = std::find(nr_of_sys.begin(), nr_of_sys.end(), nr);
+            if (it == nr_of_sys.end()) continue;
+            const auto sys = static_cast<unsigned>(it - nr_of_sys.begin());
+            if (sys == SYS_IO_URING_ENTER || sys == SYS_OPENAT) continue;
+            const auto fd = blocked_syscall_arg0(*text, nr);
+            if (!fd || !fd_is_storage(static_cast<uint32_t>(pid), *fd)) continue;
+            const int pidfd = open_thread_pidfd(static_cast<uint32_t>(tid));
+            if (pidfd < 0) continue;
+            const StackClass wait = class_of_kernel_stack(try_read_text_file(task + "/stack").value_or(""));
+            if (!store_state(task_state_fd, pidfd, entry_of_wait_before_window(sys, *fd, wait, now_ns))) {
+                // EEXIST: it entered a traced syscall since the programs attached, timed by them.
+                if (errno != EEXIST)
+                    out.why_not.push_back(task + ": task storage not created (" + std::strerror(errno) + ")");
+            } else if (const auto again = try_read_first_line(task + "/syscall");
+                       !again || !blocked_syscall_arg0(*again, nr)) {
+                // It returned meanwhile: its next exit must not be timed from here.
+                forget_stamped_state(task_state_fd, pidfd, now_ns);
+            } else {
+                ++out.stamped;
             }
+            close(pidfd);
         }
     }
     return out;
